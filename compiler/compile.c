@@ -1,0 +1,375 @@
+/* compile.c - AST -> bytecode.  One pass per policy: the scope and every
+ * clause become one short-circuit conjunction ending in RET.  Stack depth
+ * is tracked from dw_opinfo_table so max_stack is exact. */
+#include "compile.h"
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+typedef struct vec { void *p; uint32_t n, cap; } vec;
+
+static int vec_push(vec *v, const void *elem, size_t size)
+{
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 16;
+        void *np = realloc(v->p, (size_t)cap * size);
+        if (!np) return -1;
+        v->p = np;
+        v->cap = cap;
+    }
+    memcpy((char *)v->p + (size_t)v->n * size, elem, size);
+    v->n++;
+    return 0;
+}
+
+typedef struct compiler {
+    const dw_policy_set *ps;
+    dw_diags *diags;
+    dw_program *prog;          /* arena owner for constant data */
+    vec code, consts, strs, pats, keylists, keyidx;
+    /* string interning: open addressing over strs indices (+1, 0 = empty) */
+    uint32_t *str_slots; uint32_t str_cap;
+    int depth, max_depth;      /* stack depth while emitting one policy */
+    bool failed;
+} compiler;
+
+static void cerr(compiler *c, dw_loc loc, const char *hint, const char *msg)
+{
+    c->failed = true;
+    dw_diag_add(c->diags, DW_SEV_ERROR, c->ps->src, loc, hint, "%s", msg);
+}
+
+static void oom(compiler *c) { c->failed = true; }
+
+static uint32_t here(compiler *c) { return c->code.n; }
+
+static uint32_t emit(compiler *c, dw_opcode op, uint32_t a)
+{
+    if (a > DW_MAX_A) { oom(c); a = 0; }
+    uint32_t ins = DW_INS(op, a);
+    if (vec_push(&c->code, &ins, sizeof ins)) oom(c);
+    const dw_opinfo *oi = &dw_opinfo_table[op];
+    int pops = oi->pops;
+    if (pops < 0) {
+        if (oi->kind == DW_OPK_COUNT) pops = (int)a;
+        else if (oi->kind == DW_OPK_CALL) pops = (int)DW_CALL_ARGC(a);
+        else if (oi->kind == DW_OPK_KEYS) pops = (int)((dw_keylist *)c->keylists.p)[a].n;
+    }
+    c->depth += oi->pushes - pops;
+    if (c->depth > c->max_depth) c->max_depth = c->depth;
+    return c->code.n - 1;
+}
+
+static void patch(compiler *c, uint32_t at, uint32_t target)
+{
+    uint32_t *code = c->code.p;
+    code[at] = DW_INS(DW_INS_OP(code[at]), target);
+}
+
+static uint32_t add_const(compiler *c, dw_value v)
+{
+    if (vec_push(&c->consts, &v, sizeof v)) oom(c);
+    return c->consts.n - 1;
+}
+
+static uint32_t intern_str(compiler *c, const char *s, size_t len)
+{
+    if ((c->strs.n + 1) * 2 > c->str_cap) {
+        uint32_t cap = c->str_cap ? c->str_cap * 2 : 256;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots) { oom(c); return 0; }
+        for (uint32_t i = 0; i < c->strs.n; i++) {
+            dw_bytes *b = &((dw_bytes *)c->strs.p)[i];
+            uint32_t j = (uint32_t)XXH3_64bits(b->s, b->len) & (cap - 1);
+            while (slots[j]) j = (j + 1) & (cap - 1);
+            slots[j] = i + 1;
+        }
+        free(c->str_slots);
+        c->str_slots = slots;
+        c->str_cap = cap;
+    }
+    uint32_t j = (uint32_t)XXH3_64bits(s, len) & (c->str_cap - 1);
+    while (c->str_slots[j]) {
+        dw_bytes *b = &((dw_bytes *)c->strs.p)[c->str_slots[j] - 1];
+        if (b->len == len && memcmp(b->s, s, len) == 0) return c->str_slots[j] - 1;
+        j = (j + 1) & (c->str_cap - 1);
+    }
+    dw_bytes b = { dw_arena_memdup(&c->prog->arena, s, len), len };
+    if (!b.s || vec_push(&c->strs, &b, sizeof b)) { oom(c); return 0; }
+    c->str_slots[j] = c->strs.n;
+    return c->strs.n - 1;
+}
+
+static dw_value uid_const(compiler *c, const dw_euid_lit *e)
+{
+    dw_value v = { .kind = DW_V_ENTITY };
+    v.u.uid = dw_make_uid(&c->prog->arena, e->type.s, e->type.len, e->id.s, e->id.len);
+    if (!v.u.uid) oom(c);
+    return v;
+}
+
+static void compile_expr(compiler *c, const dw_expr *e);
+
+static void compile_short_circuit(compiler *c, const dw_expr *e, dw_opcode op)
+{
+    compile_expr(c, e->u.kids[0]);
+    uint32_t j = emit(c, op, 0);
+    compile_expr(c, e->u.kids[1]);
+    emit(c, DW_OP_CHECK_BOOL, 0);
+    patch(c, j, here(c));
+}
+
+static void compile_expr(compiler *c, const dw_expr *e)
+{
+    if (c->failed) return;
+    switch (e->kind) {
+    case DW_E_BOOL: emit(c, DW_OP_CONST, add_const(c, dw_bool(e->u.b))); break;
+    case DW_E_LONG: emit(c, DW_OP_CONST, add_const(c, dw_long(e->u.i))); break;
+    case DW_E_STRING: {
+        dw_value v;
+        if (!dw_make_string(&c->prog->arena, e->u.str.s, e->u.str.len, &v)) { oom(c); break; }
+        emit(c, DW_OP_CONST, add_const(c, v));
+        break;
+    }
+    case DW_E_ENTITY: emit(c, DW_OP_CONST, add_const(c, uid_const(c, &e->u.euid))); break;
+    case DW_E_VAR: emit(c, DW_OP_VAR, (uint32_t)e->u.var); break;
+    case DW_E_SLOT:
+        cerr(c, e->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
+        break;
+    case DW_E_BINDER:
+        cerr(c, e->loc, NULL, "stray macro binder reference outside a macro body");
+        break;
+    case DW_E_IF: {
+        compile_expr(c, e->u.kids[0]);
+        uint32_t jelse = emit(c, DW_OP_JUMP_IF_NOT, 0);
+        compile_expr(c, e->u.kids[1]);
+        uint32_t jend = emit(c, DW_OP_JUMP, 0);
+        c->depth--;                      /* the else branch starts without the then value */
+        patch(c, jelse, here(c));
+        compile_expr(c, e->u.kids[2]);
+        patch(c, jend, here(c));
+        break;
+    }
+    case DW_E_AND: compile_short_circuit(c, e, DW_OP_AND); break;
+    case DW_E_OR: compile_short_circuit(c, e, DW_OP_OR); break;
+    case DW_E_NOT: compile_expr(c, e->u.kids[0]); emit(c, DW_OP_NOT, 0); break;
+    case DW_E_NEG: compile_expr(c, e->u.kids[0]); emit(c, DW_OP_NEG, 0); break;
+    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE:
+    case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL: {
+        static const dw_opcode ops[] = {
+            [DW_E_EQ] = DW_OP_EQ, [DW_E_NE] = DW_OP_NE, [DW_E_LT] = DW_OP_LT, [DW_E_LE] = DW_OP_LE,
+            [DW_E_GT] = DW_OP_GT, [DW_E_GE] = DW_OP_GE, [DW_E_IN] = DW_OP_IN,
+            [DW_E_ADD] = DW_OP_ADD, [DW_E_SUB] = DW_OP_SUB, [DW_E_MUL] = DW_OP_MUL,
+        };
+        compile_expr(c, e->u.kids[0]);
+        compile_expr(c, e->u.kids[1]);
+        emit(c, ops[e->kind], 0);
+        break;
+    }
+    case DW_E_HAS: case DW_E_GETATTR:
+        compile_expr(c, e->u.attr.kids0);
+        emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, intern_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
+        break;
+    case DW_E_LIKE: {
+        compile_expr(c, e->u.like.kids0);
+        const dw_like_pattern *src = &e->u.like.pat;
+        dw_like_pattern p = { src->nseg, NULL };
+        dw_bytes *segs = dw_arena_alloc(&c->prog->arena, (src->nseg ? src->nseg : 1) * sizeof *segs);
+        if (!segs) { oom(c); break; }
+        for (size_t i = 0; i < src->nseg; i++) {
+            segs[i].s = dw_arena_memdup(&c->prog->arena, src->seg[i].s, src->seg[i].len);
+            segs[i].len = src->seg[i].len;
+            if (!segs[i].s) oom(c);
+        }
+        p.seg = segs;
+        if (vec_push(&c->pats, &p, sizeof p)) oom(c);
+        emit(c, DW_OP_LIKE, c->pats.n - 1);
+        break;
+    }
+    case DW_E_IS: {
+        compile_expr(c, e->u.is.kids0);
+        emit(c, DW_OP_IS, intern_str(c, e->u.is.type.s, e->u.is.type.len));
+        if (e->u.is.in) {                /* e is T in y  ==  e is T && e in y */
+            uint32_t j = emit(c, DW_OP_AND, 0);
+            compile_expr(c, e->u.is.kids0);
+            compile_expr(c, e->u.is.in);
+            emit(c, DW_OP_IN, 0);
+            patch(c, j, here(c));
+        }
+        break;
+    }
+    case DW_E_SET:
+        for (size_t i = 0; i < e->u.list.n; i++) compile_expr(c, e->u.list.v[i]);
+        emit(c, DW_OP_MKSET, (uint32_t)e->u.list.n);
+        break;
+    case DW_E_RECORD: {
+        dw_keylist kl = { c->keyidx.n, (uint32_t)e->u.rec.n };
+        for (size_t i = 0; i < e->u.rec.n; i++) {
+            compile_expr(c, e->u.rec.v[i].value);
+            uint32_t k = intern_str(c, e->u.rec.v[i].key.s, e->u.rec.v[i].key.len);
+            if (vec_push(&c->keyidx, &k, sizeof k)) oom(c);
+        }
+        if (vec_push(&c->keylists, &kl, sizeof kl)) { oom(c); break; }
+        emit(c, DW_OP_MKRECORD, c->keylists.n - 1);
+        break;
+    }
+    case DW_E_METHOD: {
+        int fn = dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 1);
+        if (fn < 0) { cerr(c, e->u.call.name_loc, NULL, "unknown method"); break; }
+        compile_expr(c, e->u.call.recv);
+        for (size_t i = 0; i < e->u.call.nargs; i++) compile_expr(c, e->u.call.args[i]);
+        emit(c, DW_OP_CALL, DW_CALL_A(fn, e->u.call.nargs + 1));
+        break;
+    }
+    case DW_E_CALL: {
+        int fn = e->u.call.nsegs == 1 ? dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 0) : -1;
+        if (fn < 0) {
+            if (e->u.call.nsegs >= 2)
+                cerr(c, e->u.call.name_loc, "provider calls need a provider declaration (dogwood.md §13)",
+                     "information provider calls are not supported by this engine yet");
+            else
+                cerr(c, e->u.call.name_loc, "define it with `def cedar NAME(...) { ... };`",
+                     "unknown function or macro (not a Cedar built-in and not a declared macro)");
+            break;
+        }
+        for (size_t i = 0; i < e->u.call.nargs; i++) compile_expr(c, e->u.call.args[i]);
+        emit(c, DW_OP_CALL, DW_CALL_A(fn, e->u.call.nargs));
+        break;
+    }
+    case DW_E_TEMPORAL:
+        cerr(c, e->loc, "temporal conditions need the temporal engine (dogwood.md §6-§9)",
+             "temporal conditions are not supported by this engine yet");
+        break;
+    default:
+        cerr(c, e->loc, NULL, "internal: unknown expression kind");
+    }
+}
+
+/* One conjunct of the policy's condition: emits code leaving a value. */
+static void compile_scope(compiler *c, const dw_scope_con *sc, uint32_t var, uint32_t *jumps, uint32_t *nj)
+{
+    if (sc->kind == DW_SC_ANY) return;
+    if (sc->target_is_slot && sc->kind != DW_SC_IS && sc->kind != DW_SC_IN_LIST) {
+        cerr(c, sc->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
+        return;
+    }
+    switch (sc->kind) {
+    case DW_SC_EQ: case DW_SC_IN:
+        emit(c, DW_OP_VAR, var);
+        emit(c, DW_OP_CONST, add_const(c, uid_const(c, &sc->target)));
+        emit(c, sc->kind == DW_SC_EQ ? DW_OP_EQ : DW_OP_IN, 0);
+        break;
+    case DW_SC_IS: case DW_SC_IS_IN:
+        emit(c, DW_OP_VAR, var);
+        emit(c, DW_OP_IS, intern_str(c, sc->is_type.s, sc->is_type.len));
+        if (sc->kind == DW_SC_IS_IN) {
+            jumps[(*nj)++] = emit(c, DW_OP_AND, 0);
+            emit(c, DW_OP_VAR, var);
+            emit(c, DW_OP_CONST, add_const(c, uid_const(c, &sc->target)));
+            emit(c, DW_OP_IN, 0);
+        }
+        break;
+    case DW_SC_IN_LIST: {
+        dw_value *elems = sc->nlist ? dw_arena_alloc(&c->prog->arena, sc->nlist * sizeof *elems) : NULL;
+        if (sc->nlist && !elems) { oom(c); return; }
+        for (size_t i = 0; i < sc->nlist; i++) elems[i] = uid_const(c, &sc->list[i]);
+        emit(c, DW_OP_VAR, var);
+        emit(c, DW_OP_CONST, add_const(c, dw_make_set(elems, sc->nlist)));
+        emit(c, DW_OP_IN, 0);
+        break;
+    }
+    default: break;
+    }
+    jumps[(*nj)++] = emit(c, DW_OP_AND, 0);
+}
+
+static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, const char *prefix)
+{
+    dw_policy_code pc = { 0 };
+    pc.effect = p->effect == DW_FORBID ? DW_EFFECT_FORBID : DW_EFFECT_PERMIT;
+    pc.entry = here(c);
+    pc.src_line = p->loc.line;
+    pc.src_col = p->loc.col;
+    char idbuf[64];
+    int n = snprintf(idbuf, sizeof idbuf, "%s%u", prefix, index);
+    pc.id.s = dw_arena_memdup(&c->prog->arena, idbuf, (size_t)n);
+    pc.id.len = (size_t)n;
+    if (p->nannots) {
+        pc.annots = dw_arena_alloc(&c->prog->arena, p->nannots * sizeof *pc.annots);
+        if (!pc.annots) oom(c);
+        else for (size_t i = 0; i < p->nannots; i++) {
+            pc.annots[i].key.s = dw_arena_memdup(&c->prog->arena, p->annots[i].key.s, p->annots[i].key.len);
+            pc.annots[i].key.len = p->annots[i].key.len;
+            pc.annots[i].value.s = dw_arena_memdup(&c->prog->arena, p->annots[i].value.s, p->annots[i].value.len);
+            pc.annots[i].value.len = p->annots[i].value.len;
+        }
+        pc.nannots = (uint32_t)p->nannots;
+    }
+    c->depth = c->max_depth = 0;
+
+    /* conjunction: each conjunct but the last is followed by AND -> end */
+    uint32_t *jumps = calloc(4 + p->nclauses, sizeof *jumps), nj = 0;
+    if (!jumps) { oom(c); return; }
+    compile_scope(c, &p->principal, 0, jumps, &nj);
+    compile_scope(c, &p->action, 1, jumps, &nj);
+    compile_scope(c, &p->resource, 2, jumps, &nj);
+    for (size_t i = 0; i < p->nclauses; i++) {
+        compile_expr(c, p->clauses[i].body);
+        if (!p->clauses[i].is_when) emit(c, DW_OP_NOT, 0);
+        jumps[nj++] = emit(c, DW_OP_AND, 0);
+    }
+    if (nj == 0) {
+        emit(c, DW_OP_CONST, add_const(c, dw_bool(true)));
+    } else {
+        /* the last AND is unnecessary: drop it, keep the value (checked Bool by RET) */
+        c->code.n--;
+        c->depth++;
+        nj--;
+    }
+    for (uint32_t i = 0; i < nj; i++) patch(c, jumps[i], here(c));
+    emit(c, DW_OP_RET, 0);
+    free(jumps);
+    pc.end = here(c);
+    pc.max_stack = (uint32_t)c->max_depth;
+    dw_policy_code *slot = &c->prog->policies[index];
+    *slot = pc;
+    if (pc.max_stack > c->prog->max_stack) c->prog->max_stack = pc.max_stack;
+}
+
+static void *to_arena(compiler *c, vec *v, size_t size)
+{
+    if (!v->n) return NULL;
+    void *p = dw_arena_alloc(&c->prog->arena, (size_t)v->n * size);
+    if (!p) { oom(c); return NULL; }
+    memcpy(p, v->p, (size_t)v->n * size);
+    return p;
+}
+
+dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, dw_diags *diags)
+{
+    compiler c = { .ps = ps, .diags = diags };
+    c.prog = calloc(1, sizeof *c.prog);
+    if (!c.prog) return NULL;
+    dw_arena_init(&c.prog->arena, 64 * 1024);
+    const char *prefix = opt && opt->id_prefix ? opt->id_prefix : "policy";
+    c.prog->npolicies = (uint32_t)ps->npolicies;
+    c.prog->policies = ps->npolicies ? dw_arena_alloc(&c.prog->arena, ps->npolicies * sizeof *c.prog->policies) : NULL;
+    if (ps->npolicies && !c.prog->policies) c.failed = true;
+    for (size_t i = 0; i < ps->npolicies && !c.failed; i++) compile_policy(&c, &ps->policies[i], (uint32_t)i, prefix);
+    if (!c.failed) {
+        c.prog->code = to_arena(&c, &c.code, sizeof(uint32_t)); c.prog->ncode = c.code.n;
+        c.prog->consts = to_arena(&c, &c.consts, sizeof(dw_value)); c.prog->nconsts = c.consts.n;
+        c.prog->strs = to_arena(&c, &c.strs, sizeof(dw_bytes)); c.prog->nstrs = c.strs.n;
+        c.prog->pats = to_arena(&c, &c.pats, sizeof(dw_like_pattern)); c.prog->npats = c.pats.n;
+        c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
+        c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;
+    }
+    free(c.code.p); free(c.consts.p); free(c.strs.p); free(c.pats.p);
+    free(c.keylists.p); free(c.keyidx.p); free(c.str_slots);
+    if (c.failed) {
+        if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
+        dw_program_free(c.prog);
+        return NULL;
+    }
+    return c.prog;
+}

@@ -1,0 +1,138 @@
+#include "diag.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dw_diags_init(dw_diags *d) { memset(d, 0, sizeof *d); }
+
+void dw_diags_free(dw_diags *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->v[i].msg);
+        free(d->v[i].hint);
+        free(d->v[i].code);
+    }
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+void dw_diag_add(dw_diags *d, dw_severity sev, const dw_source *src, dw_loc loc,
+                 const char *hint, const char *fmt, ...)
+{
+    if (sev == DW_SEV_ERROR) d->nerrors++;
+    size_t limit = d->limit ? d->limit : 100;
+    if (d->n >= limit) return;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        dw_diag *v = realloc(d->v, cap * sizeof *v);
+        if (!v) return;
+        d->v = v;
+        d->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = malloc(n > 0 ? (size_t)n + 1 : 1);
+    if (!msg) return;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    dw_diag *g = &d->v[d->n++];
+    g->sev = sev;
+    g->src = src;
+    g->loc = loc;
+    g->msg = msg;
+    g->hint = hint ? strdup(hint) : NULL;
+    g->code = NULL;
+}
+
+dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end)
+{
+    dw_loc l = { 1, 1, off, end };
+    if (!src || !src->text) return l;
+    if (off > src->len) off = (uint32_t)src->len;
+    for (uint32_t i = 0; i < off; i++) {
+        unsigned char c = (unsigned char)src->text[i];
+        if (c == '\n') { l.line++; l.col = 1; }
+        else if ((c & 0xC0) != 0x80) l.col++;
+    }
+    return l;
+}
+
+static const char *sev_name(dw_severity s)
+{
+    return s == DW_SEV_ERROR ? "error" : s == DW_SEV_WARNING ? "warning" : "note";
+}
+
+void dw_diag_print(const dw_diag *g, FILE *out)
+{
+    const dw_source *src = g->src;
+    if (src && src->name)
+        fprintf(out, "%s:%u:%u: %s: %s\n", src->name, g->loc.line, g->loc.col, sev_name(g->sev), g->msg);
+    else
+        fprintf(out, "%s: %s\n", sev_name(g->sev), g->msg);
+    if (src && src->text && g->loc.off <= src->len) {
+        /* find the line containing loc.off */
+        size_t s = g->loc.off, e = g->loc.off;
+        while (s > 0 && src->text[s - 1] != '\n') s--;
+        while (e < src->len && src->text[e] != '\n') e++;
+        size_t ll = e - s;
+        if (ll && src->text[s + ll - 1] == '\r') ll--;
+        fprintf(out, "  %.*s\n  ", (int)ll, src->text + s);
+        /* caret: replicate tabs so the caret lines up */
+        for (size_t i = s; i < g->loc.off; i++) {
+            unsigned char c = (unsigned char)src->text[i];
+            if ((c & 0xC0) == 0x80) continue;
+            fputc(c == '\t' ? '\t' : ' ', out);
+        }
+        fputc('^', out);
+        size_t span_end = g->loc.end > g->loc.off ? g->loc.end : g->loc.off;
+        if (span_end > s + ll) span_end = s + ll;
+        for (size_t i = g->loc.off + 1; i < span_end; i++) {
+            unsigned char c = (unsigned char)src->text[i];
+            if ((c & 0xC0) != 0x80) fputc('~', out);
+        }
+        fputc('\n', out);
+    }
+    if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
+}
+
+void dw_diags_print(const dw_diags *d, FILE *out)
+{
+    for (size_t i = 0; i < d->n; i++) dw_diag_print(&d->v[i], out);
+    if (d->nerrors > d->n)
+        fprintf(out, "(%zu further errors not shown)\n", d->nerrors - d->n);
+}
+
+int dw_read_file(const char *path, char **text, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return -1;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) { if (f != stdin) fclose(f); errno = ENOMEM; return -1; }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) { free(buf); if (f != stdin) fclose(f); errno = ENOMEM; return -1; }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) break;
+    }
+    int err = ferror(f);
+    if (f != stdin) fclose(f);
+    if (err) { free(buf); errno = EIO; return -1; }
+    buf[n] = 0;
+    if (n >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF) {
+        memmove(buf, buf + 3, n - 2);
+        n -= 3;
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* diag.h - source locations and diagnostics shared by every front-end
+ * parser (policies, schemas, JSON, traces).
+ * Format:  file:line:col: error: message
+ *            <source line>
+ *            <spaces>^~~~
+ *          hint: ...                                                    */
+#ifndef DW_DIAG_H
+#define DW_DIAG_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct dw_loc {
+    uint32_t line, col;     /* 1-based; col counts Unicode scalar values */
+    uint32_t off, end;      /* byte offsets [off, end) into the source */
+} dw_loc;
+
+typedef struct dw_source {
+    const char *name;       /* file name as given by the user ("-" = stdin) */
+    const char *text;       /* whole text, BOM already stripped */
+    size_t len;
+} dw_source;
+
+typedef enum { DW_SEV_ERROR, DW_SEV_WARNING, DW_SEV_NOTE } dw_severity;
+
+typedef struct dw_diag {
+    dw_severity sev;
+    const dw_source *src;   /* may be NULL for diagnostics without a source */
+    dw_loc loc;
+    char *msg;              /* heap */
+    char *hint;             /* heap, may be NULL */
+    char *code;             /* stable rule id, heap, may be NULL */
+} dw_diag;
+
+typedef struct dw_diags {
+    dw_diag *v;
+    size_t n, cap;
+    size_t nerrors;
+    size_t limit;           /* stop recording after this many (0 = 100) */
+} dw_diags;
+
+void dw_diags_init(dw_diags *d);
+void dw_diags_free(dw_diags *d);
+void dw_diag_add(dw_diags *d, dw_severity sev, const dw_source *src, dw_loc loc,
+                 const char *hint, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+#define dw_error(d, src, loc, ...) dw_diag_add((d), DW_SEV_ERROR, (src), (loc), NULL, __VA_ARGS__)
+#define dw_error_hint(d, src, loc, hint, ...) dw_diag_add((d), DW_SEV_ERROR, (src), (loc), (hint), __VA_ARGS__)
+/* Render every diagnostic, in order, in the format above. */
+void dw_diags_print(const dw_diags *d, FILE *out);
+void dw_diag_print(const dw_diag *g, FILE *out);
+
+/* Compute line/col for a byte offset (used by parsers that track only offsets). */
+dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);
+
+/* Read a whole file ("-" = stdin) into a NUL-terminated heap buffer and strip
+ * a leading UTF-8 BOM.  Returns 0, or -1 with errno set. */
+int dw_read_file(const char *path, char **text, size_t *len);
+
+#endif

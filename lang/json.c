@@ -1,0 +1,348 @@
+#include "json.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct jp {
+    dw_arena *a;
+    const dw_source *src;
+    dw_diags *diags;
+    const char *s;
+    size_t n, i;
+    bool failed;
+} jp;
+
+static void jerr(jp *p, size_t off, const char *msg)
+{
+    if (p->failed) return;
+    p->failed = true;
+    dw_error(p->diags, p->src, dw_loc_at(p->src, (uint32_t)off, (uint32_t)off + 1), "invalid JSON: %s", msg);
+}
+
+static void skip_ws(jp *p)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
+        else break;
+    }
+}
+
+static dw_json *node(jp *p, dw_json_kind k, size_t off)
+{
+    dw_json *j = dw_arena_alloc(p->a, sizeof *j);
+    if (!j) { jerr(p, off, "out of memory"); return NULL; }
+    j->kind = k;
+    j->off = (uint32_t)off;
+    return j;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int read_hex4(jp *p, unsigned *out)
+{
+    if (p->i + 4 > p->n) return -1;
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(p->s[p->i + k]);
+        if (h < 0) return -1;
+        v = v * 16 + (unsigned)h;
+    }
+    p->i += 4;
+    *out = v;
+    return 0;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F)); return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F)); return 4;
+}
+
+/* Validate one UTF-8 sequence at s[i]; return its length or 0. */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    size_t len;
+    unsigned cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return 0;
+    if (avail < len) return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+static int parse_string(jp *p, dw_str *out)
+{
+    size_t start = p->i;
+    p->i++; /* opening quote */
+    /* decoded output is never longer than the input */
+    size_t scan = p->i;
+    while (scan < p->n && p->s[scan] != '"') { if (p->s[scan] == '\\') scan++; scan++; }
+    if (scan >= p->n) { jerr(p, start, "unterminated string"); return -1; }
+    char *o = dw_arena_alloc(p->a, scan - p->i + 1);
+    if (!o) { jerr(p, start, "out of memory"); return -1; }
+    size_t k = 0;
+    while (p->i < p->n) {
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '"') { p->i++; o[k] = 0; out->s = o; out->len = k; return 0; }
+        if (c < 0x20) { jerr(p, p->i, "control character in string (escape it)"); return -1; }
+        if (c == '\\') {
+            size_t esc = p->i;
+            p->i++;
+            if (p->i >= p->n) break;
+            char e = p->s[p->i++];
+            switch (e) {
+            case '"': o[k++] = '"'; break;
+            case '\\': o[k++] = '\\'; break;
+            case '/': o[k++] = '/'; break;
+            case 'b': o[k++] = '\b'; break;
+            case 'f': o[k++] = '\f'; break;
+            case 'n': o[k++] = '\n'; break;
+            case 'r': o[k++] = '\r'; break;
+            case 't': o[k++] = '\t'; break;
+            case 'u': {
+                unsigned cp;
+                if (read_hex4(p, &cp)) { jerr(p, esc, "bad \\u escape"); return -1; }
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    unsigned lo;
+                    if (p->i + 2 <= p->n && p->s[p->i] == '\\' && p->s[p->i + 1] == 'u') {
+                        p->i += 2;
+                        if (read_hex4(p, &lo) || lo < 0xDC00 || lo > 0xDFFF) { jerr(p, esc, "unpaired surrogate"); return -1; }
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    } else { jerr(p, esc, "unpaired surrogate"); return -1; }
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) { jerr(p, esc, "unpaired surrogate"); return -1; }
+                k += put_utf8(o + k, cp);
+                break;
+            }
+            default: jerr(p, esc, "invalid escape"); return -1;
+            }
+            continue;
+        }
+        size_t l = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+        if (!l) { jerr(p, p->i, "invalid UTF-8"); return -1; }
+        memcpy(o + k, p->s + p->i, l);
+        k += l;
+        p->i += l;
+    }
+    jerr(p, start, "unterminated string");
+    return -1;
+}
+
+static dw_json *parse_value(jp *p, int depth);
+
+static dw_json *parse_number(jp *p)
+{
+    size_t start = p->i;
+    bool neg = false, is_float = false;
+    if (p->s[p->i] == '-') { neg = true; p->i++; }
+    if (p->i >= p->n || !(p->s[p->i] >= '0' && p->s[p->i] <= '9')) { jerr(p, start, "bad number"); return NULL; }
+    if (p->s[p->i] == '0' && p->i + 1 < p->n && p->s[p->i + 1] >= '0' && p->s[p->i + 1] <= '9') {
+        jerr(p, start, "leading zero in number"); return NULL;
+    }
+    size_t ds = p->i;
+    while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+    size_t de = p->i;
+    if (p->i < p->n && p->s[p->i] == '.') {
+        is_float = true;
+        p->i++;
+        if (p->i >= p->n || !(p->s[p->i] >= '0' && p->s[p->i] <= '9')) { jerr(p, start, "bad number"); return NULL; }
+        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+    }
+    if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
+        is_float = true;
+        p->i++;
+        if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-')) p->i++;
+        if (p->i >= p->n || !(p->s[p->i] >= '0' && p->s[p->i] <= '9')) { jerr(p, start, "bad number"); return NULL; }
+        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+    }
+    dw_json *j = node(p, DW_JSON_INT, start);
+    if (!j) return NULL;
+    j->end = (uint32_t)p->i;
+    if (!is_float) {
+        /* exact: accumulate as a negative number so i64::MIN fits */
+        int64_t v = 0;
+        bool over = false;
+        for (size_t k = ds; k < de; k++) {
+            int d = p->s[k] - '0';
+            if (v < (INT64_MIN + d) / 10) { over = true; break; }
+            v = v * 10 - d;
+        }
+        if (!over && !neg && v == INT64_MIN) over = true;
+        if (!over) { j->u.i = neg ? v : -v; return j; }
+    }
+    char tmp[64];
+    size_t len = p->i - start;
+    if (len >= sizeof tmp) len = sizeof tmp - 1;
+    memcpy(tmp, p->s + start, len);
+    tmp[len] = 0;
+    j->kind = DW_JSON_FLOAT;
+    j->u.d = strtod(tmp, NULL);
+    return j;
+}
+
+static dw_json *parse_value(jp *p, int depth)
+{
+    skip_ws(p);
+    if (p->i >= p->n) { jerr(p, p->i, "unexpected end of input"); return NULL; }
+    if (depth > DW_JSON_MAX_DEPTH) { jerr(p, p->i, "nested too deeply (limit 128)"); return NULL; }
+    size_t start = p->i;
+    char c = p->s[p->i];
+    dw_json *j;
+    if (c == '{') {
+        j = node(p, DW_JSON_OBJECT, start);
+        if (!j) return NULL;
+        p->i++;
+        size_t cap = 0;
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == '}') { p->i++; j->end = (uint32_t)p->i; return j; }
+        for (;;) {
+            skip_ws(p);
+            if (p->i >= p->n || p->s[p->i] != '"') { jerr(p, p->i, "expected a string key"); return NULL; }
+            dw_json_member m;
+            m.key_off = (uint32_t)p->i;
+            if (parse_string(p, &m.key)) return NULL;
+            skip_ws(p);
+            if (p->i >= p->n || p->s[p->i] != ':') { jerr(p, p->i, "expected ':'"); return NULL; }
+            p->i++;
+            m.value = parse_value(p, depth + 1);
+            if (!m.value) return NULL;
+            if (j->u.obj.n == cap) {
+                size_t nc = cap ? cap * 2 : 4;
+                dw_json_member *nv = dw_arena_alloc(p->a, nc * sizeof *nv);
+                if (!nv) { jerr(p, start, "out of memory"); return NULL; }
+                if (cap) memcpy(nv, j->u.obj.v, cap * sizeof *nv);
+                j->u.obj.v = nv;
+                cap = nc;
+            }
+            j->u.obj.v[j->u.obj.n++] = m;
+            skip_ws(p);
+            if (p->i < p->n && p->s[p->i] == ',') { p->i++; continue; }
+            if (p->i < p->n && p->s[p->i] == '}') { p->i++; break; }
+            jerr(p, p->i, "expected ',' or '}'");
+            return NULL;
+        }
+    } else if (c == '[') {
+        j = node(p, DW_JSON_ARRAY, start);
+        if (!j) return NULL;
+        p->i++;
+        size_t cap = 0;
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == ']') { p->i++; j->end = (uint32_t)p->i; return j; }
+        for (;;) {
+            dw_json *v = parse_value(p, depth + 1);
+            if (!v) return NULL;
+            if (j->u.arr.n == cap) {
+                size_t nc = cap ? cap * 2 : 4;
+                dw_json **nv = dw_arena_alloc(p->a, nc * sizeof *nv);
+                if (!nv) { jerr(p, start, "out of memory"); return NULL; }
+                if (cap) memcpy(nv, j->u.arr.v, cap * sizeof *nv);
+                j->u.arr.v = nv;
+                cap = nc;
+            }
+            j->u.arr.v[j->u.arr.n++] = v;
+            skip_ws(p);
+            if (p->i < p->n && p->s[p->i] == ',') { p->i++; continue; }
+            if (p->i < p->n && p->s[p->i] == ']') { p->i++; break; }
+            jerr(p, p->i, "expected ',' or ']'");
+            return NULL;
+        }
+    } else if (c == '"') {
+        j = node(p, DW_JSON_STRING, start);
+        if (!j || parse_string(p, &j->u.str)) return NULL;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        return parse_number(p);
+    } else if (p->n - p->i >= 4 && memcmp(p->s + p->i, "true", 4) == 0) {
+        j = node(p, DW_JSON_BOOL, start);
+        if (!j) return NULL;
+        j->u.b = true;
+        p->i += 4;
+    } else if (p->n - p->i >= 5 && memcmp(p->s + p->i, "false", 5) == 0) {
+        j = node(p, DW_JSON_BOOL, start);
+        if (!j) return NULL;
+        p->i += 5;
+    } else if (p->n - p->i >= 4 && memcmp(p->s + p->i, "null", 4) == 0) {
+        j = node(p, DW_JSON_NULL, start);
+        if (!j) return NULL;
+        p->i += 4;
+    } else {
+        jerr(p, start, "unexpected character");
+        return NULL;
+    }
+    j->end = (uint32_t)p->i;
+    return j;
+}
+
+dw_json *dw_json_parse(dw_arena *a, const dw_source *src, dw_diags *diags)
+{
+    jp p = { a, src, diags, src->text, src->len, 0, false };
+    dw_json *j = parse_value(&p, 0);
+    if (!j) return NULL;
+    skip_ws(&p);
+    if (p.i != p.n) { jerr(&p, p.i, "trailing characters after the JSON value"); return NULL; }
+    return j;
+}
+
+const dw_json *dw_json_get(const dw_json *obj, const char *key)
+{
+    if (!obj || obj->kind != DW_JSON_OBJECT) return NULL;
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < obj->u.obj.n; i++)
+        if (obj->u.obj.v[i].key.len == kl && memcmp(obj->u.obj.v[i].key.s, key, kl) == 0)
+            return obj->u.obj.v[i].value;
+    return NULL;
+}
+
+size_t dw_json_count(const dw_json *obj, const char *key)
+{
+    if (!obj || obj->kind != DW_JSON_OBJECT) return 0;
+    size_t kl = strlen(key), c = 0;
+    for (size_t i = 0; i < obj->u.obj.n; i++)
+        if (obj->u.obj.v[i].key.len == kl && memcmp(obj->u.obj.v[i].key.s, key, kl) == 0) c++;
+    return c;
+}
+
+const char *dw_json_kind_name(dw_json_kind k)
+{
+    static const char *names[] = { "null", "boolean", "integer", "number", "string", "array", "object" };
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+void dw_json_write_string(FILE *out, const char *s, size_t n)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (c < 0x20) fprintf(out, "\\u%04x", c);
+            else fputc(c, out);
+        }
+    }
+    fputc('"', out);
+}

@@ -1,0 +1,287 @@
+#include "json_value.h"
+#include <string.h>
+
+static int fail(dw_buf *err, const dw_json *at, const char *fmt, const char *arg)
+{
+    if (err->len) dw_buf_append(err, "; ", 2);
+    dw_buf_printf(err, fmt, arg ? arg : "");
+    if (at) dw_buf_printf(err, " (at byte %u)", at->off);
+    return -1;
+}
+
+
+const dw_uid *dw_uid_from_json(dw_arena *a, const dw_json *j, dw_buf *err)
+{
+    if (!j || j->kind != DW_JSON_OBJECT) { fail(err, j, "expected an entity uid object%s", NULL); return NULL; }
+    const dw_json *inner = dw_json_get(j, "__entity");
+    if (inner && j->u.obj.n == 1) j = inner;
+    const dw_json *t = dw_json_get(j, "type"), *id = dw_json_get(j, "id");
+    if (!t || !id || t->kind != DW_JSON_STRING || id->kind != DW_JSON_STRING || j->u.obj.n != 2) {
+        fail(err, j, "an entity uid needs exactly the string members \"type\" and \"id\"%s", NULL);
+        return NULL;
+    }
+    const dw_uid *u = dw_make_uid(a, t->u.str.s, t->u.str.len, id->u.str.s, id->u.str.len);
+    if (!u) fail(err, j, "out of memory%s", NULL);
+    return u;
+}
+
+static int ext_from_string(dw_arena *a, const dw_json *j, dw_type_kind k, dw_value *out, dw_buf *err)
+{
+    static const dw_extfn ctor[] = {
+        [DW_T_DECIMAL] = DW_FN_DECIMAL, [DW_T_IPADDR] = DW_FN_IP,
+        [DW_T_DATETIME] = DW_FN_DATETIME, [DW_T_DURATION] = DW_FN_DURATION,
+    };
+    dw_value arg;
+    if (!dw_make_string(a, j->u.str.s, j->u.str.len, &arg)) return fail(err, j, "out of memory%s", NULL);
+    if (dw_call_extfn(a, NULL, ctor[k], &arg, 1, out) != DW_EVAL_OK)
+        return fail(err, j, "invalid extension value \"%s\"", j->u.str.s);
+    return 0;
+}
+
+/* {"__extn": {"fn": F, "arg": A}} or {"fn": F, "args": [A, B]} */
+static int ext_from_json(dw_arena *a, const dw_json *x, dw_value *out, dw_buf *err)
+{
+    const dw_json *fn = dw_json_get(x, "fn"), *arg = dw_json_get(x, "arg"), *args = dw_json_get(x, "args");
+    if (!fn || fn->kind != DW_JSON_STRING) return fail(err, x, "__extn needs a string \"fn\"%s", NULL);
+    dw_value vals[4];
+    uint32_t n = 0;
+    if (arg) {
+        if (dw_value_from_json(a, arg, NULL, &vals[n++], err)) return -1;
+    } else if (args && args->kind == DW_JSON_ARRAY && args->u.arr.n <= 4) {
+        for (size_t i = 0; i < args->u.arr.n; i++)
+            if (dw_value_from_json(a, args->u.arr.v[i], NULL, &vals[n++], err)) return -1;
+    } else return fail(err, x, "__extn needs \"arg\" or \"args\"%s", NULL);
+    int f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 0);
+    if (f < 0) f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 1);
+    if (f < 0) return fail(err, fn, "unknown extension function \"%s\"", fn->u.str.s);
+    if (dw_call_extfn(a, NULL, (dw_extfn)f, vals, n, out) != DW_EVAL_OK)
+        return fail(err, x, "extension call %s failed", fn->u.str.s);
+    if (out->kind < DW_V_DECIMAL) return fail(err, x, "__extn %s does not produce an extension value", fn->u.str.s);
+    return 0;
+}
+
+static const char *type_kind_name(dw_type_kind k)
+{
+    static const char *n[] = { "Bool", "Long", "String", "entity", "Set", "record", "decimal", "ipaddr", "datetime", "duration" };
+    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
+}
+
+static int record_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_value *out, dw_buf *err)
+{
+    size_t n = j->u.obj.n;
+    dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
+    if (n && !f) return fail(err, j, "out of memory%s", NULL);
+    for (size_t i = 0; i < n; i++) {
+        const dw_json_member *m = &j->u.obj.v[i];
+        const dw_type *at = NULL;
+        if (expect) {
+            const dw_attr_decl *d = NULL;
+            for (size_t k = 0; k < expect->nattrs; k++)
+                if (expect->attrs[k].name.len == m->key.len && memcmp(expect->attrs[k].name.s, m->key.s, m->key.len) == 0) { d = &expect->attrs[k]; break; }
+            if (!d && !expect->additional_attrs) return fail(err, m->value, "attribute \"%s\" is not declared in the schema", m->key.s);
+            at = d ? d->type : NULL;
+        }
+        f[i].key = m->key.s;
+        f[i].klen = (uint32_t)m->key.len;
+        if (dw_value_from_json(a, m->value, at, &f[i].v, err)) return -1;
+    }
+    if (!dw_make_record(f, n, out)) return fail(err, j, "duplicate attribute in record%s", NULL);
+    if (expect)
+        for (size_t k = 0; k < expect->nattrs; k++)
+            if (expect->attrs[k].required && !dw_record_get(out, expect->attrs[k].name.s, expect->attrs[k].name.len))
+                return fail(err, j, "required attribute \"%s\" is missing", expect->attrs[k].name.s);
+    return 0;
+}
+
+int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_value *out, dw_buf *err)
+{
+    if (j->kind == DW_JSON_OBJECT && j->u.obj.n == 1) {
+        const dw_json *x = dw_json_get(j, "__extn");
+        if (x) {
+            if (ext_from_json(a, x, out, err)) return -1;
+            goto check;
+        }
+        if (dw_json_get(j, "__entity")) {
+            const dw_uid *u = dw_uid_from_json(a, j, err);
+            if (!u) return -1;
+            out->kind = DW_V_ENTITY;
+            out->u.uid = u;
+            goto check;
+        }
+    }
+    if (expect) {
+        switch (expect->kind) {
+        case DW_T_ENTITY: {
+            const dw_uid *u = dw_uid_from_json(a, j, err);
+            if (!u) return -1;
+            out->kind = DW_V_ENTITY;
+            out->u.uid = u;
+            goto check;
+        }
+        case DW_T_DECIMAL: case DW_T_IPADDR: case DW_T_DATETIME: case DW_T_DURATION:
+            if (j->kind == DW_JSON_STRING) return ext_from_string(a, j, expect->kind, out, err);
+            break;
+        case DW_T_RECORD:
+            if (j->kind != DW_JSON_OBJECT) return fail(err, j, "expected a record%s", NULL);
+            return record_from_json(a, j, expect, out, err);
+        case DW_T_SET:
+            if (j->kind != DW_JSON_ARRAY) return fail(err, j, "expected a set (JSON array)%s", NULL);
+            break;
+        default: break;
+        }
+    }
+    switch (j->kind) {
+    case DW_JSON_BOOL: *out = dw_bool(j->u.b); break;
+    case DW_JSON_INT: *out = dw_long(j->u.i); break;
+    case DW_JSON_STRING:
+        if (!dw_make_string(a, j->u.str.s, j->u.str.len, out)) return fail(err, j, "out of memory%s", NULL);
+        break;
+    case DW_JSON_ARRAY: {
+        size_t n = j->u.arr.n;
+        dw_value *v = n ? dw_arena_alloc(a, n * sizeof *v) : NULL;
+        if (n && !v) return fail(err, j, "out of memory%s", NULL);
+        const dw_type *et = expect && expect->kind == DW_T_SET ? expect->elem : NULL;
+        for (size_t i = 0; i < n; i++)
+            if (dw_value_from_json(a, j->u.arr.v[i], et, &v[i], err)) return -1;
+        *out = dw_make_set(v, n);
+        break;
+    }
+    case DW_JSON_OBJECT:
+        if (record_from_json(a, j, NULL, out, err)) return -1;
+        break;
+    case DW_JSON_FLOAT: return fail(err, j, "numbers must be 64-bit integers%s", NULL);
+    case DW_JSON_NULL: return fail(err, j, "null is not a Cedar value%s", NULL);
+    }
+check:
+    if (expect) {
+        static const dw_vkind want[] = {
+            [DW_T_BOOL] = DW_V_BOOL, [DW_T_LONG] = DW_V_LONG, [DW_T_STRING] = DW_V_STRING,
+            [DW_T_ENTITY] = DW_V_ENTITY, [DW_T_SET] = DW_V_SET, [DW_T_RECORD] = DW_V_RECORD,
+            [DW_T_DECIMAL] = DW_V_DECIMAL, [DW_T_IPADDR] = DW_V_IPADDR,
+            [DW_T_DATETIME] = DW_V_DATETIME, [DW_T_DURATION] = DW_V_DURATION,
+        };
+        if (out->kind != want[expect->kind])
+            return fail(err, j, "type mismatch: the schema expects %s", type_kind_name(expect->kind));
+        if (expect->kind == DW_T_ENTITY &&
+            (out->u.uid->tlen != expect->name.len || memcmp(out->u.uid->type, expect->name.s, expect->name.len) != 0))
+            return fail(err, j, "type mismatch: the schema expects an entity of type %s", expect->name.s);
+    }
+    return 0;
+}
+
+int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *err)
+{
+    for (size_t i = 0; i < schema->nactions; i++) {
+        const dw_action_decl *ad = &schema->actions[i];
+        const dw_uid *u = dw_make_uid(&s->arena, ad->uid.type.s, ad->uid.type.len, ad->uid.id.s, ad->uid.id.len);
+        bool created;
+        dw_entity *e = u ? dw_store_put(s, u, &created) : NULL;
+        if (!e) return fail(err, NULL, "out of memory%s", NULL);
+        if (!created) continue;     /* also given in the entities file: keep one definition */
+        if (ad->nparents) {
+            e->parents = dw_arena_alloc(&s->arena, ad->nparents * sizeof *e->parents);
+            if (!e->parents) return fail(err, NULL, "out of memory%s", NULL);
+            for (size_t k = 0; k < ad->nparents; k++) {
+                e->parents[k] = dw_make_uid(&s->arena, ad->parents[k].type.s, ad->parents[k].type.len,
+                                            ad->parents[k].id.s, ad->parents[k].id.len);
+                if (!e->parents[k]) return fail(err, NULL, "out of memory%s", NULL);
+            }
+            e->nparents = (uint32_t)ad->nparents;
+        }
+    }
+    return 0;
+}
+
+int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err)
+{
+    if (!arr || arr->kind != DW_JSON_ARRAY) return fail(err, arr, "the entities file must be a JSON array%s", NULL);
+    for (size_t i = 0; i < arr->u.arr.n; i++) {
+        const dw_json *ej = arr->u.arr.v[i];
+        if (ej->kind != DW_JSON_OBJECT) return fail(err, ej, "each entity must be a JSON object%s", NULL);
+        const dw_uid *u = dw_uid_from_json(&s->arena, dw_json_get(ej, "uid"), err);
+        if (!u) return -1;
+        bool created;
+        dw_entity *e = dw_store_put(s, u, &created);
+        if (!e) return fail(err, ej, "out of memory%s", NULL);
+        if (!created) return fail(err, ej, "duplicate entity %s", u->id);
+        const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
+        const dw_json *attrs = dw_json_get(ej, "attrs"), *parents = dw_json_get(ej, "parents"), *tags = dw_json_get(ej, "tags");
+        if (attrs) {
+            if (attrs->kind != DW_JSON_OBJECT) return fail(err, attrs, "\"attrs\" must be an object%s", NULL);
+            if (record_from_json(&s->arena, attrs, decl ? decl->shape : NULL, &e->attrs, err)) return -1;
+        }
+        if (tags) {
+            if (tags->kind != DW_JSON_OBJECT) return fail(err, tags, "\"tags\" must be an object%s", NULL);
+            /* every tag has the declared tag type */
+            size_t n = tags->u.obj.n;
+            dw_field *f = n ? dw_arena_alloc(&s->arena, n * sizeof *f) : NULL;
+            if (n && !f) return fail(err, tags, "out of memory%s", NULL);
+            for (size_t k = 0; k < n; k++) {
+                f[k].key = tags->u.obj.v[k].key.s;
+                f[k].klen = (uint32_t)tags->u.obj.v[k].key.len;
+                if (dw_value_from_json(&s->arena, tags->u.obj.v[k].value, decl ? decl->tags : NULL, &f[k].v, err)) return -1;
+            }
+            if (!dw_make_record(f, n, &e->tags)) return fail(err, tags, "duplicate tag%s", NULL);
+        }
+        if (parents) {
+            if (parents->kind != DW_JSON_ARRAY) return fail(err, parents, "\"parents\" must be an array%s", NULL);
+            size_t n = parents->u.arr.n;
+            e->parents = n ? dw_arena_alloc(&s->arena, n * sizeof *e->parents) : NULL;
+            if (n && !e->parents) return fail(err, parents, "out of memory%s", NULL);
+            for (size_t k = 0; k < n; k++)
+                if (!(e->parents[k] = dw_uid_from_json(&s->arena, parents->u.arr.v[k], err))) return -1;
+            e->nparents = (uint32_t)n;
+        }
+    }
+    if (schema && dw_store_add_schema_actions(s, schema, err)) return -1;
+    if (dw_store_seal(s)) return fail(err, NULL, "out of memory%s", NULL);
+    return 0;
+}
+
+static bool type_listed(const dw_str *list, size_t n, const dw_uid *u)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].len == u->tlen && memcmp(list[i].s, u->type, u->tlen) == 0) return true;
+    return false;
+}
+
+int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *action,
+                         const dw_json *resource, const dw_json *context,
+                         const dw_schema *schema, bool validate, dw_request *out, dw_buf *err)
+{
+    const dw_json *uj[3] = { principal, action, resource };
+    for (int i = 0; i < 3; i++) {
+        const dw_uid *u = dw_uid_from_json(a, uj[i], err);
+        if (!u) return -1;
+        out->vars[i].kind = DW_V_ENTITY;
+        out->vars[i].u.uid = u;
+    }
+    const dw_action_decl *ad = NULL;
+    if (schema) {
+        const dw_uid *au = out->vars[DW_VAR_A].u.uid;
+        ad = dw_schema_action(schema, au->type, au->tlen, au->id, au->idlen);
+        if (!ad && validate) return fail(err, action, "action %s is not declared in the schema", au->id);
+    }
+    if (context) {
+        if (context->kind != DW_JSON_OBJECT) return fail(err, context, "the context must be a JSON object%s", NULL);
+        if (record_from_json(a, context, ad && validate ? ad->context : NULL, &out->vars[DW_VAR_C], err)) {
+            /* without validation, fall back to schema-free parsing of the context */
+            if (validate) return -1;
+        }
+    } else {
+        out->vars[DW_VAR_C].kind = DW_V_RECORD;
+        out->vars[DW_VAR_C].n = 0;
+        if (ad && validate)
+            for (size_t k = 0; k < ad->context->nattrs; k++)
+                if (ad->context->attrs[k].required)
+                    return fail(err, NULL, "required context attribute \"%s\" is missing", ad->context->attrs[k].name.s);
+    }
+    if (ad && validate) {
+        if (!ad->has_applies_to) return fail(err, action, "action %s applies to no principal or resource", ad->uid.id.s);
+        if (!type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
+            return fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
+        if (!type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
+            return fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
+    }
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* arena.h - bump allocator used for every AST, schema, entity store and
+ * per-decision scratch value.  One free per arena, so error paths never leak. */
+#ifndef DW_ARENA_H
+#define DW_ARENA_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dw_arena_block dw_arena_block;
+typedef struct dw_arena {
+    dw_arena_block *head;   /* newest block first */
+    size_t block_size;      /* default size of a fresh block */
+    size_t used_total;      /* bytes handed out since init/reset (statistics) */
+} dw_arena;
+
+void  dw_arena_init(dw_arena *a, size_t block_size);
+/* 16-byte aligned, zero-filled.  Returns NULL only when malloc fails. */
+void *dw_arena_alloc(dw_arena *a, size_t n);
+/* Copy n bytes and append a NUL (the copy may itself contain NULs). */
+char *dw_arena_memdup(dw_arena *a, const void *p, size_t n);
+/* Keep the first block, drop the rest: cheap per-decision reset. */
+void  dw_arena_reset(dw_arena *a);
+void  dw_arena_free(dw_arena *a);
+
+/* Growable byte buffer (heap), for building strings of unknown length. */
+typedef struct dw_buf { char *p; size_t len, cap; } dw_buf;
+int  dw_buf_reserve(dw_buf *b, size_t extra);          /* 0 ok, -1 OOM */
+int  dw_buf_append(dw_buf *b, const void *p, size_t n);
+int  dw_buf_putc(dw_buf *b, char c);
+int  dw_buf_printf(dw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dw_buf_free(dw_buf *b);
+
+#endif

@@ -1,0 +1,290 @@
+/* interp.c - the dispatch loop.  One switch, read top to bottom; every
+ * operand was checked by the verifier or produced by the compiler, so the
+ * loop checks only value types (Cedar's dynamic type errors). */
+#include "vm.h"
+#include <string.h>
+
+const char *dw_eval_status_name(dw_eval_status s)
+{
+    switch (s) {
+    case DW_EVAL_OK: return "ok";
+    case DW_ERR_TYPE: return "type error";
+    case DW_ERR_ARITY: return "wrong number of arguments";
+    case DW_ERR_MISSING_ATTR: return "missing attribute";
+    case DW_ERR_NO_ENTITY: return "entity does not exist";
+    case DW_ERR_MISSING_TAG: return "missing tag";
+    case DW_ERR_OVERFLOW: return "integer overflow";
+    case DW_ERR_EXTENSION: return "extension error";
+    case DW_ERR_OOM: return "out of memory";
+    case DW_ERR_INTERNAL: return "internal error";
+    }
+    return "?";
+}
+
+#define FAIL(st, detail) do { cx->err_pc = pc - 1; cx->err_detail = (detail); return (st); } while (0)
+
+static bool is_kind(const dw_value *v, dw_vkind k) { return v->kind == k; }
+
+/* ---- extension calls ---- */
+dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn fn,
+                             const dw_value *args, uint32_t argc, dw_value *out)
+{
+    if ((int)argc != dw_fninfo_table[fn].arity) return DW_ERR_ARITY;
+    const dw_value *a = &args[0], *b = argc > 1 ? &args[1] : NULL;
+    int64_t r;
+    switch (fn) {
+    case DW_FN_DECIMAL: case DW_FN_DATETIME: case DW_FN_DURATION: case DW_FN_IP:
+        if (!is_kind(a, DW_V_STRING)) return DW_ERR_TYPE;
+        if (fn == DW_FN_IP) {
+            dw_ipaddr *ip = dw_arena_alloc(scratch, sizeof *ip);
+            if (!ip) return DW_ERR_OOM;
+            if (!dw_ip_parse(a->u.s, a->n, ip)) return DW_ERR_EXTENSION;
+            out->kind = DW_V_IPADDR;
+            out->u.ip = ip;
+            return DW_EVAL_OK;
+        }
+        if (!(fn == DW_FN_DECIMAL ? dw_decimal_parse(a->u.s, a->n, &r)
+              : fn == DW_FN_DATETIME ? dw_datetime_parse(a->u.s, a->n, &r)
+              : dw_duration_parse(a->u.s, a->n, &r)))
+            return DW_ERR_EXTENSION;
+        out->kind = fn == DW_FN_DECIMAL ? DW_V_DECIMAL : fn == DW_FN_DATETIME ? DW_V_DATETIME : DW_V_DURATION;
+        out->u.i = r;
+        return DW_EVAL_OK;
+    case DW_FN_LESS_THAN: case DW_FN_LESS_THAN_OR_EQUAL:
+    case DW_FN_GREATER_THAN: case DW_FN_GREATER_THAN_OR_EQUAL:
+        if (!is_kind(a, DW_V_DECIMAL) || !is_kind(b, DW_V_DECIMAL)) return DW_ERR_TYPE;
+        *out = dw_bool(fn == DW_FN_LESS_THAN ? a->u.i < b->u.i
+                       : fn == DW_FN_LESS_THAN_OR_EQUAL ? a->u.i <= b->u.i
+                       : fn == DW_FN_GREATER_THAN ? a->u.i > b->u.i : a->u.i >= b->u.i);
+        return DW_EVAL_OK;
+    case DW_FN_IS_IPV4: case DW_FN_IS_IPV6: case DW_FN_IS_LOOPBACK: case DW_FN_IS_MULTICAST:
+        if (!is_kind(a, DW_V_IPADDR)) return DW_ERR_TYPE;
+        *out = dw_bool(fn == DW_FN_IS_IPV4 ? !a->u.ip->v6 : fn == DW_FN_IS_IPV6 ? a->u.ip->v6
+                       : fn == DW_FN_IS_LOOPBACK ? dw_ip_is_loopback(a->u.ip) : dw_ip_is_multicast(a->u.ip));
+        return DW_EVAL_OK;
+    case DW_FN_IS_IN_RANGE:
+        if (!is_kind(a, DW_V_IPADDR) || !is_kind(b, DW_V_IPADDR)) return DW_ERR_TYPE;
+        *out = dw_bool(dw_ip_in_range(a->u.ip, b->u.ip));
+        return DW_EVAL_OK;
+    case DW_FN_OFFSET:
+        if (!is_kind(a, DW_V_DATETIME) || !is_kind(b, DW_V_DURATION)) return DW_ERR_TYPE;
+        if (!dw_datetime_offset(a->u.i, b->u.i, &r)) return DW_ERR_OVERFLOW;
+        out->kind = DW_V_DATETIME; out->u.i = r;
+        return DW_EVAL_OK;
+    case DW_FN_DURATION_SINCE:
+        if (!is_kind(a, DW_V_DATETIME) || !is_kind(b, DW_V_DATETIME)) return DW_ERR_TYPE;
+        if (!dw_datetime_duration_since(a->u.i, b->u.i, &r)) return DW_ERR_OVERFLOW;
+        out->kind = DW_V_DURATION; out->u.i = r;
+        return DW_EVAL_OK;
+    case DW_FN_TO_DATE:
+        if (!is_kind(a, DW_V_DATETIME)) return DW_ERR_TYPE;
+        if (!dw_datetime_to_date(a->u.i, &r)) return DW_ERR_OVERFLOW;
+        out->kind = DW_V_DATETIME; out->u.i = r;
+        return DW_EVAL_OK;
+    case DW_FN_TO_TIME:
+        if (!is_kind(a, DW_V_DATETIME)) return DW_ERR_TYPE;
+        out->kind = DW_V_DURATION; out->u.i = dw_datetime_to_time(a->u.i);
+        return DW_EVAL_OK;
+    case DW_FN_TO_MILLISECONDS: case DW_FN_TO_SECONDS: case DW_FN_TO_MINUTES:
+    case DW_FN_TO_HOURS: case DW_FN_TO_DAYS: {
+        if (!is_kind(a, DW_V_DURATION)) return DW_ERR_TYPE;
+        static const int64_t unit[] = { 1, 1000, 60000, 3600000, 86400000 };
+        *out = dw_long(dw_duration_to(a->u.i, unit[fn - DW_FN_TO_MILLISECONDS]));
+        return DW_EVAL_OK;
+    }
+    case DW_FN_CONTAINS:
+        if (!is_kind(a, DW_V_SET)) return DW_ERR_TYPE;
+        *out = dw_bool(dw_set_contains(a, b));
+        return DW_EVAL_OK;
+    case DW_FN_CONTAINS_ALL: case DW_FN_CONTAINS_ANY: {
+        if (!is_kind(a, DW_V_SET) || !is_kind(b, DW_V_SET)) return DW_ERR_TYPE;
+        bool all = true, any = false;
+        for (uint32_t i = 0; i < b->n; i++) {
+            if (dw_set_contains(a, &b->u.elems[i])) any = true; else all = false;
+        }
+        *out = dw_bool(fn == DW_FN_CONTAINS_ALL ? all : any);
+        return DW_EVAL_OK;
+    }
+    case DW_FN_IS_EMPTY:
+        if (!is_kind(a, DW_V_SET)) return DW_ERR_TYPE;
+        *out = dw_bool(a->n == 0);
+        return DW_EVAL_OK;
+    case DW_FN_GET_TAG: case DW_FN_HAS_TAG: {
+        if (!is_kind(a, DW_V_ENTITY) || !is_kind(b, DW_V_STRING)) return DW_ERR_TYPE;
+        const dw_entity *e = dw_store_get(store, a->u.uid);
+        const dw_value *t = e ? dw_record_get(&e->tags, b->u.s, b->n) : NULL;
+        if (fn == DW_FN_HAS_TAG) { *out = dw_bool(t != NULL); return DW_EVAL_OK; }
+        if (!e) return DW_ERR_NO_ENTITY;
+        if (!t) return DW_ERR_MISSING_TAG;
+        *out = *t;
+        return DW_EVAL_OK;
+    }
+    default:
+        return DW_ERR_INTERNAL;
+    }
+}
+
+/* `x in y`: y an entity, or a set whose elements must all be entities. */
+static dw_eval_status op_in(dw_eval_ctx *cx, const dw_value *x, const dw_value *y, bool *r)
+{
+    if (!is_kind(x, DW_V_ENTITY)) return DW_ERR_TYPE;
+    if (is_kind(y, DW_V_ENTITY)) { *r = dw_store_in(cx->store, x->u.uid, y->u.uid); return DW_EVAL_OK; }
+    if (!is_kind(y, DW_V_SET)) return DW_ERR_TYPE;
+    for (uint32_t i = 0; i < y->n; i++)
+        if (!is_kind(&y->u.elems[i], DW_V_ENTITY)) return DW_ERR_TYPE;
+    *r = false;
+    for (uint32_t i = 0; i < y->n; i++)
+        if (dw_store_in(cx->store, x->u.uid, y->u.elems[i].u.uid)) { *r = true; break; }
+    return DW_EVAL_OK;
+}
+
+static dw_eval_status op_compare(dw_opcode op, const dw_value *a, const dw_value *b, bool *r)
+{
+    if (a->kind != b->kind) return DW_ERR_TYPE;
+    if (a->kind != DW_V_LONG && a->kind != DW_V_DATETIME && a->kind != DW_V_DURATION) return DW_ERR_TYPE;
+    int64_t x = a->u.i, y = b->u.i;
+    *r = op == DW_OP_LT ? x < y : op == DW_OP_LE ? x <= y : op == DW_OP_GT ? x > y : x >= y;
+    return DW_EVAL_OK;
+}
+
+static dw_eval_status op_arith(dw_opcode op, const dw_value *a, const dw_value *b, dw_value *out)
+{
+    if (a->kind != DW_V_LONG || b->kind != DW_V_LONG) return DW_ERR_TYPE;
+    int64_t r;
+    bool of = op == DW_OP_ADD ? __builtin_add_overflow(a->u.i, b->u.i, &r)
+            : op == DW_OP_SUB ? __builtin_sub_overflow(a->u.i, b->u.i, &r)
+            : __builtin_mul_overflow(a->u.i, b->u.i, &r);
+    if (of) return DW_ERR_OVERFLOW;
+    *out = dw_long(r);
+    return DW_EVAL_OK;
+}
+
+dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
+{
+    const dw_program *P = cx->prog;
+    const dw_policy_code *pc_info = &P->policies[index];
+    const uint32_t *code = P->code;
+    dw_value *sp = cx->stack;          /* next free slot */
+    uint32_t pc = pc_info->entry;
+    dw_eval_status st;
+    bool r;
+
+    for (;;) {
+        uint32_t ins = code[pc++];
+        uint32_t A = DW_INS_A(ins);
+        switch (DW_INS_OP(ins)) {
+        case DW_OP_CONST: *sp++ = P->consts[A]; break;
+        case DW_OP_VAR:   *sp++ = cx->req->vars[A]; break;
+        case DW_OP_AND:
+            if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`&&` operand is not a Bool");
+            if (!sp[-1].u.b) pc = A; else sp--;
+            break;
+        case DW_OP_OR:
+            if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`||` operand is not a Bool");
+            if (sp[-1].u.b) pc = A; else sp--;
+            break;
+        case DW_OP_JUMP_IF_NOT:
+            sp--;
+            if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`if` condition is not a Bool");
+            if (!sp->u.b) pc = A;
+            break;
+        case DW_OP_JUMP: pc = A; break;
+        case DW_OP_CHECK_BOOL:
+            if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "operand is not a Bool");
+            break;
+        case DW_OP_NOT:
+            if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`!` operand is not a Bool");
+            sp[-1].u.b = !sp[-1].u.b;
+            break;
+        case DW_OP_NEG:
+            if (sp[-1].kind != DW_V_LONG) FAIL(DW_ERR_TYPE, "`-` operand is not a Long");
+            if (sp[-1].u.i == INT64_MIN) FAIL(DW_ERR_OVERFLOW, "negation overflows");
+            sp[-1].u.i = -sp[-1].u.i;
+            break;
+        case DW_OP_EQ: sp--; sp[-1] = dw_bool(dw_value_eq(&sp[-1], sp)); break;
+        case DW_OP_NE: sp--; sp[-1] = dw_bool(!dw_value_eq(&sp[-1], sp)); break;
+        case DW_OP_LT: case DW_OP_LE: case DW_OP_GT: case DW_OP_GE:
+            sp--;
+            if ((st = op_compare(DW_INS_OP(ins), &sp[-1], sp, &r))) FAIL(st, "comparison needs two Longs, datetimes or durations");
+            sp[-1] = dw_bool(r);
+            break;
+        case DW_OP_ADD: case DW_OP_SUB: case DW_OP_MUL:
+            sp--;
+            if ((st = op_arith(DW_INS_OP(ins), &sp[-1], sp, &sp[-1]))) FAIL(st, "arithmetic on Longs");
+            break;
+        case DW_OP_IN:
+            sp--;
+            if ((st = op_in(cx, &sp[-1], sp, &r))) FAIL(st, "`in` needs an entity and an entity or set of entities");
+            sp[-1] = dw_bool(r);
+            break;
+        case DW_OP_HAS: case DW_OP_GETATTR: {
+            const dw_bytes *key = &P->strs[A];
+            dw_value *v = &sp[-1];
+            const dw_value *rec;
+            if (v->kind == DW_V_RECORD) rec = v;
+            else if (v->kind == DW_V_ENTITY) {
+                const dw_entity *e = dw_store_get(cx->store, v->u.uid);
+                if (!e) {
+                    if (DW_INS_OP(ins) == DW_OP_HAS) { *v = dw_bool(false); break; }
+                    FAIL(DW_ERR_NO_ENTITY, "entity does not exist");
+                }
+                rec = &e->attrs;
+            } else FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity");
+            const dw_value *f = dw_record_get(rec, key->s, key->len);
+            if (DW_INS_OP(ins) == DW_OP_HAS) *v = dw_bool(f != NULL);
+            else if (!f) FAIL(DW_ERR_MISSING_ATTR, "attribute not found");
+            else *v = *f;
+            break;
+        }
+        case DW_OP_LIKE:
+            if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
+            sp[-1] = dw_bool(dw_like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));
+            break;
+        case DW_OP_IS: {
+            if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");
+            const dw_bytes *t = &P->strs[A];
+            const dw_uid *u = sp[-1].u.uid;
+            sp[-1] = dw_bool(u->tlen == t->len && memcmp(u->type, t->s, t->len) == 0);
+            break;
+        }
+        case DW_OP_MKSET: {
+            dw_value *elems = A ? dw_arena_alloc(cx->scratch, A * sizeof *elems) : NULL;
+            if (A && !elems) FAIL(DW_ERR_OOM, "out of memory");
+            sp -= A;
+            if (A) memcpy(elems, sp, A * sizeof *elems);
+            *sp++ = dw_make_set(elems, A);
+            break;
+        }
+        case DW_OP_MKRECORD: {
+            const dw_keylist *kl = &P->keylists[A];
+            dw_field *f = kl->n ? dw_arena_alloc(cx->scratch, kl->n * sizeof *f) : NULL;
+            if (kl->n && !f) FAIL(DW_ERR_OOM, "out of memory");
+            sp -= kl->n;
+            for (uint32_t i = 0; i < kl->n; i++) {
+                const dw_bytes *k = &P->strs[P->keyidx[kl->first + i]];
+                f[i].key = k->s;
+                f[i].klen = (uint32_t)k->len;
+                f[i].v = sp[i];
+            }
+            if (!dw_make_record(f, kl->n, sp)) FAIL(DW_ERR_INTERNAL, "duplicate record key");
+            sp++;
+            break;
+        }
+        case DW_OP_CALL: {
+            uint32_t argc = DW_CALL_ARGC(A);
+            sp -= argc;
+            dw_value out;
+            if ((st = dw_call_extfn(cx->scratch, cx->store, (dw_extfn)DW_CALL_FN(A), sp, argc, &out))) FAIL(st, dw_fninfo_table[DW_CALL_FN(A)].name);
+            *sp++ = out;
+            break;
+        }
+        case DW_OP_RET:
+            sp--;
+            if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
+            *result = sp->u.b;
+            return DW_EVAL_OK;
+        default:
+            FAIL(DW_ERR_INTERNAL, "bad opcode");
+        }
+    }
+}

@@ -1,0 +1,205 @@
+#include "value.h"
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+const char *dw_vkind_name(dw_vkind k)
+{
+    static const char *names[DW_V__COUNT] = {
+        "Bool", "Long", "String", "Entity", "Set", "Record",
+        "decimal", "ipaddr", "datetime", "duration",
+    };
+    return (unsigned)k < DW_V__COUNT ? names[k] : "?";
+}
+
+uint64_t dw_uid_hash(const char *type, size_t tlen, const char *id, size_t idlen)
+{
+    /* seed the id hash with the type hash so ("a","bc") != ("ab","c") */
+    return XXH3_64bits_withSeed(id, idlen, XXH3_64bits(type, tlen));
+}
+
+bool dw_uid_eq(const dw_uid *a, const dw_uid *b)
+{
+    if (a == b) return true;
+    return a->hash == b->hash && a->tlen == b->tlen && a->idlen == b->idlen &&
+           memcmp(a->type, b->type, a->tlen) == 0 && memcmp(a->id, b->id, a->idlen) == 0;
+}
+
+int dw_bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t m = an < bn ? an : bn;
+    int c = m ? memcmp(a, b, m) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+int dw_value_cmp(const dw_value *a, const dw_value *b)
+{
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    switch ((dw_vkind)a->kind) {
+    case DW_V_BOOL: return (int)a->u.b - (int)b->u.b;
+    case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION:
+        return cmp_i64(a->u.i, b->u.i);
+    case DW_V_STRING: return dw_bytes_cmp(a->u.s, a->n, b->u.s, b->n);
+    case DW_V_ENTITY: {
+        const dw_uid *x = a->u.uid, *y = b->u.uid;
+        if (x == y) return 0;
+        int c = dw_bytes_cmp(x->type, x->tlen, y->type, y->tlen);
+        return c ? c : dw_bytes_cmp(x->id, x->idlen, y->id, y->idlen);
+    }
+    case DW_V_SET: {
+        if (a->n != b->n) return a->n < b->n ? -1 : 1;
+        for (uint32_t i = 0; i < a->n; i++) {
+            int c = dw_value_cmp(&a->u.elems[i], &b->u.elems[i]);
+            if (c) return c;
+        }
+        return 0;
+    }
+    case DW_V_RECORD: {
+        if (a->n != b->n) return a->n < b->n ? -1 : 1;
+        for (uint32_t i = 0; i < a->n; i++) {
+            const dw_field *f = &a->u.fields[i], *g = &b->u.fields[i];
+            int c = dw_bytes_cmp(f->key, f->klen, g->key, g->klen);
+            if (c) return c;
+            c = dw_value_cmp(&f->v, &g->v);
+            if (c) return c;
+        }
+        return 0;
+    }
+    case DW_V_IPADDR: return dw_ip_compare(a->u.ip, b->u.ip);
+    default: return 0;
+    }
+}
+
+bool dw_make_string(dw_arena *a, const char *s, size_t n, dw_value *out)
+{
+    char *p = dw_arena_memdup(a, s, n);
+    if (!p) return false;
+    out->kind = DW_V_STRING;
+    out->n = (uint32_t)n;
+    out->u.s = p;
+    return true;
+}
+
+const dw_uid *dw_make_uid(dw_arena *a, const char *type, size_t tlen, const char *id, size_t idlen)
+{
+    dw_uid *u = dw_arena_alloc(a, sizeof *u);
+    if (!u) return NULL;
+    u->type = dw_arena_memdup(a, type, tlen);
+    u->id = dw_arena_memdup(a, id, idlen);
+    if (!u->type || !u->id) return NULL;
+    u->tlen = (uint32_t)tlen;
+    u->idlen = (uint32_t)idlen;
+    u->hash = dw_uid_hash(type, tlen, id, idlen);
+    return u;
+}
+
+static int value_qcmp(const void *x, const void *y) { return dw_value_cmp(x, y); }
+
+dw_value dw_make_set(dw_value *elems, size_t n)
+{
+    if (n > 1) {
+        qsort(elems, n, sizeof *elems, value_qcmp);
+        size_t w = 1;
+        for (size_t r = 1; r < n; r++)
+            if (dw_value_cmp(&elems[w - 1], &elems[r]) != 0) elems[w++] = elems[r];
+        n = w;
+    }
+    dw_value v = { .kind = DW_V_SET, .n = (uint32_t)n };
+    v.u.elems = elems;
+    return v;
+}
+
+static int field_qcmp(const void *x, const void *y)
+{
+    const dw_field *a = x, *b = y;
+    return dw_bytes_cmp(a->key, a->klen, b->key, b->klen);
+}
+
+bool dw_make_record(dw_field *fields, size_t n, dw_value *out)
+{
+    if (n > 1) qsort(fields, n, sizeof *fields, field_qcmp);
+    for (size_t i = 1; i < n; i++)
+        if (field_qcmp(&fields[i - 1], &fields[i]) == 0) return false;
+    out->kind = DW_V_RECORD;
+    out->n = (uint32_t)n;
+    out->u.fields = fields;
+    return true;
+}
+
+const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen)
+{
+    size_t lo = 0, hi = rec->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const dw_field *f = &rec->u.fields[mid];
+        int c = dw_bytes_cmp(f->key, f->klen, key, klen);
+        if (c == 0) return &f->v;
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    return NULL;
+}
+
+bool dw_set_contains(const dw_value *set, const dw_value *v)
+{
+    size_t lo = 0, hi = set->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = dw_value_cmp(&set->u.elems[mid], v);
+        if (c == 0) return true;
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    return false;
+}
+
+static void print_str(FILE *out, const char *s, size_t n)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c == '\n') fputs("\\n", out);
+        else if (c == '\t') fputs("\\t", out);
+        else if (c == '\r') fputs("\\r", out);
+        else if (c < 0x20 || c == 0x7f) fprintf(out, "\\u{%x}", c);
+        else fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+void dw_value_print(FILE *out, const dw_value *v)
+{
+    char buf[64];
+    switch ((dw_vkind)v->kind) {
+    case DW_V_BOOL: fputs(v->u.b ? "true" : "false", out); break;
+    case DW_V_LONG: fprintf(out, "%lld", (long long)v->u.i); break;
+    case DW_V_STRING: print_str(out, v->u.s, v->n); break;
+    case DW_V_ENTITY:
+        fwrite(v->u.uid->type, 1, v->u.uid->tlen, out);
+        fputs("::", out);
+        print_str(out, v->u.uid->id, v->u.uid->idlen);
+        break;
+    case DW_V_SET:
+        fputc('[', out);
+        for (uint32_t i = 0; i < v->n; i++) { if (i) fputs(", ", out); dw_value_print(out, &v->u.elems[i]); }
+        fputc(']', out);
+        break;
+    case DW_V_RECORD:
+        fputc('{', out);
+        for (uint32_t i = 0; i < v->n; i++) {
+            if (i) fputs(", ", out);
+            print_str(out, v->u.fields[i].key, v->u.fields[i].klen);
+            fputs(": ", out);
+            dw_value_print(out, &v->u.fields[i].v);
+        }
+        fputc('}', out);
+        break;
+    case DW_V_DECIMAL: dw_decimal_format(v->u.i, buf, sizeof buf); fprintf(out, "decimal(\"%s\")", buf); break;
+    case DW_V_IPADDR: dw_ip_format(v->u.ip, buf, sizeof buf); fprintf(out, "ip(\"%s\")", buf); break;
+    case DW_V_DATETIME: dw_datetime_format(v->u.i, buf, sizeof buf); fprintf(out, "datetime(\"%s\")", buf); break;
+    case DW_V_DURATION: dw_duration_format(v->u.i, buf, sizeof buf); fprintf(out, "duration(\"%s\")", buf); break;
+    default: fputs("?", out);
+    }
+}

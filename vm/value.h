@@ -1,0 +1,77 @@
+/* value.h - Cedar run-time values (dogwood.md §4.1).
+ * A dw_value is a 16-byte tagged word.  Strings, sets, records, entity uids
+ * and ip addresses point into an arena (the artifact's for constants, the
+ * entity store's for entity data, a per-decision scratch arena otherwise);
+ * values are immutable once built.  Sets are kept sorted and duplicate-free
+ * under dw_value_cmp and records sorted by key, so equality is a plain
+ * structural walk. */
+#ifndef DW_VALUE_H
+#define DW_VALUE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "../stdlib/arena.h"
+#include "../stdlib/ext.h"
+
+typedef enum dw_vkind {
+    DW_V_BOOL, DW_V_LONG, DW_V_STRING, DW_V_ENTITY, DW_V_SET, DW_V_RECORD,
+    DW_V_DECIMAL, DW_V_IPADDR, DW_V_DATETIME, DW_V_DURATION,
+    DW_V__COUNT
+} dw_vkind;
+
+typedef struct dw_value dw_value;
+typedef struct dw_field dw_field;
+
+/* An entity uid.  `hash` covers type and id; uids are compared by hash,
+ * then bytes.  `type_sym` is the interned type-name symbol (0 = none). */
+typedef struct dw_uid {
+    const char *type; uint32_t tlen;
+    uint32_t idlen;   const char *id;
+    uint64_t hash;
+} dw_uid;
+
+struct dw_value {
+    uint8_t kind;            /* dw_vkind */
+    uint32_t n;              /* STRING: byte length; SET/RECORD: element count */
+    union {
+        bool b;
+        int64_t i;           /* LONG, DECIMAL (x10^4), DATETIME (ms), DURATION (ms) */
+        const char *s;       /* STRING (NUL terminated too) */
+        const dw_uid *uid;   /* ENTITY */
+        const dw_value *elems;   /* SET */
+        const dw_field *fields;  /* RECORD */
+        const dw_ipaddr *ip; /* IPADDR */
+    } u;
+};
+
+struct dw_field { const char *key; uint32_t klen; dw_value v; };
+
+static inline dw_value dw_bool(bool b) { dw_value v = { .kind = DW_V_BOOL }; v.u.b = b; return v; }
+static inline dw_value dw_long(int64_t i) { dw_value v = { .kind = DW_V_LONG }; v.u.i = i; return v; }
+
+const char *dw_vkind_name(dw_vkind k);
+uint64_t dw_uid_hash(const char *type, size_t tlen, const char *id, size_t idlen);
+bool dw_uid_eq(const dw_uid *a, const dw_uid *b);
+/* Total order over all values (kind first); 0 iff structurally equal. */
+int  dw_value_cmp(const dw_value *a, const dw_value *b);
+static inline bool dw_value_eq(const dw_value *a, const dw_value *b) { return dw_value_cmp(a, b) == 0; }
+int  dw_bytes_cmp(const char *a, size_t an, const char *b, size_t bn);
+
+/* Constructors (copy into arena a).  NULL/false on OOM. */
+bool dw_make_string(dw_arena *a, const char *s, size_t n, dw_value *out);
+const dw_uid *dw_make_uid(dw_arena *a, const char *type, size_t tlen, const char *id, size_t idlen);
+/* Sort and dedupe `elems` in place (it must be arena memory owned by the caller). */
+dw_value dw_make_set(dw_value *elems, size_t n);
+/* Sort fields by key in place; returns false if two keys are equal. */
+bool dw_make_record(dw_field *fields, size_t n, dw_value *out);
+
+/* Lookup in a record value; NULL if absent. */
+const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen);
+/* Membership in a set value (binary search). */
+bool dw_set_contains(const dw_value *set, const dw_value *v);
+
+/* Cedar-like text for diagnostics and `dwc authorize -v`. */
+void dw_value_print(FILE *out, const dw_value *v);
+
+#endif

@@ -1,0 +1,64 @@
+/* vm.h - evaluating compiled policies (dogwood.md §4, §15.2). */
+#ifndef DW_VM_H
+#define DW_VM_H
+#include "program.h"
+#include "store.h"
+
+typedef enum dw_eval_status {
+    DW_EVAL_OK = 0,
+    DW_ERR_TYPE,          /* operand of the wrong type */
+    DW_ERR_ARITY,         /* extension function called with the wrong count */
+    DW_ERR_MISSING_ATTR,  /* record or entity lacks the attribute */
+    DW_ERR_NO_ENTITY,     /* attribute access on an entity not in the store */
+    DW_ERR_MISSING_TAG,
+    DW_ERR_OVERFLOW,
+    DW_ERR_EXTENSION,     /* bad extension constructor argument */
+    DW_ERR_OOM,
+    DW_ERR_INTERNAL,      /* a verified program can never reach this */
+} dw_eval_status;
+
+const char *dw_eval_status_name(dw_eval_status s);
+
+enum { DW_VAR_P = 0, DW_VAR_A = 1, DW_VAR_R = 2, DW_VAR_C = 3 };
+
+typedef struct dw_request {
+    dw_value vars[4];          /* principal, action, resource (entities), context (record) */
+} dw_request;
+
+typedef struct dw_eval_ctx {
+    const dw_program *prog;
+    const dw_store *store;
+    const dw_request *req;
+    dw_arena *scratch;         /* per-decision allocations (sets, records built at run time) */
+    dw_value *stack;           /* at least prog->max_stack slots */
+    /* detail of the last error, for messages */
+    uint32_t err_pc;
+    const char *err_detail;    /* static text */
+} dw_eval_ctx;
+
+/* Evaluate policy `index`'s scope and condition.  DW_EVAL_OK with *result set,
+ * or an error status (the policy is then "erroring"). */
+dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result);
+
+/* Apply an extension function or built-in method to already evaluated
+ * arguments (methods take the receiver first).  Shared by OP_CALL and the
+ * JSON reader's `__extn` values. */
+dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn fn,
+                             const dw_value *args, uint32_t argc, dw_value *out);
+
+/* ---- the Cedar decision (§15.2) ---- */
+typedef struct dw_policy_error { uint32_t policy; dw_eval_status status; const char *detail; } dw_policy_error;
+
+typedef struct dw_response {
+    bool allow;
+    uint32_t *determining; uint32_t ndetermining;   /* ascending policy indices */
+    dw_policy_error *errors; uint32_t nerrors;       /* ascending policy indices */
+    uint32_t evaluated;                              /* policies whose code ran */
+} dw_response;
+
+/* Authorize `req` against every policy of `prog`.  Result arrays live in
+ * `scratch`.  Returns 0, or -1 on OOM (the caller must deny). */
+int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
+                 dw_arena *scratch, dw_response *resp);
+
+#endif
