@@ -70,3 +70,41 @@ conformance: deps all $(CORPUS_DIR)/.unpacked
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- tests ----
+UNIT_SRCS = $(wildcard tests/unit/test_*.c)
+UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
+$(BUILD)/dw-golden: $(BUILD)/obj/tests/golden/golden_main.o $(BUILD)/libdogwood.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+unit: $(UNIT_BINS)
+testbins: all unit $(BUILD)/dw-golden
+
+SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
+	clang $(CSTD) $(WARN) -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS)
+.PHONY: testbins fuzz-link
+# The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.
+fuzz:
+	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fsanitize=address,undefined,fuzzer-no-link" build/fuzz/libdogwood.a
+	$(MAKE) --no-print-directory fuzz-link
+fuzz-link: $(FUZZ_TARGETS)
+
+test: deps
+	$(MAKE) --no-print-directory testbins
+	$(MAKE) --no-print-directory BUILD=build/asan OPT="$(SAN_OPT)" testbins
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh $(SHARED)
+
+demo: deps all
+	@echo "== compiling and deciding Box's example requests through the VM"
+	@for d in $(SHARED)/examples/box/0[1-4]*/; do \
+	  echo "-- $$d"; \
+	  $(BUILD)/dwc authorize -p $$d/policy.dw -s $(SHARED)/spec/box/actions.cedarschema --requests $$d/requests.jsonl; \
+	done
+	@echo "== disassembly of $(SHARED)/examples/box/01-project-read/policy.dw"
+	@$(BUILD)/dwc disasm -p $(SHARED)/examples/box/01-project-read/policy.dw

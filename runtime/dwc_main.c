@@ -1,0 +1,307 @@
+/* dwc - the Dogwood policy compiler and toolchain driver.
+ * Each subcommand is one function; `dwc help` lists them. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "load.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *usage;
+} command;
+
+static const command *find_command(const char *name);
+
+/* ---- dwc authorize ---- */
+static const char authorize_usage[] =
+    "usage: dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE]\n"
+    "                     (--request-json FILE | -l PRINCIPAL -a ACTION -r RESOURCE [-c CONTEXT])\n"
+    "                     [-v]\n"
+    "       dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE] --requests FILE.jsonl\n"
+    "Decide one request.  Prints ALLOW or DENY; with -v also the determining and\n"
+    "erroring policies.  Exit 0 allow, 2 deny, 1 on any error (like Cedar's CLI).\n"
+    "  -p, --policies FILE      policy set (.dw or .cedar)\n"
+    "  -s, --schema FILE        Cedar schema (.cedarschema or JSON); strings in entities and\n"
+    "                           context become extension values where the schema says so\n"
+    "      --entities FILE      entities JSON (array of {uid, attrs, parents, tags})\n"
+    "      --request-json FILE  {\"principal\":..., \"action\":..., \"resource\":..., \"context\":{...}}\n"
+    "                           uids as Type::\"id\" strings or {\"type\",\"id\"} objects\n"
+    "  -l, --principal UID      e.g. 'User::\"alice\"'\n"
+    "  -a, --action UID         e.g. 'Action::\"view\"'\n"
+    "  -r, --resource UID\n"
+    "  -c, --context FILE       context JSON object\n"
+    "      --requests FILE      one request JSON per line; prints one line per request:\n"
+    "                           `N: ALLOW|DENY [determining ids] [errors: ids]`; a request that\n"
+    "                           fails the schema gate is DENY with `invalid: reason`\n"
+    "  -v, --verbose            print determining and erroring policy ids\n";
+
+/* Turn a uid given as text into the JSON object form the request loader reads. */
+static const dw_json *uid_json(dw_arena *a, const char *text, const char *what)
+{
+    const dw_uid *u = dw_uid_from_text(a, text, strlen(text));
+    if (!u) {
+        fprintf(stderr, "dwc authorize: error: %s `%s` is not an entity uid\n  hint: write it as Type::\"id\", e.g. User::\"alice\"\n", what, text);
+        return NULL;
+    }
+    dw_json *o = dw_arena_alloc(a, sizeof *o);
+    dw_json_member *m = dw_arena_alloc(a, 2 * sizeof *m);
+    dw_json *t = dw_arena_alloc(a, sizeof *t), *id = dw_arena_alloc(a, sizeof *id);
+    if (!o || !m || !t || !id) return NULL;
+    t->kind = id->kind = DW_JSON_STRING;
+    t->u.str = (dw_str){ u->type, u->tlen };
+    id->u.str = (dw_str){ u->id, u->idlen };
+    m[0] = (dw_json_member){ { "type", 4 }, t, 0 };
+    m[1] = (dw_json_member){ { "id", 2 }, id, 0 };
+    o->kind = DW_JSON_OBJECT;
+    o->u.obj.v = m;
+    o->u.obj.n = 2;
+    return o;
+}
+
+/* A request-JSON uid may be a Type::"id" string or an object. */
+static const dw_json *request_uid(dw_arena *a, const dw_json *j, const char *what)
+{
+    if (j && j->kind == DW_JSON_STRING) return uid_json(a, j->u.str.s, what);
+    return j;
+}
+
+static const dw_json *parse_json_file(dw_session *s, const char *path, dw_source *src, char **text)
+{
+    size_t len;
+    if (dw_read_file(path, text, &len)) { perror(path); return NULL; }
+    src->name = path;
+    src->text = *text;
+    src->len = len;
+    const dw_json *j = dw_json_parse(&s->scratch, src, &s->diags);
+    if (!j) dw_diags_print(&s->diags, stderr);
+    return j;
+}
+
+static void print_ids(const dw_program *prog, const uint32_t *idx, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const dw_policy_code *pc = &prog->policies[idx[i]];
+        printf("%s%.*s", i ? "," : "", (int)pc->id.len, pc->id.s);
+    }
+}
+
+/* Batch mode: each line of a JSON-lines file is one request. */
+static int authorize_lines(dw_session *s, const char *path)
+{
+    char *text;
+    size_t len;
+    if (dw_read_file(path, &text, &len)) { perror(path); return 1; }
+    int rc = 0;
+    size_t lineno = 0;
+    for (char *line = text; line && *line; ) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+        lineno++;
+        dw_source src = { path, line, ll };
+        bool blank = true;
+        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
+        if (!blank) {
+            dw_arena_reset(&s->scratch);
+            const dw_json *r = dw_json_parse(&s->scratch, &src, &s->diags);
+            dw_request req;
+            dw_buf err = { 0 };
+            dw_response resp;
+            if (!r) {
+                printf("%zu: DENY invalid: not a JSON request\n", lineno);
+                dw_diags_free(&s->diags);
+                dw_diags_init(&s->diags);
+            } else if (dw_request_from_json(&s->scratch, request_uid(&s->scratch, dw_json_get(r, "principal"), "principal"),
+                                            request_uid(&s->scratch, dw_json_get(r, "action"), "action"),
+                                            request_uid(&s->scratch, dw_json_get(r, "resource"), "resource"),
+                                            dw_json_get(r, "context"), s->schema, s->schema != NULL, &req, &err)) {
+                printf("%zu: DENY invalid: %s\n", lineno, err.p ? err.p : "?");
+            } else if (dw_authorize(s->prog, &s->store, &req, &s->scratch, &resp)) {
+                printf("%zu: DENY internal: out of memory\n", lineno);
+                rc = 1;
+            } else {
+                printf("%zu: %s [", lineno, resp.allow ? "ALLOW" : "DENY");
+                print_ids(s->prog, resp.determining, resp.ndetermining);
+                printf("]");
+                if (resp.nerrors) {
+                    uint32_t *e = dw_arena_alloc(&s->scratch, resp.nerrors * sizeof *e);
+                    for (uint32_t i = 0; e && i < resp.nerrors; i++) e[i] = resp.errors[i].policy;
+                    printf(" errors: [");
+                    if (e) print_ids(s->prog, e, resp.nerrors);
+                    printf("]");
+                }
+                printf("\n");
+            }
+            dw_buf_free(&err);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return rc;
+}
+
+static int cmd_authorize(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "policies", required_argument, 0, 'p' }, { "schema", required_argument, 0, 's' },
+        { "entities", required_argument, 0, 'e' }, { "request-json", required_argument, 0, 'q' },
+        { "principal", required_argument, 0, 'l' }, { "action", required_argument, 0, 'a' },
+        { "resource", required_argument, 0, 'r' }, { "context", required_argument, 0, 'c' },
+        { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
+        { "requests", required_argument, 0, 'L' }, { 0, 0, 0, 0 },
+    };
+    const char *lines = NULL;
+    const char *pol = NULL, *sch = NULL, *ent = NULL, *rq = NULL, *pl = NULL, *ac = NULL, *rs = NULL, *cx = NULL;
+    bool verbose = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:s:l:a:r:c:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': pol = optarg; break;
+        case 's': sch = optarg; break;
+        case 'e': ent = optarg; break;
+        case 'q': rq = optarg; break;
+        case 'l': pl = optarg; break;
+        case 'a': ac = optarg; break;
+        case 'r': rs = optarg; break;
+        case 'c': cx = optarg; break;
+        case 'v': verbose = true; break;
+        case 'L': lines = optarg; break;
+        case 'h': fputs(authorize_usage, stdout); return 0;
+        default: fputs(authorize_usage, stderr); return 1;
+        }
+    }
+    if (!pol || (!rq && !lines && (!pl || !ac || !rs)) || optind != argc) {
+        fprintf(stderr, "dwc authorize: error: %s\n", !pol ? "missing -p POLICIES" : optind != argc ? "unexpected argument" : "give --request-json FILE or all of -l, -a, -r");
+        fputs(authorize_usage, stderr);
+        return 1;
+    }
+    dw_session s;
+    dw_session_init(&s);
+    int rc = 1;
+    char *rq_text = NULL, *cx_text = NULL;
+    dw_source rq_src, cx_src;
+    if (dw_session_load_policies(&s, pol)) goto out;
+    if (sch && dw_session_load_schema(&s, sch)) goto out;
+    if (dw_session_load_entities(&s, ent)) goto out;
+    if (lines) { rc = authorize_lines(&s, lines); goto out; }
+    const dw_json *P, *A, *R, *C = NULL;
+    if (rq) {
+        const dw_json *r = parse_json_file(&s, rq, &rq_src, &rq_text);
+        if (!r) goto out;
+        P = request_uid(&s.scratch, dw_json_get(r, "principal"), "principal");
+        A = request_uid(&s.scratch, dw_json_get(r, "action"), "action");
+        R = request_uid(&s.scratch, dw_json_get(r, "resource"), "resource");
+        C = dw_json_get(r, "context");
+    } else {
+        P = uid_json(&s.scratch, pl, "principal");
+        A = uid_json(&s.scratch, ac, "action");
+        R = uid_json(&s.scratch, rs, "resource");
+        if (cx && !(C = parse_json_file(&s, cx, &cx_src, &cx_text))) goto out;
+    }
+    if (!P || !A || !R) goto out;
+    dw_request req;
+    dw_buf err = { 0 };
+    if (dw_request_from_json(&s.scratch, P, A, R, C, s.schema, s.schema != NULL, &req, &err)) {
+        fprintf(stderr, "dwc authorize: error: invalid request: %s\n", err.p ? err.p : "?");
+        dw_buf_free(&err);
+        goto out;
+    }
+    dw_buf_free(&err);
+    dw_response resp;
+    if (dw_authorize(s.prog, &s.store, &req, &s.scratch, &resp)) {
+        fprintf(stderr, "dwc authorize: error: out of memory (decision: DENY)\n");
+        goto out;
+    }
+    puts(resp.allow ? "ALLOW" : "DENY");
+    if (verbose) {
+        printf("determining: ");
+        print_ids(s.prog, resp.determining, resp.ndetermining);
+        printf("\nerrors:");
+        for (uint32_t i = 0; i < resp.nerrors; i++) {
+            const dw_policy_code *pc = &s.prog->policies[resp.errors[i].policy];
+            printf(" %.*s (%s: %s)", (int)pc->id.len, pc->id.s, dw_eval_status_name(resp.errors[i].status),
+                   resp.errors[i].detail ? resp.errors[i].detail : "");
+        }
+        printf("\n");
+    }
+    rc = resp.allow ? 0 : 2;
+out:
+    free(rq_text);
+    free(cx_text);
+    dw_session_free(&s);
+    return rc;
+}
+
+/* ---- dwc disasm ---- */
+static const char disasm_usage[] =
+    "usage: dwc disasm -p POLICIES\n"
+    "Compile the policy set and print its bytecode, one block per policy.\n";
+
+static int cmd_disasm(int argc, char **argv)
+{
+    const char *pol = NULL;
+    for (int i = 1; i < argc; i++) {
+        if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--policies") == 0) && i + 1 < argc) pol = argv[++i];
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(disasm_usage, stdout); return 0; }
+        else if (!pol && argv[i][0] != '-') pol = argv[i];
+        else { fputs(disasm_usage, stderr); return 1; }
+    }
+    if (!pol) { fputs(disasm_usage, stderr); return 1; }
+    dw_session s;
+    dw_session_init(&s);
+    int rc = dw_session_load_policies(&s, pol);
+    if (rc == 0) dw_program_disasm(s.prog, stdout);
+    dw_session_free(&s);
+    return rc;
+}
+
+/* ---- help ---- */
+static int cmd_help(int argc, char **argv);
+
+static const command commands[] = {
+    { "authorize", cmd_authorize, "decide one request (ALLOW/DENY), like Cedar's CLI", authorize_usage },
+    { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
+    { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
+};
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+static void usage(FILE *out)
+{
+    fputs("dwc - the Dogwood policy toolchain\n\nusage: dwc COMMAND [OPTIONS]\n\ncommands:\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n`dwc COMMAND --help` describes a command.\n", out);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc > 1) {
+        const command *c = find_command(argv[1]);
+        if (!c) { fprintf(stderr, "dwc: unknown command `%s`\n", argv[1]); return 1; }
+        fputs(c->usage, stdout);
+        return 0;
+    }
+    usage(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return 1; }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
+    const command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "dwc: unknown command `%s`\n  hint: `dwc help` lists the commands\n", argv[1]);
+        return 1;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,115 @@
+#include "load.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../lang/strlit.h"
+
+void dw_session_init(dw_session *s)
+{
+    memset(s, 0, sizeof *s);
+    dw_store_init(&s->store);
+    dw_arena_init(&s->scratch, 64 * 1024);
+    dw_diags_init(&s->diags);
+}
+
+void dw_session_free(dw_session *s)
+{
+    if (s->prog) dw_program_free(s->prog);
+    if (s->ps) dw_policy_set_free(s->ps);
+    if (s->schema) dw_schema_free(s->schema);
+    dw_store_free(&s->store);
+    dw_arena_free(&s->scratch);
+    dw_diags_free(&s->diags);
+    free(s->policy_text);
+    free(s->schema_text);
+    free(s->entities_text);
+    memset(s, 0, sizeof *s);
+}
+
+static int read_source(const char *path, dw_source *src, char **text)
+{
+    size_t len;
+    if (dw_read_file(path, text, &len)) {
+        fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
+        return 1;
+    }
+    src->name = path;
+    src->text = *text;
+    src->len = len;
+    return 0;
+}
+
+static int flush_diags(dw_session *s)
+{
+    dw_diags_print(&s->diags, stderr);
+    int rc = s->diags.nerrors ? 2 : 0;
+    dw_diags_free(&s->diags);
+    dw_diags_init(&s->diags);
+    return rc;
+}
+
+int dw_session_load_policies(dw_session *s, const char *path)
+{
+    if (read_source(path, &s->policy_src, &s->policy_text)) return 1;
+    s->ps = dw_parse_policy_set(&s->policy_src, &s->diags);
+    if (!s->ps || s->diags.nerrors) { flush_diags(s); return 2; }
+    s->prog = dw_compile(s->ps, NULL, &s->diags);
+    if (!s->prog) { flush_diags(s); return 2; }
+    return flush_diags(s);
+}
+
+int dw_session_load_schema(dw_session *s, const char *path)
+{
+    if (read_source(path, &s->schema_src, &s->schema_text)) return 1;
+    s->schema = dw_schema_parse(&s->schema_src, &s->diags);
+    if (!s->schema || s->diags.nerrors) { flush_diags(s); return 2; }
+    return flush_diags(s);
+}
+
+int dw_session_load_entities(dw_session *s, const char *path)
+{
+    dw_buf err = { 0 };
+    int rc = 0;
+    if (path) {
+        if (read_source(path, &s->entities_src, &s->entities_text)) return 1;
+        const dw_json *j = dw_json_parse(&s->store.arena, &s->entities_src, &s->diags);
+        if (!j) return flush_diags(s) ? 2 : 2;
+        if (dw_store_load_json(&s->store, j, s->schema, &err)) {
+            fprintf(stderr, "%s: error: %s\n", path, err.p ? err.p : "invalid entities");
+            rc = 2;
+        }
+    } else {
+        if ((s->schema && dw_store_add_schema_actions(&s->store, s->schema, &err)) || dw_store_seal(&s->store)) {
+            fprintf(stderr, "error: %s\n", err.p ? err.p : "out of memory");
+            rc = 2;
+        }
+    }
+    dw_buf_free(&err);
+    s->store_ready = rc == 0;
+    return rc;
+}
+
+static bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+static bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+
+const dw_uid *dw_uid_from_text(dw_arena *a, const char *t, size_t n)
+{
+    /* Path ("::" Ident)* "::" '"' id '"' with optional surrounding spaces */
+    while (n && (*t == ' ' || *t == '\t')) { t++; n--; }
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\n')) n--;
+    size_t i = 0;
+    for (;;) {
+        if (i >= n || !is_ident_start(t[i])) return NULL;
+        while (i < n && is_ident_char(t[i])) i++;
+        if (i + 2 > n || t[i] != ':' || t[i + 1] != ':') return NULL;
+        if (i + 2 < n && t[i + 2] == '"') break;
+        i += 2;
+    }
+    size_t tlen = i;
+    size_t q = i + 3;
+    if (n < q + 1 || t[n - 1] != '"') return NULL;
+    dw_str id;
+    dw_strlit_err e;
+    if (!dw_strlit_decode(a, t + q, n - 1 - q, &id, &e)) return NULL;
+    return dw_make_uid(a, t, tlen, id.s, id.len);
+}

@@ -1,0 +1,33 @@
+/* load.h - loading the inputs of one decision context from files: policy
+ * set (compiled), schema, entities.  Shared by the dwc commands. */
+#ifndef DW_LOAD_H
+#define DW_LOAD_H
+#include "../compiler/compile.h"
+#include "../lang/json.h"
+#include "../lang/schema.h"
+#include "json_value.h"
+
+/* Everything a decision needs, owned together. */
+typedef struct dw_session {
+    dw_source policy_src, schema_src, entities_src;
+    char *policy_text, *schema_text, *entities_text;
+    dw_policy_set *ps;
+    dw_program *prog;
+    dw_schema *schema;
+    dw_store store;
+    bool store_ready;
+    dw_arena scratch;        /* request JSON and per-decision values */
+    dw_diags diags;
+} dw_session;
+
+void dw_session_init(dw_session *s);
+void dw_session_free(dw_session *s);
+/* Each returns 0, or prints diagnostics to stderr and returns 1 (I/O error)
+ * or 2 (rejected input). */
+int dw_session_load_policies(dw_session *s, const char *path);
+int dw_session_load_schema(dw_session *s, const char *path);
+int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
+/* Parse `Type::"id"` text (CLI -l/-a/-r and request JSON strings). */
+const dw_uid *dw_uid_from_text(dw_arena *a, const char *text, size_t len);
+
+#endif

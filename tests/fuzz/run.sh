@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for N seconds on a corpus seeded from the shared
+# conformance files and examples.  Prints "1 passed, 0 failed" when it finds nothing.
+# Usage: tests/fuzz/run.sh TARGET CORPUS_DIR SECONDS [SHARED]
+set -uo pipefail
+target=$1; corpus=$2; secs=$3; shared=${4:-../shared}
+mkdir -p "$corpus"
+name=$(basename "$target")
+if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
+    case "$name" in
+        fuzz_policy) find "$shared/conformance" "$shared/examples" build/corpus/corpus-tests -name '*.cedar' -o -name '*.dw' 2>/dev/null | head -400 | xargs -r cp -t "$corpus" 2>/dev/null ;;
+        fuzz_schema) find "$shared" build/corpus/corpus-tests -name '*.cedarschema' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null ;;
+        fuzz_json)   find "$shared/conformance" build/corpus/corpus-tests -name '*.json' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null
+                     find "$shared/examples" -name '*.jsonl' -exec split -l 1 {} "$corpus/line-" \; 2>/dev/null ;;
+    esac
+fi
+mkdir -p build/fuzz-artifacts
+"$target" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix=build/fuzz-artifacts/"$name"- "$corpus" > "build/fuzz-artifacts/$name.log" 2>&1
+rc=$?
+tail -n 15 "build/fuzz-artifacts/$name.log"
+if [ "$rc" -eq 0 ]; then echo "1 passed, 0 failed"; exit 0; fi
+echo "0 passed, 1 failed"
+exit 1

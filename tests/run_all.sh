@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs every suite of `make test` and sums their "N passed, N failed" lines.
+# Usage: tests/run_all.sh SHARED_DIR
+# Suites: unit (cmocka), golden, conformance; the same again under
+# ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 30).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${1:-../shared}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+total_pass=0
+total_fail=0
+log=build/test-logs
+mkdir -p "$log"
+
+# run_suite NAME CMD...: runs CMD, shows its tail, adds its last "N passed, N failed".
+run_suite() {
+    local name=$1; shift
+    local out="$log/$name.log"
+    echo "== $name"
+    "$@" >"$out" 2>&1
+    local rc=$?
+    local line
+    line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+    tail -n 12 "$out" | sed 's/^/   /'
+    if [ -n "$line" ]; then
+        local p f
+        p=$(echo "$line" | sed -E 's/^([A-Za-z]+: )?([0-9]+) passed.*/\2/')
+        f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+        total_pass=$((total_pass + p))
+        total_fail=$((total_fail + f))
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
+    else
+        if [ "$rc" -eq 0 ]; then total_pass=$((total_pass + 1)); else total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
+    fi
+}
+
+# unit tests: each cmocka program prints its own summary; count cases
+run_unit() {
+    local bindir=$1 pass=0 fail=0
+    for t in "$bindir"/tests/test_*; do
+        [ -x "$t" ] || continue
+        if out=$("$t" 2>&1); then :; fi
+        echo "$out" | tail -n 3
+        p=$(echo "$out" | grep -oE '\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' | tail -n1)
+        f=$(echo "$out" | grep -oE '\[  FAILED  \] [0-9]+' | grep -oE '[0-9]+$' | tail -n1)
+        pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+        if [ -z "$p" ] && [ -z "$f" ]; then fail=$((fail + 1)); echo "$t: crashed"; fi
+    done
+    echo "$pass passed, $fail failed"
+}
+
+suites() {
+    local B=$1 tag=$2
+    run_suite "unit$tag" run_unit "$B"
+    run_suite "golden$tag" "$B/dw-golden" tests/golden
+    run_suite "conformance$tag" "$B/dw-conformance" build/corpus
+    run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
+}
+
+suites build ""
+suites build/asan "-asan"
+for f in build/fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    n=$(basename "$f")
+    corpus="build/fuzz-corpus/$n"
+    run_suite "$n" tests/fuzz/run.sh "$f" "$corpus" "$FUZZ_SECONDS"
+done
+echo
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
