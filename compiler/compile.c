@@ -203,9 +203,11 @@ static void compile_expr(compiler *c, const dw_expr *e)
         emit(c, DW_OP_MKSET, (uint32_t)e->u.list.n);
         break;
     case DW_E_RECORD: {
+        /* values first (they may contain records of their own), then this
+         * record's keys as one contiguous run */
+        for (size_t i = 0; i < e->u.rec.n; i++) compile_expr(c, e->u.rec.v[i].value);
         dw_keylist kl = { c->keyidx.n, (uint32_t)e->u.rec.n };
         for (size_t i = 0; i < e->u.rec.n; i++) {
-            compile_expr(c, e->u.rec.v[i].value);
             uint32_t k = intern_str(c, e->u.rec.v[i].key.s, e->u.rec.v[i].key.len);
             if (vec_push(&c->keyidx, &k, sizeof k)) oom(c);
         }

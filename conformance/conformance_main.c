@@ -79,7 +79,7 @@ static int load(const char *root, const char *rel, loaded *out, char *errbuf, si
     snprintf(path, sizeof path, "%s/%s", root, rel);
     size_t len;
     if (dw_read_file(path, &out->text, &len)) {
-        snprintf(errbuf, errcap, "cannot read %s: %s", path, strerror(errno));
+        snprintf(errbuf, errcap, "cannot read %.300s: %.100s", path, strerror(errno));
         return -1;
     }
     out->src.name = strdup(path);

@@ -256,22 +256,22 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
         out->vars[i].kind = DW_V_ENTITY;
         out->vars[i].u.uid = u;
     }
+    /* With a schema the context is always parsed against the action's declared
+     * context (closed records, required attributes, extension strings), so an
+     * undeclared action fails even without validation (dogwood.md §5.7). */
     const dw_action_decl *ad = NULL;
     if (schema) {
         const dw_uid *au = out->vars[DW_VAR_A].u.uid;
         ad = dw_schema_action(schema, au->type, au->tlen, au->id, au->idlen);
-        if (!ad && validate) return fail(err, action, "action %s is not declared in the schema", au->id);
+        if (!ad) return fail(err, action, "action %s is not declared in the schema", au->id);
     }
     if (context) {
         if (context->kind != DW_JSON_OBJECT) return fail(err, context, "the context must be a JSON object%s", NULL);
-        if (record_from_json(a, context, ad && validate ? ad->context : NULL, &out->vars[DW_VAR_C], err)) {
-            /* without validation, fall back to schema-free parsing of the context */
-            if (validate) return -1;
-        }
+        if (record_from_json(a, context, ad ? ad->context : NULL, &out->vars[DW_VAR_C], err)) return -1;
     } else {
         out->vars[DW_VAR_C].kind = DW_V_RECORD;
         out->vars[DW_VAR_C].n = 0;
-        if (ad && validate)
+        if (ad)
             for (size_t k = 0; k < ad->context->nattrs; k++)
                 if (ad->context->attrs[k].required)
                     return fail(err, NULL, "required context attribute \"%s\" is missing", ad->context->attrs[k].name.s);

@@ -1,0 +1,277 @@
+#include "artifact.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "artifact_format.h"
+#include "verify.h"
+
+typedef struct section { uint32_t count; const uint8_t *p; size_t size; } section;
+
+static int refuse(char *msg, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+bool dw_is_artifact(const void *data, size_t size)
+{
+    return size >= 4 && memcmp(data, DW_ARTIFACT_MAGIC, 4) == 0;
+}
+
+/* element sizes of the fixed-record sections */
+static const size_t elem_size[DW_SEC__COUNT] = {
+    [DW_SEC_STRDATA] = 1, [DW_SEC_STRTAB] = 8, [DW_SEC_STRS] = 4, [DW_SEC_UIDS] = 8,
+    [DW_SEC_IPS] = 20, [DW_SEC_VALUES] = 16, [DW_SEC_FIELDS] = 8, [DW_SEC_CONSTS] = 4,
+    [DW_SEC_CODE] = 4, [DW_SEC_PATS] = 8, [DW_SEC_SEGS] = 4, [DW_SEC_KEYLISTS] = 8,
+    [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = sizeof(dw_artifact_policy), [DW_SEC_ANNOTS] = 8,
+    [DW_SEC_META] = sizeof(dw_artifact_meta),
+};
+
+typedef struct loader {
+    section sec[DW_SEC__COUNT];
+    dw_program *p;
+    char *msg; size_t cap;
+} loader;
+
+static int str_at(loader *L, uint32_t idx, dw_bytes *out)
+{
+    const section *t = &L->sec[DW_SEC_STRTAB], *d = &L->sec[DW_SEC_STRDATA];
+    if (idx >= t->count) return refuse(L->msg, L->cap, "string index %u out of range", idx);
+    uint32_t off = rd32(t->p + 8 * (size_t)idx), len = rd32(t->p + 8 * (size_t)idx + 4);
+    if (off > d->size || len > d->size - off || len == d->size - off)   /* room for the NUL */
+        return refuse(L->msg, L->cap, "string %u outside the string data", idx);
+    if (d->p[off + len] != 0) return refuse(L->msg, L->cap, "string %u is not terminated", idx);
+    out->s = (const char *)d->p + off;
+    out->len = len;
+    return 0;
+}
+
+static int rebuild_values(loader *L, dw_value **out)
+{
+    const section *vs = &L->sec[DW_SEC_VALUES], *fs = &L->sec[DW_SEC_FIELDS];
+    dw_arena *a = &L->p->arena;
+    dw_value *vals = vs->count ? dw_arena_alloc(a, vs->count * sizeof *vals) : NULL;
+    if (vs->count && !vals) return refuse(L->msg, L->cap, "out of memory");
+    for (uint32_t i = 0; i < vs->count; i++) {
+        const uint8_t *r = vs->p + 16 * (size_t)i;
+        uint8_t kind = r[0];
+        uint32_t n = rd32(r + 4);
+        uint64_t pl = rd64(r + 8);
+        dw_value *v = &vals[i];
+        v->kind = kind;
+        switch (kind) {
+        case DW_V_BOOL: if (pl > 1) return refuse(L->msg, L->cap, "value %u: bad Bool", i); v->u.b = pl; break;
+        case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: v->u.i = (int64_t)pl; break;
+        case DW_V_STRING: {
+            dw_bytes b;
+            if (pl > UINT32_MAX || str_at(L, (uint32_t)pl, &b)) return refuse(L->msg, L->cap, "value %u: bad string", i);
+            v->u.s = b.s; v->n = (uint32_t)b.len;
+            break;
+        }
+        case DW_V_ENTITY: {
+            const section *us = &L->sec[DW_SEC_UIDS];
+            dw_bytes t, id;
+            if (pl >= us->count || str_at(L, rd32(us->p + 8 * pl), &t) || str_at(L, rd32(us->p + 8 * pl + 4), &id))
+                return refuse(L->msg, L->cap, "value %u: bad entity uid", i);
+            dw_uid *u = dw_arena_alloc(a, sizeof *u);
+            if (!u) return refuse(L->msg, L->cap, "out of memory");
+            u->type = t.s; u->tlen = (uint32_t)t.len; u->id = id.s; u->idlen = (uint32_t)id.len;
+            u->hash = dw_uid_hash(t.s, t.len, id.s, id.len);
+            v->u.uid = u;
+            break;
+        }
+        case DW_V_SET: case DW_V_RECORD: {
+            if (pl > fs->count || n > fs->count - pl) return refuse(L->msg, L->cap, "value %u: elements out of range", i);
+            if (kind == DW_V_SET) {
+                dw_value *el = n ? dw_arena_alloc(a, n * sizeof *el) : NULL;
+                if (n && !el) return refuse(L->msg, L->cap, "out of memory");
+                for (uint32_t k = 0; k < n; k++) {
+                    uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
+                    if (vi >= i) return refuse(L->msg, L->cap, "value %u: element %u is not stored before it", i, vi);
+                    el[k] = vals[vi];
+                }
+                *v = dw_make_set(el, n);       /* re-sorts: the file's order is not trusted */
+            } else {
+                dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
+                if (n && !f) return refuse(L->msg, L->cap, "out of memory");
+                for (uint32_t k = 0; k < n; k++) {
+                    dw_bytes key;
+                    uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
+                    if (str_at(L, rd32(fs->p + 8 * (pl + k)), &key)) return -1;
+                    if (vi >= i) return refuse(L->msg, L->cap, "value %u: field %u is not stored before it", i, vi);
+                    f[k].key = key.s; f[k].klen = (uint32_t)key.len; f[k].v = vals[vi];
+                }
+                if (!dw_make_record(f, n, v)) return refuse(L->msg, L->cap, "value %u: duplicate record key", i);
+            }
+            break;
+        }
+        case DW_V_IPADDR: {
+            const section *is = &L->sec[DW_SEC_IPS];
+            if (pl >= is->count) return refuse(L->msg, L->cap, "value %u: bad ip index", i);
+            const uint8_t *ip = is->p + 20 * pl;
+            if (ip[0] > 1 || ip[1] > (ip[0] ? 128 : 32)) return refuse(L->msg, L->cap, "value %u: bad ip address", i);
+            dw_ipaddr *x = dw_arena_alloc(a, sizeof *x);
+            if (!x) return refuse(L->msg, L->cap, "out of memory");
+            x->v6 = ip[0]; x->prefix = ip[1]; memcpy(x->addr, ip + 2, 16);
+            v->u.ip = x;
+            break;
+        }
+        default: return refuse(L->msg, L->cap, "value %u: unknown kind %u", i, kind);
+        }
+    }
+    *out = vals;
+    return 0;
+}
+
+static uint32_t *copy_u32s(loader *L, dw_section_id s)
+{
+    const section *x = &L->sec[s];
+    if (!x->count) return NULL;
+    uint32_t *v = dw_arena_alloc(&L->p->arena, (size_t)x->count * 4);
+    if (v) memcpy(v, x->p, (size_t)x->count * 4);
+    return v;
+}
+
+static int build(loader *L)
+{
+    dw_program *p = L->p;
+    dw_arena *a = &p->arena;
+    /* the string data is copied once; every string points into the copy */
+    section *d = &L->sec[DW_SEC_STRDATA];
+    if (d->size) {
+        uint8_t *copy = dw_arena_alloc(a, d->size);
+        if (!copy) return refuse(L->msg, L->cap, "out of memory");
+        memcpy(copy, d->p, d->size);
+        d->p = copy;
+    }
+    const section *ss = &L->sec[DW_SEC_STRS];
+    p->nstrs = ss->count;
+    p->strs = ss->count ? dw_arena_alloc(a, ss->count * sizeof *p->strs) : NULL;
+    for (uint32_t i = 0; i < ss->count; i++)
+        if (!p->strs || str_at(L, rd32(ss->p + 4 * (size_t)i), &p->strs[i])) return -1;
+    dw_value *vals = NULL;
+    if (rebuild_values(L, &vals)) return -1;
+    const section *cs = &L->sec[DW_SEC_CONSTS];
+    p->nconsts = cs->count;
+    p->consts = cs->count ? dw_arena_alloc(a, cs->count * sizeof *p->consts) : NULL;
+    for (uint32_t i = 0; i < cs->count; i++) {
+        uint32_t vi = rd32(cs->p + 4 * (size_t)i);
+        if (!p->consts || vi >= L->sec[DW_SEC_VALUES].count) return refuse(L->msg, L->cap, "constant %u: bad value index", i);
+        p->consts[i] = vals[vi];
+    }
+    p->ncode = L->sec[DW_SEC_CODE].count;
+    p->code = copy_u32s(L, DW_SEC_CODE);
+    const section *ps = &L->sec[DW_SEC_PATS], *sg = &L->sec[DW_SEC_SEGS];
+    p->npats = ps->count;
+    p->pats = ps->count ? dw_arena_alloc(a, ps->count * sizeof *p->pats) : NULL;
+    for (uint32_t i = 0; i < ps->count; i++) {
+        uint32_t first = rd32(ps->p + 8 * (size_t)i), n = rd32(ps->p + 8 * (size_t)i + 4);
+        if (!p->pats || n == 0 || first > sg->count || n > sg->count - first) return refuse(L->msg, L->cap, "pattern %u: bad segments", i);
+        dw_bytes *seg = dw_arena_alloc(a, n * sizeof *seg);
+        if (!seg) return refuse(L->msg, L->cap, "out of memory");
+        for (uint32_t k = 0; k < n; k++) if (str_at(L, rd32(sg->p + 4 * ((size_t)first + k)), &seg[k])) return -1;
+        p->pats[i].seg = seg;
+        p->pats[i].nseg = n;
+    }
+    p->nkeylists = L->sec[DW_SEC_KEYLISTS].count;
+    if (p->nkeylists) {
+        p->keylists = dw_arena_alloc(a, p->nkeylists * sizeof *p->keylists);
+        if (!p->keylists) return refuse(L->msg, L->cap, "out of memory");
+        memcpy(p->keylists, L->sec[DW_SEC_KEYLISTS].p, p->nkeylists * sizeof *p->keylists);
+    }
+    p->nkeyidx = L->sec[DW_SEC_KEYIDX].count;
+    p->keyidx = copy_u32s(L, DW_SEC_KEYIDX);
+    const section *pol = &L->sec[DW_SEC_POLICIES], *an = &L->sec[DW_SEC_ANNOTS];
+    p->npolicies = pol->count;
+    p->policies = pol->count ? dw_arena_alloc(a, pol->count * sizeof *p->policies) : NULL;
+    for (uint32_t i = 0; i < pol->count; i++) {
+        dw_artifact_policy ap;
+        memcpy(&ap, pol->p + sizeof ap * (size_t)i, sizeof ap);
+        dw_policy_code *pc = &p->policies[i];
+        if (!p->policies) return refuse(L->msg, L->cap, "out of memory");
+        pc->effect = ap.effect;
+        pc->entry = ap.entry;
+        pc->end = ap.end;
+        pc->max_stack = ap.max_stack;
+        pc->src_line = ap.line;
+        pc->src_col = ap.col;
+        if (str_at(L, ap.id, &pc->id)) return -1;
+        if (ap.annot_first > an->count || ap.nannots > an->count - ap.annot_first) return refuse(L->msg, L->cap, "policy %u: annotations out of range", i);
+        pc->nannots = ap.nannots;
+        pc->annots = ap.nannots ? dw_arena_alloc(a, ap.nannots * sizeof *pc->annots) : NULL;
+        for (uint32_t k = 0; k < ap.nannots; k++) {
+            const uint8_t *kv = an->p + 8 * ((size_t)ap.annot_first + k);
+            if (!pc->annots || str_at(L, rd32(kv), &pc->annots[k].key) || str_at(L, rd32(kv + 4), &pc->annots[k].value)) return -1;
+        }
+    }
+    const section *m = &L->sec[DW_SEC_META];
+    if (m->count != 1) return refuse(L->msg, L->cap, "missing metadata section");
+    dw_artifact_meta meta;
+    memcpy(&meta, m->p, sizeof meta);
+    p->max_stack = meta.max_stack;
+    if (p->max_stack > 1u << 20) return refuse(L->msg, L->cap, "max_stack %u is implausible", p->max_stack);
+    return 0;
+}
+
+dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t cap)
+{
+    const uint8_t *b = data;
+    if (size < DW_ARTIFACT_HEADER || !dw_is_artifact(data, size)) { refuse(msg, cap, "not a dwc artifact (bad magic)"); return NULL; }
+    uint16_t major, minor;
+    memcpy(&major, b + 4, 2);
+    memcpy(&minor, b + 6, 2);
+    if (major != DW_ARTIFACT_MAJOR) { refuse(msg, cap, "artifact format %u.%u is not supported (this dwc reads %u.x)", major, minor, DW_ARTIFACT_MAJOR); return NULL; }
+    if (rd64(b + 16) != size) { refuse(msg, cap, "artifact is %zu bytes but says %llu (truncated or padded)", size, (unsigned long long)rd64(b + 16)); return NULL; }
+    uint64_t sum = XXH3_64bits_withSeed(b + 32, size - 32, XXH3_64bits(b, 16));
+    if (sum != rd64(b + 24)) { refuse(msg, cap, "artifact checksum mismatch (the file is corrupt)"); return NULL; }
+    uint32_t nsec = rd32(b + 8);
+    if (nsec > 64 || DW_ARTIFACT_HEADER + (size_t)nsec * 16 > size) { refuse(msg, cap, "bad section count %u", nsec); return NULL; }
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.msg = msg;
+    L.cap = cap;
+    for (uint32_t i = 0; i < nsec; i++) {
+        const uint8_t *e = b + DW_ARTIFACT_HEADER + 16 * (size_t)i;
+        uint32_t id = rd32(e), count = rd32(e + 4), off = rd32(e + 8), sz = rd32(e + 12);
+        if (id == 0 || id >= DW_SEC__COUNT) continue;     /* unknown sections of a newer minor are skipped */
+        if (L.sec[id].p) { refuse(msg, cap, "section %u appears twice", id); return NULL; }
+        if (off > size || sz > size - off || off % 8) { refuse(msg, cap, "section %u lies outside the file", id); return NULL; }
+        if ((uint64_t)count * elem_size[id] != sz) { refuse(msg, cap, "section %u: %u entries do not fill %u bytes", id, count, sz); return NULL; }
+        L.sec[id].count = count;
+        L.sec[id].p = b + off;
+        L.sec[id].size = sz;
+    }
+    dw_program *p = calloc(1, sizeof *p);
+    if (!p) { refuse(msg, cap, "out of memory"); return NULL; }
+    dw_arena_init(&p->arena, 64 * 1024);
+    L.p = p;
+    if (build(&L) || dw_program_verify(p, msg, cap)) { dw_program_free(p); return NULL; }
+    return p;
+}
+
+dw_program *dw_artifact_load_file(const char *path, char *msg, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { refuse(msg, cap, "cannot open %s: %s", path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fd, &st) || st.st_size <= 0) { close(fd); refuse(msg, cap, "cannot read %s", path); return NULL; }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) { refuse(msg, cap, "cannot map %s: %s", path, strerror(errno)); return NULL; }
+    dw_program *p = dw_artifact_load(m, (size_t)st.st_size, msg, cap);
+    munmap(m, (size_t)st.st_size);
+    return p;
+}
