@@ -6,7 +6,7 @@
 CC      ?= cc
 BUILD   ?= build
 CSTD     = -std=c11 -D_GNU_SOURCE
-WARN     = -Wall -Wextra -Werror -Wno-unused-parameter
+WARN     = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
 LDLIBS  += -lxxhash -lm
@@ -29,11 +29,12 @@ $(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h: lang/parser.y
 $(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h: lang/lexer.l
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/lang/lexer.h -o $(BUILD)/gen/lang/lexer.c $<
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/lang/%.c $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/lang/%.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-unused-function -Wno-sign-compare -Ilang -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP -Wno-unused-function -Wno-sign-compare -Ilang -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
+# generated headers are order-only: -MMD records who really includes them
+$(BUILD)/obj/%.o: %.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

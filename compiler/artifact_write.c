@@ -147,6 +147,7 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     dw_artifact_meta meta = { p->max_stack, 0, schema_digest };
     put(&w, DW_SEC_META, &meta, sizeof meta);
 
+    w.sec[DW_SEC_STRDATA].count = (uint32_t)w.sec[DW_SEC_STRDATA].b.len;   /* counted in bytes */
     /* layout: header, section table, sections 8-byte aligned */
     uint32_t nsec = DW_SEC__COUNT - 1;
     size_t off = DW_ARTIFACT_HEADER + (size_t)nsec * 16;

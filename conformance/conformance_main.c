@@ -15,6 +15,8 @@
 #include "lang/json.h"
 #include "lang/schema.h"
 #include "runtime/json_value.h"
+#include "compiler/artifact_write.h"
+#include "vm/artifact.h"
 #include "vm/vm.h"
 
 typedef struct strlist { char **v; size_t n, cap; } strlist;
@@ -125,6 +127,8 @@ static void describe_ids(char *buf, size_t cap, const dw_program *prog, const ui
     if (o < cap) snprintf(buf + o, cap - o, "]");
 }
 
+static bool via_artifact;
+
 static void run_test(const char *root, const char *file, stats *S, failure_log *fl)
 {
     char err[512] = "";
@@ -156,6 +160,16 @@ static void run_test(const char *root, const char *file, stats *S, failure_log *
     if (!ps || diags.nerrors) { snprintf(err, sizeof err, "policy parse failed: %s", diags.n ? diags.v[0].msg : "?"); goto setup_failed; }
     prog = dw_compile(ps, NULL, &diags);
     if (!prog) { snprintf(err, sizeof err, "compile failed: %s", diags.n ? diags.v[0].msg : "?"); goto setup_failed; }
+    if (via_artifact) {
+        /* round trip through the .dwb writer, loader and verifier */
+        dw_buf ab = { 0 };
+        char msg[256] = "out of memory";
+        dw_program *loaded_prog = dw_artifact_write(prog, 0, &ab) ? NULL : dw_artifact_load(ab.p, ab.len, msg, sizeof msg);
+        dw_buf_free(&ab);
+        if (!loaded_prog) { snprintf(err, sizeof err, "artifact round trip failed: %s", msg); goto setup_failed; }
+        dw_program_free(prog);
+        prog = loaded_prog;
+    }
     if (sch && sch->kind == DW_JSON_STRING) {
         if (load(root, sch->u.str.s, &sf, err, sizeof err)) goto setup_failed;
         schema = dw_schema_parse(&sf.src, &diags);
@@ -249,9 +263,11 @@ int main(int argc, char **argv)
     failure_log fl = { 0, 20 };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = true;
+        else if (strcmp(argv[i], "--via-artifact") == 0) via_artifact = true;
         else if (strcmp(argv[i], "--show") == 0 && i + 1 < argc) fl.limit = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: dw-conformance [--json] [--show N] ROOT\n"
+            printf("usage: dw-conformance [--json] [--show N] [--via-artifact] ROOT\n"
+                   "--via-artifact: write each compiled set to .dwb bytes, load and verify it, run that\n"
                    "Runs ROOT/tests/**/*.json and ROOT/corpus-tests/*.json (Cedar's integration tests)\n"
                    "and compares decision, reasons and errors per request.\n");
             return 0;

@@ -1139,9 +1139,11 @@ dw_policy_set *dw_parse_policy_set(const dw_source *src, dw_diags *diags)
     }
     sc = dw_scan_start(P, START_SET, &buf);
     if (!sc) { dw_policy_set_free(ps); return NULL; }
-    dw_yyparse(sc, P);
+    int rc = dw_yyparse(sc, P);
     dw_yylex_destroy(sc);
     sc = NULL;
+    if (rc != 0 && diags->nerrors == 0)   /* never fail silently */
+        dw_error(diags, src, dw_loc_at(src, P->off, P->off), "syntax error");
     if (P->policies) { ps->policies = P->policies->v; ps->npolicies = P->policies->n; }
     if (P->macros) { ps->macros = P->macros->v; ps->nmacros = P->macros->n; }
     return ps;
@@ -1165,5 +1167,7 @@ dw_expr *dw_parse_expr(dw_policy_set *owner, const dw_source *src, dw_diags *dia
     if (!sc) return NULL;
     int rc = dw_yyparse(sc, P);
     dw_yylex_destroy(sc);
+    if (rc != 0 && diags->nerrors == 0)
+        dw_error(diags, src, dw_loc_at(src, P->off, P->off), "syntax error");
     return rc == 0 ? P->expr_result : NULL;
 }

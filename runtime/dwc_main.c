@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "load.h"
+#include "../compiler/artifact_write.h"
+#include "../vm/artifact.h"
 
 typedef struct command {
     const char *name;
@@ -258,11 +260,61 @@ static int cmd_disasm(int argc, char **argv)
     return rc;
 }
 
+/* ---- dwc compile ---- */
+static const char compile_usage[] =
+    "usage: dwc compile POLICY [-o OUT.dwb]\n"
+    "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
+    "The output is deterministic: the same input gives the same bytes.  Every dwc\n"
+    "command that takes -p POLICIES accepts the .dwb in place of the source.\n";
+
+static int cmd_compile(int argc, char **argv)
+{
+    const char *pol = NULL, *outp = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) outp = argv[++i];
+        else if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--policies") == 0) && i + 1 < argc) pol = argv[++i];
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(compile_usage, stdout); return 0; }
+        else if (!pol && argv[i][0] != '-') pol = argv[i];
+        else { fputs(compile_usage, stderr); return 1; }
+    }
+    if (!pol) { fputs(compile_usage, stderr); return 1; }
+    char defout[4096];
+    if (!outp) {
+        const char *dot = strrchr(pol, '.');
+        size_t stem = dot && !strchr(dot, '/') ? (size_t)(dot - pol) : strlen(pol);
+        snprintf(defout, sizeof defout, "%.*s.dwb", (int)stem, pol);
+        outp = defout;
+    }
+    dw_session s;
+    dw_session_init(&s);
+    int rc = dw_session_load_policies(&s, pol);
+    if (rc == 0) {
+        dw_buf b = { 0 };
+        char msg[256];
+        if (dw_artifact_write(s.prog, 0, &b)) { fprintf(stderr, "dwc compile: error: out of memory\n"); rc = 1; }
+        else {
+            /* verify what we are about to ship */
+            dw_program *check = dw_artifact_load(b.p, b.len, msg, sizeof msg);
+            if (!check) { fprintf(stderr, "dwc compile: internal error: artifact does not verify: %s\n", msg); rc = 1; }
+            dw_program_free(check);
+            FILE *f = rc ? NULL : fopen(outp, "wb");
+            if (!rc && (!f || fwrite(b.p, 1, b.len, f) != b.len || fclose(f))) {
+                fprintf(stderr, "dwc compile: error: cannot write %s\n", outp);
+                rc = 1;
+            }
+        }
+        dw_buf_free(&b);
+    }
+    dw_session_free(&s);
+    return rc;
+}
+
 /* ---- help ---- */
 static int cmd_help(int argc, char **argv);
 
 static const command commands[] = {
     { "authorize", cmd_authorize, "decide one request (ALLOW/DENY), like Cedar's CLI", authorize_usage },
+    { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lang/strlit.h"
+#include "../vm/artifact.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -51,6 +52,12 @@ static int flush_diags(dw_session *s)
 int dw_session_load_policies(dw_session *s, const char *path)
 {
     if (read_source(path, &s->policy_src, &s->policy_text)) return 1;
+    if (dw_is_artifact(s->policy_text, s->policy_src.len)) {
+        char msg[256];
+        s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
+        if (!s->prog) { fprintf(stderr, "%s: error: artifact refused: %s\n", path, msg); return 2; }
+        return 0;
+    }
     s->ps = dw_parse_policy_set(&s->policy_src, &s->diags);
     if (!s->ps || s->diags.nerrors) { flush_diags(s); return 2; }
     s->prog = dw_compile(s->ps, NULL, &s->diags);

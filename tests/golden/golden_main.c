@@ -1,0 +1,167 @@
+/* dw-golden - golden tests: each input file's output must equal NAME.expected
+ * byte for byte.  One handler per folder under tests/golden/:
+ *   schema/    NAME.cedarschema | NAME.json  -> diagnostics + resolved schema
+ *   parse/     NAME.dw                        -> diagnostics, or the printed AST
+ *   validate/  NAME.cedar (+ NAME.cedarschema)-> validator diagnostics
+ * Usage: dw-golden [--update] DIR   (DIR = tests/golden)
+ * Input names are printed relative to their folder, so expected files do not
+ * depend on where the repository is checked out. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "compiler/compile.h"
+#include "lang/ast.h"
+#include "lang/schema.h"
+#if __has_include("compiler/typecheck.h")
+#include "compiler/typecheck.h"
+#define HAVE_TYPECHECK 1
+#endif
+
+typedef void (*handler)(const char *name, FILE *out);
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int load_src(const char *name, dw_source *src, char **text)
+{
+    size_t len;
+    if (dw_read_file(name, text, &len)) return -1;
+    src->name = name;
+    src->text = *text;
+    src->len = len;
+    return 0;
+}
+
+static void run_schema(const char *name, FILE *out)
+{
+    dw_source src;
+    char *text;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_schema *s = dw_schema_parse(&src, &d);
+    dw_diags_print(&d, out);
+    if (s) { dw_schema_print(out, s); dw_schema_free(s); }
+    dw_diags_free(&d);
+    free(text);
+}
+
+static void run_parse(const char *name, FILE *out)
+{
+    dw_source src;
+    char *text;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    dw_diags_print(&d, out);
+    if (ps && d.nerrors == 0)
+        for (size_t i = 0; i < ps->npolicies; i++) dw_policy_print(out, &ps->policies[i]);
+    if (ps) dw_policy_set_free(ps);
+    dw_diags_free(&d);
+    free(text);
+}
+
+#ifdef HAVE_TYPECHECK
+static void run_validate(const char *name, FILE *out)
+{
+    char schema_name[1024];
+    snprintf(schema_name, sizeof schema_name, "%.*s.cedarschema", (int)(strlen(name) - strlen(".cedar")), name);
+    dw_source src, ssrc;
+    char *text, *stext;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    if (load_src(schema_name, &ssrc, &stext)) { fprintf(out, "cannot read %s\n", schema_name); free(text); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    dw_schema *s = dw_schema_parse(&ssrc, &d);
+    if (ps && s && d.nerrors == 0) dw_validate(ps, s, &d);
+    dw_diags_print(&d, out);
+    if (ps) dw_policy_set_free(ps);
+    if (s) dw_schema_free(s);
+    dw_diags_free(&d);
+    free(text);
+    free(stext);
+}
+#endif
+
+typedef struct suite { const char *dir; const char *suffixes[3]; handler run; } suite;
+static const suite suites[] = {
+    { "schema", { ".cedarschema", ".json", NULL }, run_schema },
+    { "parse", { ".dw", ".cedar", NULL }, run_parse },
+#ifdef HAVE_TYPECHECK
+    { "validate", { ".cedar", NULL, NULL }, run_validate },
+#endif
+};
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(int argc, char **argv)
+{
+    bool update = false;
+    const char *root = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--update") == 0) update = true;
+        else root = argv[i];
+    }
+    if (!root) { fprintf(stderr, "usage: dw-golden [--update] DIR\n"); return 2; }
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return 2;
+    size_t pass = 0, fail = 0;
+    for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {
+        char dir[4096];
+        if (root[0] == '/') snprintf(dir, sizeof dir, "%s/%s", root, suites[s].dir);
+        else snprintf(dir, sizeof dir, "%s/%s/%s", cwd, root, suites[s].dir);
+        if (chdir(dir)) continue;
+        DIR *d = opendir(".");
+        if (!d) continue;
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            bool match = false;
+            for (int k = 0; k < 3 && suites[s].suffixes[k]; k++)
+                if (ends_with(de->d_name, suites[s].suffixes[k])) match = true;
+            if (!match || de->d_name[0] == '.') continue;
+            if (n == cap) { cap = cap ? cap * 2 : 64; names = realloc(names, cap * sizeof *names); }
+            names[n++] = strdup(de->d_name);
+        }
+        closedir(d);
+        if (n) qsort(names, n, sizeof *names, cmp_str);
+        for (size_t i = 0; i < n; i++) {
+            /* validate/ pairs NAME.cedar with NAME.cedarschema: only .cedar drives it */
+            char *got = NULL;
+            size_t glen = 0;
+            FILE *mem = open_memstream(&got, &glen);
+            suites[s].run(names[i], mem);
+            fclose(mem);
+            char exp_name[1200];
+            snprintf(exp_name, sizeof exp_name, "%s.expected", names[i]);
+            char *want = NULL;
+            size_t wlen = 0;
+            if (update) {
+                FILE *f = fopen(exp_name, "wb");
+                if (f) { fwrite(got, 1, glen, f); fclose(f); }
+                pass++;
+            } else if (dw_read_file(exp_name, &want, &wlen) == 0 && wlen == glen && memcmp(want, got, glen) == 0) {
+                pass++;
+            } else {
+                fail++;
+                printf("FAIL %s/%s\n--- expected\n%s--- got\n%s---\n", suites[s].dir, names[i], want ? want : "(missing)\n", got);
+            }
+            free(want);
+            free(got);
+            free(names[i]);
+        }
+        free(names);
+    }
+    if (chdir(cwd)) return 2;
+    printf("golden: %zu passed, %zu failed\n", pass, fail);
+    return fail ? 1 : 0;
+}
