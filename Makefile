@@ -6,7 +6,11 @@
 CC      ?= cc
 BUILD   ?= build
 CSTD     = -std=c11 -D_GNU_SOURCE
-WARN     = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+WARN     = -Wall -Wextra -Werror -Wno-unused-parameter
+# gcc's format-truncation guesses are noise for our bounded snprintf uses; clang lacks the flag
+ifeq ($(findstring clang,$(CC)),)
+WARN    += -Wno-format-truncation
+endif
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
 LDLIBS  += -lxxhash -lm
@@ -86,7 +90,7 @@ testbins: all unit $(BUILD)/dw-golden
 SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
-	clang $(CSTD) $(WARN) -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS)
+	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS)
 .PHONY: testbins fuzz-link
 # The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.
 fuzz:

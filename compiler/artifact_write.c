@@ -144,6 +144,14 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
         }
         put(&w, DW_SEC_POLICIES, &ap, sizeof ap);
     }
+    for (uint32_t i = 0; i < p->nixents; i++) {
+        const dw_index_entry *e = &p->ixents[i];
+        uint8_t rec[16] = { e->kind, e->var, 0, 0 };
+        memcpy(rec + 4, &e->type_str, 4);
+        memcpy(rec + 8, &e->id_str, 4);
+        memcpy(rec + 12, &e->policy, 4);
+        put(&w, DW_SEC_INDEX, rec, sizeof rec);
+    }
     dw_artifact_meta meta = { p->max_stack, 0, schema_digest };
     put(&w, DW_SEC_META, &meta, sizeof meta);
 

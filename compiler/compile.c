@@ -26,7 +26,7 @@ typedef struct compiler {
     const dw_policy_set *ps;
     dw_diags *diags;
     dw_program *prog;          /* arena owner for constant data */
-    vec code, consts, strs, pats, keylists, keyidx;
+    vec code, consts, strs, pats, keylists, keyidx, ixents;
     /* string interning: open addressing over strs indices (+1, 0 = empty) */
     uint32_t *str_slots; uint32_t str_cap;
     int depth, max_depth;      /* stack depth while emitting one policy */
@@ -285,8 +285,45 @@ static void compile_scope(compiler *c, const dw_scope_con *sc, uint32_t var, uin
     jumps[(*nj)++] = emit(c, DW_OP_AND, 0);
 }
 
+static void add_ix(compiler *c, dw_index_kind kind, uint8_t var, const dw_str *type, const dw_str *id, uint32_t policy)
+{
+    dw_index_entry e = { .kind = (uint8_t)kind, .var = var, .policy = policy };
+    if (type) e.type_str = intern_str(c, type->s, type->len);
+    if (id) e.id_str = intern_str(c, id->s, id->len);
+    if (vec_push(&c->ixents, &e, sizeof e)) oom(c);
+}
+
+/* File the policy under the most selective key its scope offers (program.h). */
+static void index_policy(compiler *c, const dw_policy *p, uint32_t index)
+{
+    const dw_scope_con *pr[2] = { &p->principal, &p->resource };
+    const uint8_t prv[2] = { 0, 2 };
+    for (int k = 0; k < 2; k++)
+        if (pr[k]->kind == DW_SC_EQ) { add_ix(c, DW_IX_ENTITY, prv[k], &pr[k]->target.type, &pr[k]->target.id, index); return; }
+    for (int k = 0; k < 2; k++)
+        if (pr[k]->kind == DW_SC_IN || pr[k]->kind == DW_SC_IS_IN) { add_ix(c, DW_IX_ENTITY, prv[k], &pr[k]->target.type, &pr[k]->target.id, index); return; }
+    const dw_scope_con *a = &p->action;
+    if (a->kind == DW_SC_EQ || a->kind == DW_SC_IN) { add_ix(c, DW_IX_ENTITY, 1, &a->target.type, &a->target.id, index); return; }
+    if (a->kind == DW_SC_IN_LIST) {
+        /* one key per listed action; an empty list matches nothing, so no key at all */
+        for (size_t i = 0; i < a->nlist; i++) {
+            bool dup = false;
+            for (size_t j = 0; j < i && !dup; j++)
+                dup = a->list[j].type.len == a->list[i].type.len && a->list[j].id.len == a->list[i].id.len &&
+                      memcmp(a->list[j].type.s, a->list[i].type.s, a->list[i].type.len) == 0 &&
+                      memcmp(a->list[j].id.s, a->list[i].id.s, a->list[i].id.len) == 0;
+            if (!dup) add_ix(c, DW_IX_ENTITY, 1, &a->list[i].type, &a->list[i].id, index);
+        }
+        return;
+    }
+    for (int k = 0; k < 2; k++)
+        if (pr[k]->kind == DW_SC_IS) { add_ix(c, DW_IX_TYPE, prv[k], &pr[k]->is_type, NULL, index); return; }
+    add_ix(c, DW_IX_ALWAYS, 0, NULL, NULL, index);
+}
+
 static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, const char *prefix)
 {
+    index_policy(c, p, index);
     dw_policy_code pc = { 0 };
     pc.effect = p->effect == DW_FORBID ? DW_EFFECT_FORBID : DW_EFFECT_PERMIT;
     pc.entry = here(c);
@@ -365,9 +402,11 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         c.prog->pats = to_arena(&c, &c.pats, sizeof(dw_like_pattern)); c.prog->npats = c.pats.n;
         c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
         c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;
+        c.prog->ixents = to_arena(&c, &c.ixents, sizeof(dw_index_entry)); c.prog->nixents = c.ixents.n;
+        if (dw_index_build(c.prog)) c.failed = true;
     }
     free(c.code.p); free(c.consts.p); free(c.strs.p); free(c.pats.p);
-    free(c.keylists.p); free(c.keyidx.p); free(c.str_slots);
+    free(c.keylists.p); free(c.keyidx.p); free(c.ixents.p); free(c.str_slots);
     if (c.failed) {
         if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
         dw_program_free(c.prog);

@@ -62,6 +62,7 @@ typedef struct stats {
     size_t decision_fail, reason_fail, errors_fail, setup_fail;
     size_t tests, tests_setup_failed;
     size_t validation_checked;
+    size_t index_checked, index_fail;
 } stats;
 
 typedef struct failure_log { size_t shown, limit; } failure_log;
@@ -206,11 +207,21 @@ static void run_test(const char *root, const char *file, stats *S, failure_log *
             S->setup_fail++;
             continue;
         }
+        size_t index_fail_before = S->index_fail;
         dw_response resp;
         if (dw_authorize(prog, &store, &req, &scratch, &resp)) {
             show_failure(fl, file, d, "authorizer out of memory");
             S->req_fail++;
             continue;
+        }
+        /* the decision index must be sound: the same answer with every policy run */
+        dw_response all;
+        if (dw_authorize_all(prog, &store, &req, &scratch, &all) == 0) {
+            bool same = all.allow == resp.allow && all.ndetermining == resp.ndetermining && all.nerrors == resp.nerrors;
+            for (uint32_t k = 0; same && k < all.ndetermining; k++) same = all.determining[k] == resp.determining[k];
+            for (uint32_t k = 0; same && k < all.nerrors; k++) same = all.errors[k].policy == resp.errors[k].policy;
+            S->index_checked++;
+            if (!same) { S->index_fail++; show_failure(fl, file, d, "decision index disagrees with a full scan"); }
         }
         const dw_json *dec = dw_json_get(rq, "decision");
         bool want_allow = dec && dec->kind == DW_JSON_STRING && strcmp(dec->u.str.s, "allow") == 0;
@@ -223,7 +234,7 @@ static void run_test(const char *root, const char *file, stats *S, failure_log *
         if (!ok_dec) S->decision_fail++;
         if (!ok_reason) S->reason_fail++;
         if (!ok_err) S->errors_fail++;
-        if (ok_dec && ok_reason && ok_err) { S->req_pass++; continue; }
+        if (ok_dec && ok_reason && ok_err && S->index_fail == index_fail_before) { S->req_pass++; continue; }
         S->req_fail++;
         char got_r[256], got_e[256], msg[800];
         describe_ids(got_r, sizeof got_r, prog, resp.determining, resp.ndetermining);
@@ -298,15 +309,18 @@ int main(int argc, char **argv)
     if (json) {
         printf("{\"tests\":%zu,\"requests\":%zu,\"passed\":%zu,\"failed\":%zu,"
                "\"dimensions\":{\"decision\":{\"failed\":%zu},\"reason\":{\"failed\":%zu},\"errors\":{\"failed\":%zu},"
+               "\"index\":{\"checked\":%zu,\"failed\":%zu},"
                "\"setup\":{\"failed\":%zu},\"validation\":{\"checked\":%zu}},\"seconds\":%.3f}\n",
                S.tests, total, S.req_pass, S.req_fail, S.decision_fail, S.reason_fail, S.errors_fail,
-               S.setup_fail, S.validation_checked, secs);
+               S.index_checked, S.index_fail, S.setup_fail, S.validation_checked, secs);
     } else {
         printf("Cedar conformance: %zu test files, %zu requests, %.2f s\n", S.tests, total, secs);
         printf("  %-11s %9s %9s\n", "dimension", "passed", "failed");
         printf("  %-11s %9zu %9zu\n", "decision", total - S.decision_fail - S.setup_fail, S.decision_fail);
         printf("  %-11s %9zu %9zu\n", "reason", total - S.reason_fail - S.setup_fail, S.reason_fail);
         printf("  %-11s %9zu %9zu\n", "errors", total - S.errors_fail - S.setup_fail, S.errors_fail);
+        printf("  %-11s %9zu %9zu   (decision index on vs. off: identical responses)\n", "index",
+               S.index_checked - S.index_fail, S.index_fail);
         printf("  %-11s %9zu %9zu   (test files whose policies, schema or entities did not load)\n", "setup",
                S.tests - S.tests_setup_failed, S.tests_setup_failed);
         printf("  %-11s %9s %9s   (shouldValidate: checked by `dwc validate`, see the type checker)\n", "validation", "-", "-");

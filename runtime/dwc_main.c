@@ -255,7 +255,7 @@ static int cmd_disasm(int argc, char **argv)
     dw_session s;
     dw_session_init(&s);
     int rc = dw_session_load_policies(&s, pol);
-    if (rc == 0) dw_program_disasm(s.prog, stdout);
+    if (rc == 0) { dw_program_disasm(s.prog, stdout); dw_index_print(s.prog, stdout); }
     dw_session_free(&s);
     return rc;
 }

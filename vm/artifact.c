@@ -37,7 +37,7 @@ static const size_t elem_size[DW_SEC__COUNT] = {
     [DW_SEC_IPS] = 20, [DW_SEC_VALUES] = 16, [DW_SEC_FIELDS] = 8, [DW_SEC_CONSTS] = 4,
     [DW_SEC_CODE] = 4, [DW_SEC_PATS] = 8, [DW_SEC_SEGS] = 4, [DW_SEC_KEYLISTS] = 8,
     [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = sizeof(dw_artifact_policy), [DW_SEC_ANNOTS] = 8,
-    [DW_SEC_META] = sizeof(dw_artifact_meta),
+    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_INDEX] = 16,
 };
 
 typedef struct loader {
@@ -217,6 +217,22 @@ static int build(loader *L)
             if (!pc->annots || str_at(L, rd32(kv), &pc->annots[k].key) || str_at(L, rd32(kv + 4), &pc->annots[k].value)) return -1;
         }
     }
+    const section *ixs = &L->sec[DW_SEC_INDEX];
+    p->nixents = ixs->count;
+    p->ixents = ixs->count ? dw_arena_alloc(a, ixs->count * sizeof *p->ixents) : NULL;
+    for (uint32_t i = 0; i < ixs->count; i++) {
+        const uint8_t *r = ixs->p + 16 * (size_t)i;
+        dw_index_entry *e = &p->ixents[i];
+        if (!p->ixents) return refuse(L->msg, L->cap, "out of memory");
+        e->kind = r[0];
+        e->var = r[1];
+        e->type_str = rd32(r + 4);
+        e->id_str = rd32(r + 8);
+        e->policy = rd32(r + 12);
+        if (e->kind > DW_IX_TYPE || e->var > 2 || e->policy >= p->npolicies ||
+            (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) || (e->kind == DW_IX_ENTITY && e->id_str >= p->nstrs))
+            return refuse(L->msg, L->cap, "index entry %u is malformed", i);
+    }
     const section *m = &L->sec[DW_SEC_META];
     if (m->count != 1) return refuse(L->msg, L->cap, "missing metadata section");
     dw_artifact_meta meta;
@@ -259,6 +275,7 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     dw_arena_init(&p->arena, 64 * 1024);
     L.p = p;
     if (build(&L) || dw_program_verify(p, msg, cap)) { dw_program_free(p); return NULL; }
+    if (dw_index_build(p)) { refuse(msg, cap, "out of memory"); dw_program_free(p); return NULL; }
     return p;
 }
 

@@ -40,6 +40,7 @@ typedef enum dw_section_id {
     DW_SEC_POLICIES,      /* dw_artifact_policy */
     DW_SEC_ANNOTS,        /* { u32 key, u32 value } strtab indices */
     DW_SEC_META,          /* dw_artifact_meta */
+    DW_SEC_INDEX,         /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS), u32 policy } */
     DW_SEC__COUNT
 } dw_section_id;
 

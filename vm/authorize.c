@@ -1,14 +1,90 @@
-/* authorize.c - Cedar's decision over every policy (dogwood.md §15.2):
- * a satisfied forbid denies; otherwise a satisfied permit allows; otherwise
- * the implicit deny.  Erroring policies are skipped and reported. */
+/* authorize.c - Cedar's decision (dogwood.md §15.2): a satisfied forbid
+ * denies; otherwise a satisfied permit allows; otherwise the implicit deny.
+ * Erroring policies are skipped and reported.  Only the candidates the
+ * decision index returns are run (program.h explains why that is sound). */
 #include "vm.h"
 #include <string.h>
 
-int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
-                 dw_arena *scratch, dw_response *resp)
+static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
+                                    const char *type, uint32_t tlen, const char *id, uint32_t idlen)
+{
+    uint32_t j = (uint32_t)hash & (ix->nslots - 1);
+    while (ix->slots[j]) {
+        const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
+        if (b->hash == hash && b->kind == kind && b->var == var && b->type.len == tlen &&
+            memcmp(b->type.s, type, tlen) == 0 &&
+            (kind != DW_IX_ENTITY || (b->id.len == idlen && memcmp(b->id.s, id, idlen) == 0)))
+            return b;
+        j = (j + 1) & (ix->nslots - 1);
+    }
+    return NULL;
+}
+
+typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; } cands;
+
+static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
+{
+    if (!b) return 0;
+    if (c->n + b->n > c->cap) {
+        uint32_t cap = c->cap * 2 > c->n + b->n ? c->cap * 2 : c->n + b->n;
+        uint32_t *v = dw_arena_alloc(c->a, cap * sizeof *v);
+        if (!v) return -1;
+        if (c->n) memcpy(v, c->v, c->n * sizeof *v);
+        c->v = v;
+        c->cap = cap;
+    }
+    memcpy(c->v + c->n, ix->policies + b->first, b->n * sizeof *c->v);
+    c->n += b->n;
+    return 0;
+}
+
+static uint64_t entity_key(uint8_t var, const dw_uid *u)
+{
+    return u->hash ^ ((uint64_t)(DW_IX_ENTITY * 4u + var + 1u) * 0x9E3779B97F4A7C15ull);
+}
+
+/* Candidates: ALWAYS, plus for each scope variable the buckets of its entity,
+ * of every ancestor of it, and of its type.  Sorted ascending, no duplicates. */
+static int candidates(const dw_program *prog, const dw_store *store, const dw_request *req, cands *c)
+{
+    const dw_index *ix = &prog->index;
+    if (ix->always_n) {
+        dw_index_bucket always = { .first = ix->always_first, .n = ix->always_n };
+        if (add_run(c, ix, &always)) return -1;
+    }
+    for (uint8_t var = 0; var < 3; var++) {
+        const dw_value *v = &req->vars[var];
+        if (v->kind != DW_V_ENTITY) continue;
+        const dw_uid *u = v->u.uid;
+        if (ix->has_entity[var]) {
+            if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen))) return -1;
+            const dw_entity *e = dw_store_get(store, u);
+            for (uint32_t k = 0; e && k < e->nanc; k++) {
+                const dw_uid *a = e->ancestors[k];
+                if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen))) return -1;
+            }
+        }
+        if (ix->has_type[var]) {
+            uint64_t h = dw_index_hash(DW_IX_TYPE, var, u->type, u->tlen, NULL, 0);
+            if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u->type, u->tlen, NULL, 0))) return -1;
+        }
+    }
+    /* insertion sort: candidate lists are short (about the matching policies) */
+    for (uint32_t i = 1; i < c->n; i++) {
+        uint32_t x = c->v[i], j = i;
+        while (j > 0 && c->v[j - 1] > x) { c->v[j] = c->v[j - 1]; j--; }
+        c->v[j] = x;
+    }
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < c->n; i++) if (w == 0 || c->v[w - 1] != c->v[i]) c->v[w++] = c->v[i];
+    c->n = w;
+    return 0;
+}
+
+static int decide(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
+                  dw_response *resp, const uint32_t *which, uint32_t n)
 {
     memset(resp, 0, sizeof *resp);
-    uint32_t n = prog->npolicies;
     dw_value *stack = dw_arena_alloc(scratch, (prog->max_stack + 1) * sizeof *stack);
     uint32_t *permits = dw_arena_alloc(scratch, (n + 1) * sizeof *permits);
     uint32_t *forbids = dw_arena_alloc(scratch, (n + 1) * sizeof *forbids);
@@ -16,7 +92,8 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
     if (!stack || !permits || !forbids || !errs) return -1;
     uint32_t np = 0, nf = 0, ne = 0;
     dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack };
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = which ? which[k] : k;
         bool sat = false;
         dw_eval_status st = dw_eval_policy(&cx, i, &sat);
         resp->evaluated++;
@@ -34,14 +111,23 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
     }
     resp->errors = errs;
     resp->nerrors = ne;
-    if (nf) {
-        resp->allow = false;
-        resp->determining = forbids;
-        resp->ndetermining = nf;
-    } else {
-        resp->allow = np > 0;
-        resp->determining = permits;
-        resp->ndetermining = np;
-    }
+    resp->allow = nf == 0 && np > 0;
+    resp->determining = nf ? forbids : permits;
+    resp->ndetermining = nf ? nf : np;
     return 0;
+}
+
+int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
+                 dw_arena *scratch, dw_response *resp)
+{
+    if (!prog->index.nslots) return dw_authorize_all(prog, store, req, scratch, resp);
+    cands c = { .a = scratch };
+    if (candidates(prog, store, req, &c)) return -1;
+    return decide(prog, store, req, scratch, resp, c.v, c.n);
+}
+
+int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
+                     dw_arena *scratch, dw_response *resp)
+{
+    return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
 }

@@ -58,6 +58,40 @@ typedef struct dw_policy_code {
 
 typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] -> strs[] */
 
+/* ---- the decision index ----
+ * Each policy is filed under the keys its scope can match: a concrete entity
+ * of one scope variable (`principal == E`, `principal in E`, `action in [A, B]`
+ * ...), an entity type (`resource is T`), or ALWAYS.  A request probes the
+ * keys of its principal, action and resource and of their ancestors in the
+ * store, so the candidates are exactly the policies whose scope can match;
+ * each candidate still runs its full code (scope included), so the index can
+ * only skip policies whose scope is false. */
+typedef enum dw_index_kind { DW_IX_ALWAYS = 0, DW_IX_ENTITY = 1, DW_IX_TYPE = 2 } dw_index_kind;
+
+typedef struct dw_index_entry {
+    uint8_t kind;            /* dw_index_kind */
+    uint8_t var;             /* 0 principal, 1 action, 2 resource */
+    uint32_t type_str;       /* strs[] index of the entity type (ENTITY, TYPE) */
+    uint32_t id_str;         /* strs[] index of the entity id (ENTITY) */
+    uint32_t policy;
+} dw_index_entry;
+
+typedef struct dw_index_bucket {
+    uint64_t hash;
+    uint8_t kind, var;
+    dw_bytes type, id;
+    uint32_t first, n;       /* run in dw_index.policies */
+} dw_index_bucket;
+
+typedef struct dw_index {
+    dw_index_bucket *buckets; uint32_t nbuckets;
+    uint32_t *slots;         /* open addressing: bucket index + 1, 0 = empty */
+    uint32_t nslots;         /* power of two */
+    uint32_t *policies;      /* bucket runs, each ascending */
+    uint32_t always_first, always_n;   /* the ALWAYS run */
+    bool has_entity[3], has_type[3];   /* which probes can find anything, per variable */
+} dw_index;
+
 typedef struct dw_program {
     dw_arena arena;          /* owns everything below */
     uint32_t *code;   uint32_t ncode;
@@ -68,7 +102,15 @@ typedef struct dw_program {
     uint32_t *keyidx; uint32_t nkeyidx;
     dw_policy_code *policies; uint32_t npolicies;
     uint32_t max_stack;      /* over all policies */
+    dw_index_entry *ixents; uint32_t nixents;   /* the index as compiled (serialised) */
+    dw_index index;          /* the index as probed, built by dw_index_build */
 } dw_program;
+
+/* Build the probe table from ixents (in the program's arena).  0 or -1 (OOM). */
+int dw_index_build(dw_program *p);
+uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);
+/* Print the index readably (`dwc disasm`). */
+void dw_index_print(const dw_program *p, FILE *out);
 
 void dw_program_free(dw_program *p);   /* frees the arena and p itself (heap-allocated) */
 /* Print the bytecode readably (`dwc disasm`). */

@@ -60,5 +60,9 @@ typedef struct dw_response {
  * `scratch`.  Returns 0, or -1 on OOM (the caller must deny). */
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp);
+/* The same with the decision index switched off: every policy runs.  Used to
+ * check the index's soundness (decisions must be identical). */
+int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
+                     dw_arena *scratch, dw_response *resp);
 
 #endif

@@ -12,6 +12,8 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_schema) find "$shared" build/corpus/corpus-tests -name '*.cedarschema' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null ;;
         fuzz_json)   find "$shared/conformance" build/corpus/corpus-tests -name '*.json' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null
                      find "$shared/examples" -name '*.jsonl' -exec split -l 1 {} "$corpus/line-" \; 2>/dev/null ;;
+        fuzz_artifact) for f in $(ls build/corpus/corpus-tests/*.cedar 2>/dev/null | head -200) "$shared"/examples/box/0[1-4]*/policy.dw; do
+                         build/dwc compile "$f" -o "$corpus/$(basename "$f").dwb" >/dev/null 2>&1; done ;;
     esac
 fi
 mkdir -p build/fuzz-artifacts

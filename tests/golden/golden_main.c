@@ -60,9 +60,8 @@ static void run_parse(const char *name, FILE *out)
     dw_diags d;
     dw_diags_init(&d);
     dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    dw_diags_print(&d, out);
-    if (ps && d.nerrors == 0)
-        for (size_t i = 0; i < ps->npolicies; i++) dw_policy_print(out, &ps->policies[i]);
+    if (d.nerrors || !ps) dw_diags_print(&d, out);
+    else dw_policy_set_print(out, ps);
     if (ps) dw_policy_set_free(ps);
     dw_diags_free(&d);
     free(text);
@@ -91,12 +90,13 @@ static void run_validate(const char *name, FILE *out)
 }
 #endif
 
-typedef struct suite { const char *dir; const char *suffixes[3]; handler run; } suite;
+/* strip: NAME.expected (parse/, validate/) rather than NAME.EXT.expected (schema/) */
+typedef struct suite { const char *dir; const char *suffixes[3]; handler run; bool strip; } suite;
 static const suite suites[] = {
-    { "schema", { ".cedarschema", ".json", NULL }, run_schema },
-    { "parse", { ".dw", ".cedar", NULL }, run_parse },
+    { "schema", { ".cedarschema", ".json", NULL }, run_schema, false },
+    { "parse", { ".dw", ".cedar", NULL }, run_parse, true },
 #ifdef HAVE_TYPECHECK
-    { "validate", { ".cedar", NULL, NULL }, run_validate },
+    { "validate", { ".cedar", NULL, NULL }, run_validate, true },
 #endif
 };
 
@@ -142,7 +142,9 @@ int main(int argc, char **argv)
             suites[s].run(names[i], mem);
             fclose(mem);
             char exp_name[1200];
-            snprintf(exp_name, sizeof exp_name, "%s.expected", names[i]);
+            const char *dot = strrchr(names[i], '.');
+            int stem = suites[s].strip && dot ? (int)(dot - names[i]) : (int)strlen(names[i]);
+            snprintf(exp_name, sizeof exp_name, "%.*s.expected", stem, names[i]);
             char *want = NULL;
             size_t wlen = 0;
             if (update) {

@@ -1,0 +1,85 @@
+/* index.c - the decision index's probe table (see program.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#include "program.h"
+
+uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen)
+{
+    /* ENTITY keys reuse the uid hash, so a probe costs no hashing at all */
+    uint64_t h = kind == DW_IX_ENTITY ? dw_uid_hash(type, tlen, id, idlen) : XXH3_64bits(type, tlen);
+    return h ^ ((uint64_t)(kind * 4u + var + 1u) * 0x9E3779B97F4A7C15ull);
+}
+
+static int entry_cmp(const void *x, const void *y)
+{
+    const dw_index_entry *a = x, *b = y;
+    if (a->kind != b->kind) return a->kind - b->kind;
+    if (a->var != b->var) return a->var - b->var;
+    if (a->type_str != b->type_str) return a->type_str < b->type_str ? -1 : 1;
+    if (a->id_str != b->id_str) return a->id_str < b->id_str ? -1 : 1;
+    return a->policy < b->policy ? -1 : a->policy > b->policy;
+}
+
+int dw_index_build(dw_program *p)
+{
+    dw_index *ix = &p->index;
+    memset(ix, 0, sizeof *ix);
+    uint32_t n = p->nixents;
+    dw_index_entry *e = n ? dw_arena_alloc(&p->arena, n * sizeof *e) : NULL;
+    if (n && !e) return -1;
+    if (n) memcpy(e, p->ixents, n * sizeof *e);
+    qsort(e, n, sizeof *e, entry_cmp);
+    ix->policies = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->policies) : NULL;
+    ix->buckets = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->buckets) : NULL;
+    if (n && (!ix->policies || !ix->buckets)) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        ix->policies[i] = e[i].policy;
+        bool same = i > 0 && e[i].kind == e[i - 1].kind && e[i].var == e[i - 1].var &&
+                    e[i].type_str == e[i - 1].type_str && e[i].id_str == e[i - 1].id_str;
+        if (same) { ix->buckets[ix->nbuckets - 1].n++; continue; }
+        dw_index_bucket *b = &ix->buckets[ix->nbuckets++];
+        b->kind = e[i].kind;
+        b->var = e[i].var;
+        b->first = i;
+        b->n = 1;
+        if (b->kind != DW_IX_ALWAYS) b->type = p->strs[e[i].type_str];
+        if (b->kind == DW_IX_ENTITY) b->id = p->strs[e[i].id_str];
+        b->hash = dw_index_hash(b->kind, b->var, b->type.s, b->type.len, b->id.s, b->id.len);
+        if (b->kind == DW_IX_ENTITY) ix->has_entity[b->var % 3] = true;
+        if (b->kind == DW_IX_TYPE) ix->has_type[b->var % 3] = true;
+    }
+    for (uint32_t b = 0; b < ix->nbuckets; b++)
+        if (ix->buckets[b].kind == DW_IX_ALWAYS) { ix->always_first = ix->buckets[b].first; ix->always_n = ix->buckets[b].n; }
+    uint32_t ns = 16;
+    while (ns < ix->nbuckets * 2) ns *= 2;
+    ix->slots = dw_arena_alloc(&p->arena, ns * sizeof *ix->slots);
+    if (!ix->slots) return -1;
+    ix->nslots = ns;
+    for (uint32_t b = 0; b < ix->nbuckets; b++) {
+        if (ix->buckets[b].kind == DW_IX_ALWAYS) continue;
+        uint32_t j = (uint32_t)ix->buckets[b].hash & (ns - 1);
+        while (ix->slots[j]) j = (j + 1) & (ns - 1);
+        ix->slots[j] = b + 1;
+    }
+    return 0;
+}
+
+void dw_index_print(const dw_program *p, FILE *out)
+{
+    const dw_index *ix = &p->index;
+    static const char *vars[] = { "principal", "action", "resource" };
+    fprintf(out, "index: %u buckets over %u policies\n", ix->nbuckets, p->npolicies);
+    for (uint32_t b = 0; b < ix->nbuckets; b++) {
+        const dw_index_bucket *k = &ix->buckets[b];
+        if (k->kind == DW_IX_ALWAYS) fputs("  always", out);
+        else if (k->kind == DW_IX_TYPE) fprintf(out, "  %s is %.*s", vars[k->var % 3], (int)k->type.len, k->type.s);
+        else fprintf(out, "  %s in %.*s::\"%.*s\"", vars[k->var % 3], (int)k->type.len, k->type.s, (int)k->id.len, k->id.s);
+        fputs(" ->", out);
+        for (uint32_t i = 0; i < k->n; i++) {
+            const dw_policy_code *pc = &p->policies[ix->policies[k->first + i]];
+            fprintf(out, " %.*s%s", (int)pc->id.len, pc->id.s, pc->effect == DW_EFFECT_FORBID ? "(forbid)" : "");
+        }
+        fputc('\n', out);
+    }
+}
