@@ -18,7 +18,7 @@ DEBIAN_PKGS = flex bison libcjson-dev libxxhash-dev libcmocka-dev libseccomp-dev
 
 # Library sources: every layer except the drivers (files named *_main.c).
 LIB_DIRS = stdlib lang compiler vm runtime
-LIB_SRCS = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRCS = $(filter-out %_main.c runtime/alloc_count.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 GEN_SRCS = $(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/parser.c
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o
@@ -49,7 +49,7 @@ $(BUILD)/libdogwood.a: $(LIB_OBJS)
 $(BUILD)/libdogwood.so: $(LIB_OBJS)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
 
-$(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/libdogwood.a
+$(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "load.h"
+#include "bench.h"
 #include "../compiler/artifact_write.h"
 #include "../vm/artifact.h"
 
@@ -315,6 +316,7 @@ static int cmd_help(int argc, char **argv);
 static const command commands[] = {
     { "authorize", cmd_authorize, "decide one request (ALLOW/DENY), like Cedar's CLI", authorize_usage },
     { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
+    { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };

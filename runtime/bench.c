@@ -1,0 +1,170 @@
+/* bench.c - `dwc bench`.  Requests are decoded once (or, with --from-json,
+ * inside the timed loop), run round-robin after a warm-up, and every decision
+ * is timed on its own for the percentiles.  A second, untimed-per-decision
+ * pass gives ns_per_decision without the clock's own cost in it. */
+#include "bench.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "alloc_count.h"
+#include "load.h"
+
+const char dw_bench_usage[] =
+    "usage: dwc bench -p POLICY [-s SCHEMA] [--entities E] --requests FILE.jsonl [-n N]\n"
+    "                 [--from-json] [--no-index]\n"
+    "Decide each request of FILE.jsonl (Cedar request JSON, one per line) round-robin,\n"
+    "N decisions in all (default 1000000) after a warm-up, and print key=value lines:\n"
+    "decisions, ns_per_decision, p50_ns, p90_ns, p99_ns, allocs_per_decision,\n"
+    "policies_evaluated_per_decision, allow, deny (and timer_overhead_ns, requests).\n"
+    "  --from-json  parse each request's JSON inside the timed loop\n"
+    "  --no-index   run every policy (the decision index switched off)\n";
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct breq { const char *line; size_t len; dw_request req; } breq;
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Build one request from its JSON line, in arena a. */
+static int build_request(dw_session *s, dw_arena *a, const char *line, size_t len, dw_request *out, dw_buf *err)
+{
+    dw_source src = { "request", line, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(a, &src, &d);
+    dw_diags_free(&d);
+    if (!j) { dw_buf_printf(err, "not JSON"); return -1; }
+    return dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
+                                dw_json_get(j, "context"), s->schema, s->schema != NULL, out, err);
+}
+
+int dw_cmd_bench(int argc, char **argv)
+{
+    const char *pol = NULL, *sch = NULL, *ent = NULL, *rqf = NULL;
+    long long n = 1000000;
+    bool from_json = false, no_index = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-p") || !strcmp(a, "--policies")) && i + 1 < argc) pol = argv[++i];
+        else if ((!strcmp(a, "-s") || !strcmp(a, "--schema")) && i + 1 < argc) sch = argv[++i];
+        else if (!strcmp(a, "--entities") && i + 1 < argc) ent = argv[++i];
+        else if (!strcmp(a, "--requests") && i + 1 < argc) rqf = argv[++i];
+        else if (!strcmp(a, "-n") && i + 1 < argc) n = atoll(argv[++i]);
+        else if (!strcmp(a, "--from-json")) from_json = true;
+        else if (!strcmp(a, "--no-index")) no_index = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(dw_bench_usage, stdout); return 0; }
+        else { fprintf(stderr, "dwc bench: unexpected argument `%s`\n", a); fputs(dw_bench_usage, stderr); return 1; }
+    }
+    if (!pol || !rqf || n <= 0) { fputs(dw_bench_usage, stderr); return 1; }
+    dw_session s;
+    dw_session_init(&s);
+    int rc = 1;
+    char *text = NULL;
+    breq *reqs = NULL;
+    uint32_t *lat = NULL;
+    dw_arena req_arena, json_arena, scratch;
+    dw_arena_init(&req_arena, 1 << 20);
+    dw_arena_init(&json_arena, 64 * 1024);
+    dw_arena_init(&scratch, 256 * 1024);
+    if ((rc = dw_session_load_policies(&s, pol)) || (sch && (rc = dw_session_load_schema(&s, sch))) ||
+        (rc = dw_session_load_entities(&s, ent)))
+        goto out;
+    rc = 1;
+    if (no_index) s.prog->index.nslots = 0;      /* dw_authorize then runs every policy */
+    size_t len;
+    if (dw_read_file(rqf, &text, &len)) { perror(rqf); goto out; }
+    size_t nreq = 0, cap = 0, invalid = 0;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+        bool blank = true;
+        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
+        if (!blank) {
+            if (nreq == cap) { cap = cap ? cap * 2 : 64; breq *nr = realloc(reqs, cap * sizeof *nr); if (!nr) goto out; reqs = nr; }
+            dw_buf err = { 0 };
+            if (build_request(&s, &req_arena, line, ll, &reqs[nreq].req, &err) == 0) {
+                reqs[nreq].line = line;
+                reqs[nreq].len = ll;
+                nreq++;
+            } else invalid++;
+            dw_buf_free(&err);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!nreq) { fprintf(stderr, "dwc bench: no valid request in %s\n", rqf); goto out; }
+    lat = malloc((size_t)n * sizeof *lat);
+    if (!lat) { fprintf(stderr, "dwc bench: out of memory\n"); goto out; }
+
+    /* timer overhead: median of back-to-back clock reads */
+    uint32_t ov[1001];
+    for (int i = 0; i < 1001; i++) { uint64_t a = now_ns(), b = now_ns(); ov[i] = (uint32_t)(b - a); }
+    qsort(ov, 1001, sizeof *ov, cmp_u32);
+
+    long long warm = n / 10 < 100000 ? n / 10 : 100000;
+    uint64_t allow = 0, deny = 0, evaluated = 0, fails = 0;
+    dw_buf err = { 0 };
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: warm-up; pass 1: per-decision timing; pass 2: throughput */
+        long long count = pass == 0 ? warm : n;
+        uint64_t allocs0 = dw_alloc_count();
+        uint64_t t_start = now_ns();
+        for (long long i = 0; i < count; i++) {
+            breq *r = &reqs[i % (long long)nreq];
+            uint64_t t0 = pass == 1 ? now_ns() : 0;
+            const dw_request *req = &r->req;
+            dw_request fresh;
+            if (from_json) {
+                dw_arena_reset(&json_arena);
+                err.len = 0;
+                if (build_request(&s, &json_arena, r->line, r->len, &fresh, &err)) { fails++; continue; }
+                req = &fresh;
+            }
+            dw_arena_reset(&scratch);
+            dw_response resp;
+            if (dw_authorize(s.prog, &s.store, req, &scratch, &resp)) { fails++; continue; }
+            if (pass == 1) {
+                lat[i] = (uint32_t)(now_ns() - t0);
+                if (resp.allow) allow++; else deny++;
+                evaluated += resp.evaluated;
+            }
+        }
+        uint64_t t_total = now_ns() - t_start;
+        if (pass == 1) {
+            uint64_t allocs = dw_alloc_count() - allocs0;
+            qsort(lat, (size_t)n, sizeof *lat, cmp_u32);
+            printf("decisions=%lld\n", n);
+            printf("requests=%zu\n", nreq);
+            if (invalid) printf("invalid_requests=%zu\n", invalid);
+            printf("p50_ns=%u\np90_ns=%u\np99_ns=%u\n", lat[n / 2], lat[n * 9 / 10], lat[n * 99 / 100]);
+            printf("timer_overhead_ns=%u\n", ov[500]);
+            if (dw_alloc_counting()) printf("allocs_per_decision=%.3f\n", (double)allocs / (double)n);
+            else printf("allocs_per_decision=n/a\n");
+            printf("policies_evaluated_per_decision=%.2f\n", (double)evaluated / (double)n);
+            printf("allow=%llu\ndeny=%llu\n", (unsigned long long)allow, (unsigned long long)deny);
+            if (fails) printf("failures=%llu\n", (unsigned long long)fails);
+        } else if (pass == 2) {
+            printf("ns_per_decision=%.1f\n", (double)t_total / (double)n);
+        }
+    }
+    dw_buf_free(&err);
+    rc = 0;
+out:
+    free(lat);
+    free(reqs);
+    free(text);
+    dw_arena_free(&req_arena);
+    dw_arena_free(&json_arena);
+    dw_arena_free(&scratch);
+    dw_session_free(&s);
+    return rc;
+}
