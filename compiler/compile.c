@@ -403,7 +403,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
         c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;
         c.prog->ixents = to_arena(&c, &c.ixents, sizeof(dw_index_entry)); c.prog->nixents = c.ixents.n;
-        if (dw_index_build(c.prog)) c.failed = true;
+        if (dw_program_prepare(c.prog)) c.failed = true;
     }
     free(c.code.p); free(c.consts.p); free(c.strs.p); free(c.pats.p);
     free(c.keylists.p); free(c.keyidx.p); free(c.ixents.p); free(c.str_slots);

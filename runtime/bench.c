@@ -93,6 +93,7 @@ int dw_cmd_bench(int argc, char **argv)
             if (nreq == cap) { cap = cap ? cap * 2 : 64; breq *nr = realloc(reqs, cap * sizeof *nr); if (!nr) goto out; reqs = nr; }
             dw_buf err = { 0 };
             if (build_request(&s, &req_arena, line, ll, &reqs[nreq].req, &err) == 0) {
+                dw_request_bind(&reqs[nreq].req, s.prog, &s.store);   /* once, as a host would */
                 reqs[nreq].line = line;
                 reqs[nreq].len = ll;
                 nreq++;

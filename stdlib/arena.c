@@ -19,6 +19,13 @@ void dw_arena_init(dw_arena *a, size_t block_size)
 
 void *dw_arena_alloc(dw_arena *a, size_t n)
 {
+    void *p = dw_arena_alloc_raw(a, n);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+
+void *dw_arena_alloc_raw(dw_arena *a, size_t n)
+{
     n = (n + 15) & ~(size_t)15;
     if (n == 0) n = 16;
     dw_arena_block *b = a->head;
@@ -40,7 +47,6 @@ void *dw_arena_alloc(dw_arena *a, size_t n)
     void *p = b->data + b->used;
     b->used += n;
     a->used_total += n;
-    memset(p, 0, n);
     return p;
 }
 

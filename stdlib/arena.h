@@ -15,6 +15,8 @@ typedef struct dw_arena {
 void  dw_arena_init(dw_arena *a, size_t block_size);
 /* 16-byte aligned, zero-filled.  Returns NULL only when malloc fails. */
 void *dw_arena_alloc(dw_arena *a, size_t n);
+/* The same without zeroing, for scratch the caller fills before reading. */
+void *dw_arena_alloc_raw(dw_arena *a, size_t n);
 /* Copy n bytes and append a NUL (the copy may itself contain NULs). */
 char *dw_arena_memdup(dw_arena *a, const void *p, size_t n);
 /* Keep the first block, drop the rest: cheap per-decision reset. */

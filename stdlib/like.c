@@ -5,10 +5,11 @@
 #include "ext.h"
 
 #include <string.h>
+#include "bytes.h"
 
 static bool bytes_equal(const char *a, const char *b, size_t n)
 {
-    return n == 0 || memcmp(a, b, n) == 0;
+    return dw_mem_eq(a, b, n);
 }
 
 /* Leftmost occurrence of needle in haystack, or NULL. */

@@ -275,7 +275,7 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     dw_arena_init(&p->arena, 64 * 1024);
     L.p = p;
     if (build(&L) || dw_program_verify(p, msg, cap)) { dw_program_free(p); return NULL; }
-    if (dw_index_build(p)) { refuse(msg, cap, "out of memory"); dw_program_free(p); return NULL; }
+    if (dw_program_prepare(p)) { refuse(msg, cap, "out of memory"); dw_program_free(p); return NULL; }
     return p;
 }
 

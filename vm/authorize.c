@@ -4,6 +4,7 @@
  * decision index returns are run (program.h explains why that is sound). */
 #include "vm.h"
 #include <string.h>
+#include "../stdlib/bytes.h"
 
 static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
                                     const char *type, uint32_t tlen, const char *id, uint32_t idlen)
@@ -12,8 +13,8 @@ static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t va
     while (ix->slots[j]) {
         const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
         if (b->hash == hash && b->kind == kind && b->var == var && b->type.len == tlen &&
-            memcmp(b->type.s, type, tlen) == 0 &&
-            (kind != DW_IX_ENTITY || (b->id.len == idlen && memcmp(b->id.s, id, idlen) == 0)))
+            dw_mem_eq(b->type.s, type, tlen) &&
+            (kind != DW_IX_ENTITY || (b->id.len == idlen && dw_mem_eq(b->id.s, id, idlen))))
             return b;
         j = (j + 1) & (ix->nslots - 1);
     }
@@ -27,7 +28,8 @@ static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
     if (!b) return 0;
     if (c->n + b->n > c->cap) {
         uint32_t cap = c->cap * 2 > c->n + b->n ? c->cap * 2 : c->n + b->n;
-        uint32_t *v = dw_arena_alloc(c->a, cap * sizeof *v);
+        if (cap < 32) cap = 32;
+        uint32_t *v = dw_arena_alloc_raw(c->a, cap * sizeof *v);
         if (!v) return -1;
         if (c->n) memcpy(v, c->v, c->n * sizeof *v);
         c->v = v;
@@ -58,7 +60,7 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
         const dw_uid *u = v->u.uid;
         if (ix->has_entity[var]) {
             if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen))) return -1;
-            const dw_entity *e = dw_store_get(store, u);
+            const dw_entity *e = req->ent[var];
             for (uint32_t k = 0; e && k < e->nanc; k++) {
                 const dw_uid *a = e->ancestors[k];
                 if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen))) return -1;
@@ -85,11 +87,15 @@ static int decide(const dw_program *prog, const dw_store *store, const dw_reques
                   dw_response *resp, const uint32_t *which, uint32_t n)
 {
     memset(resp, 0, sizeof *resp);
-    dw_value *stack = dw_arena_alloc(scratch, (prog->max_stack + 1) * sizeof *stack);
-    uint32_t *permits = dw_arena_alloc(scratch, (n + 1) * sizeof *permits);
-    uint32_t *forbids = dw_arena_alloc(scratch, (n + 1) * sizeof *forbids);
-    dw_policy_error *errs = dw_arena_alloc(scratch, (n + 1) * sizeof *errs);
-    if (!stack || !permits || !forbids || !errs) return -1;
+    /* one scratch block for the stack and the three result lists */
+    size_t sz_stack = (prog->max_stack + 1) * sizeof(dw_value), sz_errs = (n + 1) * sizeof(dw_policy_error);
+    size_t sz_ids = (n + 1) * sizeof(uint32_t);
+    char *block = dw_arena_alloc_raw(scratch, sz_stack + sz_errs + 2 * sz_ids);
+    if (!block) return -1;
+    dw_value *stack = (dw_value *)block;
+    dw_policy_error *errs = (dw_policy_error *)(block + sz_stack);
+    uint32_t *permits = (uint32_t *)(block + sz_stack + sz_errs);
+    uint32_t *forbids = permits + (n + 1);
     uint32_t np = 0, nf = 0, ne = 0;
     dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack };
     for (uint32_t k = 0; k < n; k++) {
@@ -117,10 +123,29 @@ static int decide(const dw_program *prog, const dw_store *store, const dw_reques
     return 0;
 }
 
+void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store)
+{
+    for (int i = 0; i < 3; i++) {
+        req->ent[i] = NULL;
+        if (req->vars[i].kind != DW_V_ENTITY) continue;
+        const dw_uid *canon = dw_program_find_uid(prog, req->vars[i].u.uid);
+        if (canon) req->vars[i].u.uid = canon;
+        req->ent[i] = dw_store_get(store, req->vars[i].u.uid);
+    }
+    req->bound_prog = prog;
+    req->bound_store = store;
+}
+
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp)
 {
-    if (!prog->index.nslots) return dw_authorize_all(prog, store, req, scratch, resp);
+    dw_request local;
+    if (req->bound_prog != prog || req->bound_store != store) {
+        local = *req;
+        dw_request_bind(&local, prog, store);
+        req = &local;
+    }
+    if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
     cands c = { .a = scratch };
     if (candidates(prog, store, req, &c)) return -1;
     return decide(prog, store, req, scratch, resp, c.v, c.n);
@@ -129,5 +154,11 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
 int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
                      dw_arena *scratch, dw_response *resp)
 {
+    dw_request local;
+    if (req->bound_prog != prog || req->bound_store != store) {
+        local = *req;
+        dw_request_bind(&local, prog, store);
+        req = &local;
+    }
     return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
 }

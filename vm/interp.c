@@ -3,6 +3,7 @@
  * loop checks only value types (Cedar's dynamic type errors). */
 #include "vm.h"
 #include <string.h>
+#include "../stdlib/bytes.h"
 
 const char *dw_eval_status_name(dw_eval_status s)
 {
@@ -124,17 +125,33 @@ dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn 
     }
 }
 
+/* The store entry of uid u: the request's scope entities were resolved once. */
+static inline const dw_entity *entity_of(const dw_eval_ctx *cx, const dw_uid *u)
+{
+    for (int i = 0; i < 3; i++)
+        if (cx->req->vars[i].u.uid == u && cx->req->vars[i].kind == DW_V_ENTITY) return cx->req->ent[i];
+    return dw_store_get(cx->store, u);
+}
+
+/* x in y for entities, with x's store entry already known */
+static bool entity_in(const dw_entity *ex, const dw_uid *x, const dw_uid *y)
+{
+    if (dw_uid_eq(x, y)) return true;
+    return ex && dw_entity_has_ancestor(ex, y);
+}
+
 /* `x in y`: y an entity, or a set whose elements must all be entities. */
 static dw_eval_status op_in(dw_eval_ctx *cx, const dw_value *x, const dw_value *y, bool *r)
 {
     if (!is_kind(x, DW_V_ENTITY)) return DW_ERR_TYPE;
-    if (is_kind(y, DW_V_ENTITY)) { *r = dw_store_in(cx->store, x->u.uid, y->u.uid); return DW_EVAL_OK; }
+    const dw_entity *ex = entity_of(cx, x->u.uid);
+    if (is_kind(y, DW_V_ENTITY)) { *r = entity_in(ex, x->u.uid, y->u.uid); return DW_EVAL_OK; }
     if (!is_kind(y, DW_V_SET)) return DW_ERR_TYPE;
     for (uint32_t i = 0; i < y->n; i++)
         if (!is_kind(&y->u.elems[i], DW_V_ENTITY)) return DW_ERR_TYPE;
     *r = false;
     for (uint32_t i = 0; i < y->n; i++)
-        if (dw_store_in(cx->store, x->u.uid, y->u.elems[i].u.uid)) { *r = true; break; }
+        if (entity_in(ex, x->u.uid, y->u.elems[i].u.uid)) { *r = true; break; }
     return DW_EVAL_OK;
 }
 
@@ -159,6 +176,32 @@ static dw_eval_status op_arith(dw_opcode op, const dw_value *a, const dw_value *
     return DW_EVAL_OK;
 }
 
+/* Dispatch, Lua style: a plain switch, or with GNU C a jump table generated
+ * from opcode_list.h ("threaded code": one indirect jump per instruction). */
+#define vmfetch() (ins = code[pc++], A = DW_INS_A(ins))
+#if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
+#define vmdispatch(o) goto *dispatch_table[o];
+#define vmcase(l) L_##l:
+#define vmbreak do { vmfetch(); goto *dispatch_table[DW_INS_OP(ins)]; } while (0)
+#define vmdefault L_bad
+#else
+#define vmdispatch(o) switch (o)
+#define vmcase(l) case l:
+#define vmbreak break
+#define vmdefault default
+#endif
+
+/* An attribute lookup: records are short, so scan comparing the key hash. */
+static inline const dw_value *record_find(const dw_value *rec, const dw_bytes *key, uint32_t khash)
+{
+    if (rec->n > 12) return dw_record_get(rec, key->s, key->len);
+    for (uint32_t i = 0; i < rec->n; i++) {
+        const dw_field *f = &rec->u.fields[i];
+        if (f->khash == khash && f->klen == key->len && dw_mem_eq(f->key, key->s, key->len)) return &f->v;
+    }
+    return NULL;
+}
+
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
 {
     const dw_program *P = cx->prog;
@@ -169,93 +212,103 @@ dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
     dw_eval_status st;
     bool r;
 
+    uint32_t ins, A;
+#if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
+    /* opcodes >= DW_OP__COUNT cannot reach here: the verifier refused them;
+     * the table still maps every byte value, to L_bad */
+    static const void *const dispatch_table[256] = {
+#define OP(name, kind, pops, pushes) [DW_OP_##name] = &&L_DW_OP_##name,
+#include "opcode_list.h"
+#undef OP
+        [DW_OP__COUNT ... 255] = &&L_bad,
+    };
+#endif
     for (;;) {
-        uint32_t ins = code[pc++];
-        uint32_t A = DW_INS_A(ins);
-        switch (DW_INS_OP(ins)) {
-        case DW_OP_CONST: *sp++ = P->consts[A]; break;
-        case DW_OP_VAR:   *sp++ = cx->req->vars[A]; break;
-        case DW_OP_AND:
+        vmfetch();
+        vmdispatch (DW_INS_OP(ins)) {
+        vmcase(DW_OP_CONST) *sp++ = P->consts[A]; vmbreak;
+        vmcase(DW_OP_VAR)   *sp++ = cx->req->vars[A]; vmbreak;
+        vmcase(DW_OP_AND)
             if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`&&` operand is not a Bool");
             if (!sp[-1].u.b) pc = A; else sp--;
-            break;
-        case DW_OP_OR:
+            vmbreak;
+        vmcase(DW_OP_OR)
             if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`||` operand is not a Bool");
             if (sp[-1].u.b) pc = A; else sp--;
-            break;
-        case DW_OP_JUMP_IF_NOT:
+            vmbreak;
+        vmcase(DW_OP_JUMP_IF_NOT)
             sp--;
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`if` condition is not a Bool");
             if (!sp->u.b) pc = A;
-            break;
-        case DW_OP_JUMP: pc = A; break;
-        case DW_OP_CHECK_BOOL:
+            vmbreak;
+        vmcase(DW_OP_JUMP) pc = A; vmbreak;
+        vmcase(DW_OP_CHECK_BOOL)
             if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "operand is not a Bool");
-            break;
-        case DW_OP_NOT:
+            vmbreak;
+        vmcase(DW_OP_NOT)
             if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`!` operand is not a Bool");
             sp[-1].u.b = !sp[-1].u.b;
-            break;
-        case DW_OP_NEG:
+            vmbreak;
+        vmcase(DW_OP_NEG)
             if (sp[-1].kind != DW_V_LONG) FAIL(DW_ERR_TYPE, "`-` operand is not a Long");
             if (sp[-1].u.i == INT64_MIN) FAIL(DW_ERR_OVERFLOW, "negation overflows");
             sp[-1].u.i = -sp[-1].u.i;
-            break;
-        case DW_OP_EQ: sp--; sp[-1] = dw_bool(dw_value_eq(&sp[-1], sp)); break;
-        case DW_OP_NE: sp--; sp[-1] = dw_bool(!dw_value_eq(&sp[-1], sp)); break;
-        case DW_OP_LT: case DW_OP_LE: case DW_OP_GT: case DW_OP_GE:
+            vmbreak;
+        vmcase(DW_OP_EQ) sp--; sp[-1] = dw_bool(dw_value_eq(&sp[-1], sp)); vmbreak;
+        vmcase(DW_OP_NE) sp--; sp[-1] = dw_bool(!dw_value_eq(&sp[-1], sp)); vmbreak;
+        vmcase(DW_OP_LT) vmcase(DW_OP_LE) vmcase(DW_OP_GT) vmcase(DW_OP_GE)
             sp--;
             if ((st = op_compare(DW_INS_OP(ins), &sp[-1], sp, &r))) FAIL(st, "comparison needs two Longs, datetimes or durations");
             sp[-1] = dw_bool(r);
-            break;
-        case DW_OP_ADD: case DW_OP_SUB: case DW_OP_MUL:
+            vmbreak;
+        vmcase(DW_OP_ADD) vmcase(DW_OP_SUB) vmcase(DW_OP_MUL)
             sp--;
             if ((st = op_arith(DW_INS_OP(ins), &sp[-1], sp, &sp[-1]))) FAIL(st, "arithmetic on Longs");
-            break;
-        case DW_OP_IN:
+            vmbreak;
+        vmcase(DW_OP_IN)
             sp--;
             if ((st = op_in(cx, &sp[-1], sp, &r))) FAIL(st, "`in` needs an entity and an entity or set of entities");
             sp[-1] = dw_bool(r);
-            break;
-        case DW_OP_HAS: case DW_OP_GETATTR: {
+            vmbreak;
+        vmcase(DW_OP_HAS) vmcase(DW_OP_GETATTR) {
             const dw_bytes *key = &P->strs[A];
             dw_value *v = &sp[-1];
             const dw_value *rec;
             if (v->kind == DW_V_RECORD) rec = v;
             else if (v->kind == DW_V_ENTITY) {
-                const dw_entity *e = dw_store_get(cx->store, v->u.uid);
+                const dw_entity *e = entity_of(cx, v->u.uid);
                 if (!e) {
-                    if (DW_INS_OP(ins) == DW_OP_HAS) { *v = dw_bool(false); break; }
+                    if (DW_INS_OP(ins) == DW_OP_HAS) { *v = dw_bool(false); vmbreak; }
                     FAIL(DW_ERR_NO_ENTITY, "entity does not exist");
                 }
                 rec = &e->attrs;
             } else FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity");
-            const dw_value *f = dw_record_get(rec, key->s, key->len);
+            const dw_value *f = record_find(rec, key, P->str_hash[A]);
             if (DW_INS_OP(ins) == DW_OP_HAS) *v = dw_bool(f != NULL);
             else if (!f) FAIL(DW_ERR_MISSING_ATTR, "attribute not found");
             else *v = *f;
-            break;
+            vmbreak;
         }
-        case DW_OP_LIKE:
+        vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
             sp[-1] = dw_bool(dw_like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));
-            break;
-        case DW_OP_IS: {
+            vmbreak;
+        vmcase(DW_OP_IS) {
             if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");
             const dw_bytes *t = &P->strs[A];
             const dw_uid *u = sp[-1].u.uid;
             sp[-1] = dw_bool(u->tlen == t->len && memcmp(u->type, t->s, t->len) == 0);
-            break;
+            vmbreak;
         }
-        case DW_OP_MKSET: {
+        vmcase(DW_OP_MKSET) {
             dw_value *elems = A ? dw_arena_alloc(cx->scratch, A * sizeof *elems) : NULL;
             if (A && !elems) FAIL(DW_ERR_OOM, "out of memory");
             sp -= A;
             if (A) memcpy(elems, sp, A * sizeof *elems);
             *sp++ = dw_make_set(elems, A);
-            break;
+            vmbreak;
         }
-        case DW_OP_MKRECORD: {
+        vmcase(DW_OP_MKRECORD) {
             const dw_keylist *kl = &P->keylists[A];
             dw_field *f = kl->n ? dw_arena_alloc(cx->scratch, kl->n * sizeof *f) : NULL;
             if (kl->n && !f) FAIL(DW_ERR_OOM, "out of memory");
@@ -268,22 +321,22 @@ dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
             }
             if (!dw_make_record(f, kl->n, sp)) FAIL(DW_ERR_INTERNAL, "duplicate record key");
             sp++;
-            break;
+            vmbreak;
         }
-        case DW_OP_CALL: {
+        vmcase(DW_OP_CALL) {
             uint32_t argc = DW_CALL_ARGC(A);
             sp -= argc;
             dw_value out;
             if ((st = dw_call_extfn(cx->scratch, cx->store, (dw_extfn)DW_CALL_FN(A), sp, argc, &out))) FAIL(st, dw_fninfo_table[DW_CALL_FN(A)].name);
             *sp++ = out;
-            break;
+            vmbreak;
         }
-        case DW_OP_RET:
+        vmcase(DW_OP_RET)
             sp--;
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
             *result = sp->u.b;
             return DW_EVAL_OK;
-        default:
+        vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");
         }
     }

@@ -23,6 +23,64 @@ int dw_extfn_lookup(const char *name, size_t len, int is_method)
     return -1;
 }
 
+int dw_program_hash_strs(dw_program *p)
+{
+    p->str_hash = p->nstrs ? dw_arena_alloc(&p->arena, p->nstrs * sizeof *p->str_hash) : NULL;
+    if (p->nstrs && !p->str_hash) return -1;
+    for (uint32_t i = 0; i < p->nstrs; i++) p->str_hash[i] = dw_key_hash(p->strs[i].s, p->strs[i].len);
+    return 0;
+}
+
+static int intern_add(dw_program *p, const dw_uid *u)
+{
+    uint32_t j = (uint32_t)u->hash & (p->nuid_slots - 1);
+    while (p->uid_slots[j]) {
+        if (dw_uid_eq(p->uid_slots[j], u)) return 0;
+        j = (j + 1) & (p->nuid_slots - 1);
+    }
+    p->uid_slots[j] = u;
+    return 1;
+}
+
+int dw_program_intern_uids(dw_program *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nconsts; i++) {
+        const dw_value *v = &p->consts[i];
+        if (v->kind == DW_V_ENTITY) n++;
+        else if (v->kind == DW_V_SET) n += v->n;
+    }
+    uint32_t ns = 16;
+    while (ns < n * 2) ns *= 2;
+    p->uid_slots = dw_arena_alloc(&p->arena, ns * sizeof *p->uid_slots);
+    if (!p->uid_slots) return -1;
+    p->nuid_slots = ns;
+    for (uint32_t i = 0; i < p->nconsts; i++) {
+        const dw_value *v = &p->consts[i];
+        if (v->kind == DW_V_ENTITY) intern_add(p, v->u.uid);
+        else if (v->kind == DW_V_SET)
+            for (uint32_t k = 0; k < v->n; k++)
+                if (v->u.elems[k].kind == DW_V_ENTITY) intern_add(p, v->u.elems[k].u.uid);
+    }
+    return 0;
+}
+
+const dw_uid *dw_program_find_uid(const dw_program *p, const dw_uid *u)
+{
+    if (!p->nuid_slots) return NULL;
+    uint32_t j = (uint32_t)u->hash & (p->nuid_slots - 1);
+    while (p->uid_slots[j]) {
+        if (dw_uid_eq(p->uid_slots[j], u)) return p->uid_slots[j];
+        j = (j + 1) & (p->nuid_slots - 1);
+    }
+    return NULL;
+}
+
+int dw_program_prepare(dw_program *p)
+{
+    return dw_program_hash_strs(p) || dw_index_build(p) || dw_program_intern_uids(p) ? -1 : 0;
+}
+
 void dw_program_free(dw_program *p)
 {
     if (!p) return;

@@ -97,6 +97,7 @@ typedef struct dw_program {
     uint32_t *code;   uint32_t ncode;
     dw_value *consts; uint32_t nconsts;
     dw_bytes *strs;   uint32_t nstrs;
+    uint32_t *str_hash;      /* dw_key_hash of each strs[i], for attribute lookups */
     dw_like_pattern *pats; uint32_t npats;
     dw_keylist *keylists; uint32_t nkeylists;
     uint32_t *keyidx; uint32_t nkeyidx;
@@ -104,8 +105,18 @@ typedef struct dw_program {
     uint32_t max_stack;      /* over all policies */
     dw_index_entry *ixents; uint32_t nixents;   /* the index as compiled (serialised) */
     dw_index index;          /* the index as probed, built by dw_index_build */
+    const dw_uid **uid_slots; uint32_t nuid_slots;   /* interned entity constants (power of two) */
 } dw_program;
 
+/* Intern every entity uid among the constants (sets included); requests bound
+ * to the program reuse these pointers.  0 or -1 (OOM). */
+int dw_program_intern_uids(dw_program *p);
+const dw_uid *dw_program_find_uid(const dw_program *p, const dw_uid *u);
+
+/* Fill str_hash (after strs is final).  0 or -1 (OOM).  dw_program_prepare
+ * runs every load-time step (str_hash, index, interned uids). */
+int dw_program_prepare(dw_program *p);
+int dw_program_hash_strs(dw_program *p);
 /* Build the probe table from ixents (in the program's arena).  0 or -1 (OOM). */
 int dw_index_build(dw_program *p);
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);

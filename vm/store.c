@@ -132,7 +132,11 @@ bool dw_store_in(const dw_store *s, const dw_uid *x, const dw_uid *y)
 {
     if (dw_uid_eq(x, y)) return true;
     const dw_entity *e = dw_store_get(s, x);
-    if (!e) return false;
+    return e && dw_entity_has_ancestor(e, y);
+}
+
+bool dw_entity_has_ancestor(const dw_entity *e, const dw_uid *y)
+{
     size_t lo = 0, hi = e->nanc;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

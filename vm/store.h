@@ -31,6 +31,8 @@ dw_entity *dw_store_put(dw_store *s, const dw_uid *uid, bool *created);
 const dw_entity *dw_store_get(const dw_store *s, const dw_uid *uid);
 /* Compute every entity's ancestor closure.  Cycles are tolerated. */
 int dw_store_seal(dw_store *s);
+/* y is a transitive ancestor of e (binary search). */
+bool dw_entity_has_ancestor(const dw_entity *e, const dw_uid *y);
 /* x in y for entities: x == y, or y is a transitive ancestor of x. */
 bool dw_store_in(const dw_store *s, const dw_uid *x, const dw_uid *y);
 

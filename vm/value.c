@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+#include "../stdlib/bytes.h"
 
 const char *dw_vkind_name(dw_vkind k)
 {
@@ -22,7 +23,7 @@ bool dw_uid_eq(const dw_uid *a, const dw_uid *b)
 {
     if (a == b) return true;
     return a->hash == b->hash && a->tlen == b->tlen && a->idlen == b->idlen &&
-           memcmp(a->type, b->type, a->tlen) == 0 && memcmp(a->id, b->id, a->idlen) == 0;
+           dw_mem_eq(a->type, b->type, a->tlen) && dw_mem_eq(a->id, b->id, a->idlen);
 }
 
 int dw_bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
@@ -31,6 +32,20 @@ int dw_bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
     int c = m ? memcmp(a, b, m) : 0;
     if (c) return c < 0 ? -1 : 1;
     return an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+uint32_t dw_key_hash(const char *key, size_t len) { return (uint32_t)XXH3_64bits(key, len); }
+
+bool dw_value_eq(const dw_value *a, const dw_value *b)
+{
+    if (a->kind != b->kind) return false;
+    switch ((dw_vkind)a->kind) {
+    case DW_V_BOOL: return a->u.b == b->u.b;
+    case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: return a->u.i == b->u.i;
+    case DW_V_STRING: return a->n == b->n && (a->u.s == b->u.s || dw_mem_eq(a->u.s, b->u.s, a->n));
+    case DW_V_ENTITY: return dw_uid_eq(a->u.uid, b->u.uid);
+    default: return dw_value_cmp(a, b) == 0;
+    }
 }
 
 static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b ? 1 : 0; }
@@ -120,6 +135,7 @@ static int field_qcmp(const void *x, const void *y)
 
 bool dw_make_record(dw_field *fields, size_t n, dw_value *out)
 {
+    for (size_t i = 0; i < n; i++) fields[i].khash = dw_key_hash(fields[i].key, fields[i].klen);
     if (n > 1) qsort(fields, n, sizeof *fields, field_qcmp);
     for (size_t i = 1; i < n; i++)
         if (field_qcmp(&fields[i - 1], &fields[i]) == 0) return false;
@@ -127,6 +143,16 @@ bool dw_make_record(dw_field *fields, size_t n, dw_value *out)
     out->n = (uint32_t)n;
     out->u.fields = fields;
     return true;
+}
+
+const dw_value *dw_record_get_h(const dw_value *rec, const char *key, size_t klen, uint32_t khash)
+{
+    if (rec->n > 12) return dw_record_get(rec, key, klen);
+    for (uint32_t i = 0; i < rec->n; i++) {
+        const dw_field *f = &rec->u.fields[i];
+        if (f->khash == khash && f->klen == klen && dw_mem_eq(f->key, key, klen)) return &f->v;
+    }
+    return NULL;
 }
 
 const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen)

@@ -45,7 +45,10 @@ struct dw_value {
     } u;
 };
 
-struct dw_field { const char *key; uint32_t klen; dw_value v; };
+/* khash: dw_key_hash(key), set by dw_make_record, so a lookup compares one
+ * word per field before touching the bytes. */
+struct dw_field { const char *key; uint32_t klen; uint32_t khash; dw_value v; };
+uint32_t dw_key_hash(const char *key, size_t len);
 
 static inline dw_value dw_bool(bool b) { dw_value v = { .kind = DW_V_BOOL }; v.u.b = b; return v; }
 static inline dw_value dw_long(int64_t i) { dw_value v = { .kind = DW_V_LONG }; v.u.i = i; return v; }
@@ -55,7 +58,8 @@ uint64_t dw_uid_hash(const char *type, size_t tlen, const char *id, size_t idlen
 bool dw_uid_eq(const dw_uid *a, const dw_uid *b);
 /* Total order over all values (kind first); 0 iff structurally equal. */
 int  dw_value_cmp(const dw_value *a, const dw_value *b);
-static inline bool dw_value_eq(const dw_value *a, const dw_value *b) { return dw_value_cmp(a, b) == 0; }
+/* Equality without ordering: kinds, lengths and uid hashes first. */
+bool dw_value_eq(const dw_value *a, const dw_value *b);
 int  dw_bytes_cmp(const char *a, size_t an, const char *b, size_t bn);
 
 /* Constructors (copy into arena a).  NULL/false on OOM. */
@@ -68,6 +72,8 @@ bool dw_make_record(dw_field *fields, size_t n, dw_value *out);
 
 /* Lookup in a record value; NULL if absent. */
 const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen);
+/* The same with the key's dw_key_hash precomputed (the VM's attribute names). */
+const dw_value *dw_record_get_h(const dw_value *rec, const char *key, size_t klen, uint32_t khash);
 /* Membership in a set value (binary search). */
 bool dw_set_contains(const dw_value *set, const dw_value *v);
 

@@ -23,7 +23,17 @@ enum { DW_VAR_P = 0, DW_VAR_A = 1, DW_VAR_R = 2, DW_VAR_C = 3 };
 
 typedef struct dw_request {
     dw_value vars[4];          /* principal, action, resource (entities), context (record) */
+    /* Filled by dw_request_bind: the scope entities resolved once per request
+     * (their uids replaced by the program's interned ones, so scope tests
+     * compare pointers) and their store entries. */
+    const dw_program *bound_prog;
+    const dw_store *bound_store;
+    const dw_entity *ent[3];
 } dw_request;
+
+/* Resolve the request against a program and store (cheap; dw_authorize does
+ * it on a copy when the caller has not). */
+void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store);
 
 typedef struct dw_eval_ctx {
     const dw_program *prog;

@@ -71,10 +71,10 @@ static int setup(void **state)
         f->reqs[i].vars[1] = ent(&f->arena, "Action", i == 2 ? "edit" : "view");
         f->reqs[i].vars[2] = ent(&f->arena, "Photo", "p");
         dw_field *fl = dw_arena_alloc(&f->arena, 3 * sizeof *fl);
-        fl[0] = (dw_field){ "n", 1, dw_long(i * 3) };
+        fl[0] = (dw_field){ .key = "n", .klen = 1, .v = dw_long(i * 3) };
         dw_value *t = dw_arena_alloc(&f->arena, sizeof *t);
         dw_make_string(&f->arena, "t", 1, t);
-        fl[1] = (dw_field){ "tags", 4, dw_make_set(t, 1) };
+        fl[1] = (dw_field){ .key = "tags", .klen = 4, .v = dw_make_set(t, 1) };
         dw_make_string(&f->arena, "a-b*c", 5, &fl[2].v);
         fl[2].key = "s"; fl[2].klen = 1;
         dw_make_record(fl, 3, &f->reqs[i].vars[3]);

@@ -54,14 +54,14 @@ static void test_records(void **state)
     (void)state;
     dw_arena a;
     dw_arena_init(&a, 0);
-    dw_field f[3] = { { "z", 1, dw_long(1) }, { "a", 1, dw_long(2) }, { "m", 1, dw_long(3) } };
+    dw_field f[3] = { { .key = "z", .klen = 1, .v = dw_long(1) }, { .key = "a", .klen = 1, .v = dw_long(2) }, { .key = "m", .klen = 1, .v = dw_long(3) } };
     dw_value r;
     assert_true(dw_make_record(f, 3, &r));
     const dw_value *v = dw_record_get(&r, "a", 1);
     assert_non_null(v);
     assert_int_equal(v->u.i, 2);
     assert_null(dw_record_get(&r, "b", 1));
-    dw_field dup[2] = { { "k", 1, dw_long(1) }, { "k", 1, dw_long(2) } };
+    dw_field dup[2] = { { .key = "k", .klen = 1, .v = dw_long(1) }, { .key = "k", .klen = 1, .v = dw_long(2) } };
     assert_false(dw_make_record(dup, 2, &r));
     dw_arena_free(&a);
 }

@@ -1,0 +1,31 @@
+/* bytes.h - byte-string equality for the short strings that dominate policy
+ * evaluation (attribute names, entity ids, paths): overlapping word loads
+ * instead of a call to memcmp. */
+#ifndef DW_BYTES_H
+#define DW_BYTES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline bool dw_mem_eq(const void *pa, const void *pb, size_t n)
+{
+    const char *a = pa, *b = pb;
+    if (n >= 8) {
+        if (n > 16) return memcmp(a, b, n) == 0;
+        uint64_t x1, y1, x2, y2;
+        memcpy(&x1, a, 8); memcpy(&y1, b, 8);
+        memcpy(&x2, a + n - 8, 8); memcpy(&y2, b + n - 8, 8);
+        return x1 == y1 && x2 == y2;
+    }
+    if (n >= 4) {
+        uint32_t x1, y1, x2, y2;
+        memcpy(&x1, a, 4); memcpy(&y1, b, 4);
+        memcpy(&x2, a + n - 4, 4); memcpy(&y2, b + n - 4, 4);
+        return x1 == y1 && x2 == y2;
+    }
+    for (size_t i = 0; i < n; i++) if (a[i] != b[i]) return false;
+    return true;
+}
+
+#endif
