@@ -79,9 +79,9 @@ clean:
 # ---- tests ----
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdogwood.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
 $(BUILD)/dw-golden: $(BUILD)/obj/tests/golden/golden_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 unit: $(UNIT_BINS)
