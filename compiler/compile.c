@@ -347,7 +347,7 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     c->depth = c->max_depth = 0;
 
     /* conjunction: each conjunct but the last is followed by AND -> end */
-    uint32_t *jumps = calloc(4 + p->nclauses, sizeof *jumps), nj = 0;
+    uint32_t *jumps = calloc(7 + p->nclauses, sizeof *jumps), nj = 0;   /* scope: up to 2 each */
     if (!jumps) { oom(c); return; }
     compile_scope(c, &p->principal, 0, jumps, &nj);
     compile_scope(c, &p->action, 1, jumps, &nj);

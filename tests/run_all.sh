@@ -55,6 +55,7 @@ suites() {
     run_suite "golden$tag" "$B/dw-golden" tests/golden
     run_suite "conformance$tag" "$B/dw-conformance" build/corpus
     run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
+    run_suite "regress$tag" tests/regress.sh "$B/dwc"
 }
 
 suites build ""

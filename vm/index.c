@@ -29,7 +29,7 @@ int dw_index_build(dw_program *p)
     dw_index_entry *e = n ? dw_arena_alloc(&p->arena, n * sizeof *e) : NULL;
     if (n && !e) return -1;
     if (n) memcpy(e, p->ixents, n * sizeof *e);
-    qsort(e, n, sizeof *e, entry_cmp);
+    if (n > 1) qsort(e, n, sizeof *e, entry_cmp);
     ix->policies = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->policies) : NULL;
     ix->buckets = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->buckets) : NULL;
     if (n && (!ix->policies || !ix->buckets)) return -1;

@@ -95,9 +95,11 @@ int dw_program_verify(const dw_program *p, char *msg, size_t cap)
             if (p->keyidx[kl->first + j] >= p->nstrs) return bad(msg, cap, "key list %u names string out of range", i);
     }
     uint32_t longest = 0;
-    for (uint32_t k = 0; k < p->npolicies; k++)
-        if (p->policies[k].end > p->policies[k].entry && p->policies[k].end - p->policies[k].entry > longest)
-            longest = p->policies[k].end - p->policies[k].entry;
+    for (uint32_t k = 0; k < p->npolicies; k++) {
+        const dw_policy_code *pc = &p->policies[k];
+        /* ranges are checked in verify_policy; size the scratch from valid ones only */
+        if (pc->entry < pc->end && pc->end <= p->ncode && pc->end - pc->entry > longest) longest = pc->end - pc->entry;
+    }
     int *depth_at = malloc(((size_t)longest + 1) * sizeof *depth_at);
     if (!depth_at) return bad(msg, cap, "out of memory");
     int rc = 0;

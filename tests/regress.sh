@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every input under tests/regress/ once crashed or misbehaved (found by a fuzzer
+# or a differential run).  Each must now be handled cleanly: an answer or a
+# diagnostic, never a crash (the suite runs this with the ASan build too).
+# Usage: tests/regress.sh DWC
+set -uo pipefail
+DWC=$1
+pass=0; fail=0
+for f in tests/regress/*; do
+    case "$f" in
+        *.cedar|*.dw) "$DWC" disasm -p "$f" >/dev/null 2>&1 ;;
+        *.dwb)        "$DWC" disasm -p "$f" >/dev/null 2>&1 ;;
+        *) continue ;;
+    esac
+    rc=$?
+    # 0 = ok, 1/2 = a clean error; anything else (signals, sanitizer aborts) is a failure
+    if [ "$rc" -le 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $f (exit $rc)"; fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
