@@ -103,7 +103,7 @@ test: deps
 	$(MAKE) --no-print-directory BUILD=build/asan OPT="$(SAN_OPT)" testbins
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh $(SHARED)
+	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99 tests/run_all.sh $(SHARED)
 
 demo: deps all
 	@echo "== compiling and deciding Box's example requests through the VM"

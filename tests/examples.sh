@@ -12,7 +12,10 @@ pass=0; fail=0; skipped=0
 for dir in "$SHARED"/examples/box/*/; do
     name=$(basename "$dir")
     [ -f "$dir/requests.jsonl" ] || continue
-    if ! out=$("$DWC" authorize -p "$dir/policy.dw" -s "$SCHEMA" --requests "$dir/requests.jsonl" 2>&1); then
+    out=$("$DWC" authorize -p "$dir/policy.dw" -s "$SCHEMA" --requests "$dir/requests.jsonl" 2>&1)
+    rc=$?
+    if [ "$rc" -gt 2 ]; then echo "FAIL $name: dwc exited $rc"; echo "$out" | tail -5; fail=$((fail + 1)); continue; fi
+    if [ "$rc" -ne 0 ]; then
         reason=$(echo "$out" | grep -m1 'error:' | sed 's/^.*error: //')
         echo "skip $name: ${reason:-does not compile}"
         skipped=$((skipped + 1))
