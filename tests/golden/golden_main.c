@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "compiler/compile.h"
 #include "lang/ast.h"
+#include "lang/eventschema.h"
 #include "lang/schema.h"
 #if __has_include("compiler/typecheck.h")
 #include "compiler/typecheck.h"
@@ -91,10 +92,34 @@ static void run_validate(const char *name, FILE *out)
 #endif
 
 /* strip: NAME.expected (parse/, validate/) rather than NAME.EXT.expected (schema/) */
+static void run_eventschema(const char *name, FILE *out)
+{
+    char cedar_name[1024];
+    snprintf(cedar_name, sizeof cedar_name, "%.*s.cedarschema", (int)(strlen(name) - strlen(".dwschema")), name);
+    dw_source src, csrc;
+    char *text, *ctext = NULL;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_schema *s = NULL;
+    if (load_src(cedar_name, &csrc, &ctext) == 0) s = dw_schema_parse(&csrc, &d);
+    dw_event_schema *es = dw_event_schema_parse(&src, &d);
+    dw_event_derivation *dv = es ? dw_event_schema_derive(es, s, &d) : NULL;
+    dw_diags_print(&d, out);
+    if (dv) dw_event_derivation_print(out, dv);
+    dw_event_derivation_free(dv);
+    dw_event_schema_free(es);
+    if (s) dw_schema_free(s);
+    dw_diags_free(&d);
+    free(text);
+    free(ctext);
+}
+
 typedef struct suite { const char *dir; const char *suffixes[3]; handler run; bool strip; } suite;
 static const suite suites[] = {
     { "schema", { ".cedarschema", ".json", NULL }, run_schema, false },
     { "parse", { ".dw", ".cedar", NULL }, run_parse, true },
+    { "eventschema", { ".dwschema", NULL, NULL }, run_eventschema, true },
 #ifdef HAVE_TYPECHECK
     { "validate", { ".cedar", NULL, NULL }, run_validate, true },
 #endif
