@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "compiler/compile.h"
+#include "compiler/typecheck.h"
 #include "lang/ast.h"
 #include "lang/json.h"
 #include "lang/schema.h"
@@ -61,7 +62,7 @@ typedef struct stats {
     size_t req_pass, req_fail;
     size_t decision_fail, reason_fail, errors_fail, setup_fail;
     size_t tests, tests_setup_failed;
-    size_t validation_checked;
+    size_t validation_checked, validation_fail;
     size_t index_checked, index_fail;
 } stats;
 
@@ -175,6 +176,22 @@ static void run_test(const char *root, const char *file, stats *S, failure_log *
         if (load(root, sch->u.str.s, &sf, err, sizeof err)) goto setup_failed;
         schema = dw_schema_parse(&sf.src, &diags);
         if (!schema || diags.nerrors) { snprintf(err, sizeof err, "schema parse failed: %s", diags.n ? diags.v[0].msg : "?"); goto setup_failed; }
+    }
+    /* shouldValidate: strict validation must agree (its own dimension) */
+    const dw_json *sv = dw_json_get(test, "shouldValidate");
+    if (schema && sv && sv->kind == DW_JSON_BOOL) {
+        dw_diags vd;
+        dw_diags_init(&vd);
+        dw_validate_result vr = dw_validate(ps, schema, &vd);
+        S->validation_checked++;
+        if ((vr.nerrors == 0) != sv->u.b) {
+            S->validation_fail++;
+            char msg[700];
+            snprintf(msg, sizeof msg, "validation: expected %s, got %zu error(s)%s%s", sv->u.b ? "valid" : "invalid",
+                     vr.nerrors, vd.n ? ": " : "", vd.n ? vd.v[0].msg : "");
+            show_failure(fl, file, "shouldValidate", msg);
+        }
+        dw_diags_free(&vd);
     }
     if (ent && ent->kind == DW_JSON_STRING) {
         if (load(root, ent->u.str.s, &ef, err, sizeof err)) goto setup_failed;
@@ -310,9 +327,9 @@ int main(int argc, char **argv)
         printf("{\"tests\":%zu,\"requests\":%zu,\"passed\":%zu,\"failed\":%zu,"
                "\"dimensions\":{\"decision\":{\"failed\":%zu},\"reason\":{\"failed\":%zu},\"errors\":{\"failed\":%zu},"
                "\"index\":{\"checked\":%zu,\"failed\":%zu},"
-               "\"setup\":{\"failed\":%zu},\"validation\":{\"checked\":%zu}},\"seconds\":%.3f}\n",
+               "\"setup\":{\"failed\":%zu},\"validation\":{\"checked\":%zu,\"failed\":%zu}},\"seconds\":%.3f}\n",
                S.tests, total, S.req_pass, S.req_fail, S.decision_fail, S.reason_fail, S.errors_fail,
-               S.index_checked, S.index_fail, S.setup_fail, S.validation_checked, secs);
+               S.index_checked, S.index_fail, S.setup_fail, S.validation_checked, S.validation_fail, secs);
     } else {
         printf("Cedar conformance: %zu test files, %zu requests, %.2f s\n", S.tests, total, secs);
         printf("  %-11s %9s %9s\n", "dimension", "passed", "failed");
@@ -323,9 +340,11 @@ int main(int argc, char **argv)
                S.index_checked - S.index_fail, S.index_fail);
         printf("  %-11s %9zu %9zu   (test files whose policies, schema or entities did not load)\n", "setup",
                S.tests - S.tests_setup_failed, S.tests_setup_failed);
-        printf("  %-11s %9s %9s   (shouldValidate: checked by `dwc validate`, see the type checker)\n", "validation", "-", "-");
+        printf("  %-11s %9zu %9zu   (test files: strict validation agrees with shouldValidate)\n", "validation",
+               S.validation_checked - S.validation_fail, S.validation_fail);
         if (fl.shown > fl.limit) printf("  (%zu failures not shown; --show N)\n", fl.shown - fl.limit);
     }
-    printf("%zu passed, %zu failed\n", S.req_pass, S.req_fail);
-    return S.req_fail ? 1 : 0;
+    /* the closing count covers requests and validation verdicts (one per test file) */
+    printf("%zu passed, %zu failed\n", S.req_pass + S.validation_checked - S.validation_fail, S.req_fail + S.validation_fail);
+    return S.req_fail || S.validation_fail ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "load.h"
 #include "bench.h"
 #include "../compiler/artifact_write.h"
+#include "../compiler/typecheck.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -263,16 +264,18 @@ static int cmd_disasm(int argc, char **argv)
 
 /* ---- dwc compile ---- */
 static const char compile_usage[] =
-    "usage: dwc compile POLICY [-o OUT.dwb]\n"
+    "usage: dwc compile POLICY [-s SCHEMA] [-o OUT.dwb]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
+    "With a schema the set must pass strict validation first (dogwood.md D13).\n"
     "The output is deterministic: the same input gives the same bytes.  Every dwc\n"
     "command that takes -p POLICIES accepts the .dwb in place of the source.\n";
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *pol = NULL, *outp = NULL;
+    const char *pol = NULL, *outp = NULL, *sch = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) outp = argv[++i];
+        else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--schema")) && i + 1 < argc) sch = argv[++i];
         else if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--policies") == 0) && i + 1 < argc) pol = argv[++i];
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(compile_usage, stdout); return 0; }
         else if (!pol && argv[i][0] != '-') pol = argv[i];
@@ -289,6 +292,11 @@ static int cmd_compile(int argc, char **argv)
     dw_session s;
     dw_session_init(&s);
     int rc = dw_session_load_policies(&s, pol);
+    if (rc == 0 && sch && !(rc = dw_session_load_schema(&s, sch)) && s.ps) {
+        dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
+        dw_diags_print(&s.diags, stderr);
+        if (r.nerrors) { fprintf(stderr, "dwc compile: %zu validation error(s); no artifact written\n", r.nerrors); rc = 3; }
+    }
     if (rc == 0) {
         dw_buf b = { 0 };
         char msg[256];
@@ -310,6 +318,50 @@ static int cmd_compile(int argc, char **argv)
     return rc;
 }
 
+/* ---- dwc validate ---- */
+static const char validate_usage[] =
+    "usage: dwc validate -p POLICIES -s SCHEMA [--deny-warnings]\n"
+    "Cedar's strict validation of a policy set against a schema (dogwood.md §5).\n"
+    "Each diagnostic names the policy (@id, else policyN), points at the expression and\n"
+    "says what type was expected and what was found.\n"
+    "Exit 0 valid (warnings allowed unless --deny-warnings), 3 invalid, 1 on any other error.\n";
+
+static int cmd_validate(int argc, char **argv)
+{
+    const char *pol = NULL, *sch = NULL;
+    bool deny_warnings = false;
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--policies")) && i + 1 < argc) pol = argv[++i];
+        else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--schema")) && i + 1 < argc) sch = argv[++i];
+        else if (!strcmp(argv[i], "--deny-warnings")) deny_warnings = true;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(validate_usage, stdout); return 0; }
+        else { fprintf(stderr, "dwc validate: unexpected argument `%s`\n", argv[i]); fputs(validate_usage, stderr); return 1; }
+    }
+    if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
+    dw_session s;
+    dw_session_init(&s);
+    int rc = 1;
+    size_t len;
+    if (dw_read_file(pol, &s.policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); goto out; }
+    s.policy_src = (dw_source){ pol, s.policy_text, len };
+    s.ps = dw_parse_policy_set(&s.policy_src, &s.diags);
+    if (!s.ps || s.diags.nerrors) { dw_diags_print(&s.diags, stderr); goto out; }
+    if (dw_session_load_schema(&s, sch)) goto out;
+    dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
+    dw_diags_print(&s.diags, stdout);
+    if (r.nerrors || (deny_warnings && r.nwarnings)) {
+        printf("validation failed: %zu error(s), %zu warning(s)\n", r.nerrors, r.nwarnings);
+        rc = 3;
+    } else {
+        if (r.nwarnings) printf("validation passed with %zu warning(s)\n", r.nwarnings);
+        else printf("OK: validation passed with no errors or warnings.\n");
+        rc = 0;
+    }
+out:
+    dw_session_free(&s);
+    return rc;
+}
+
 /* ---- help ---- */
 static int cmd_help(int argc, char **argv);
 
@@ -317,6 +369,7 @@ static const command commands[] = {
     { "authorize", cmd_authorize, "decide one request (ALLOW/DENY), like Cedar's CLI", authorize_usage },
     { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
+    { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };
