@@ -206,6 +206,19 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
         if (!created) return fail(err, ej, "duplicate entity %s", u->id);
         const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
         const dw_json *attrs = dw_json_get(ej, "attrs"), *parents = dw_json_get(ej, "parents"), *tags = dw_json_get(ej, "tags");
+        const dw_action_decl *adecl = schema && !decl ? dw_schema_action(schema, u->type, u->tlen, u->id, u->idlen) : NULL;
+        /* entity validation (dogwood.md §5.7) */
+        if (schema && !decl && !adecl)
+            return fail(err, ej, "entity type %s is not declared in the schema", u->type);
+        if (decl && decl->is_enum) {
+            bool ok = false;
+            for (size_t k = 0; k < decl->nenum && !ok; k++)
+                ok = decl->enum_ids[k].len == u->idlen && memcmp(decl->enum_ids[k].s, u->id, u->idlen) == 0;
+            if (!ok) return fail(err, ej, "\"%s\" is not a declared id of its enumerated entity type", u->id);
+            if (attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n) return fail(err, attrs, "enumerated entities have no attributes%s", NULL);
+        }
+        if (decl && !decl->tags && tags && tags->kind == DW_JSON_OBJECT && tags->u.obj.n)
+            return fail(err, tags, "entity type %s declares no tags", u->type);
         if (attrs) {
             if (attrs->kind != DW_JSON_OBJECT) return fail(err, attrs, "\"attrs\" must be an object%s", NULL);
             if (record_from_json(&s->arena, attrs, decl ? decl->shape : NULL, &e->attrs, err)) return -1;
@@ -228,8 +241,17 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
             size_t n = parents->u.arr.n;
             e->parents = n ? dw_arena_alloc(&s->arena, n * sizeof *e->parents) : NULL;
             if (n && !e->parents) return fail(err, parents, "out of memory%s", NULL);
-            for (size_t k = 0; k < n; k++)
-                if (!(e->parents[k] = dw_uid_from_json(&s->arena, parents->u.arr.v[k], err))) return -1;
+            for (size_t k = 0; k < n; k++) {
+                const dw_uid *pu = dw_uid_from_json(&s->arena, parents->u.arr.v[k], err);
+                if (!pu) return -1;
+                e->parents[k] = pu;
+                if (decl) {
+                    bool ok = false;
+                    for (size_t m = 0; m < decl->nmember_of && !ok; m++)
+                        ok = decl->member_of[m].len == pu->tlen && memcmp(decl->member_of[m].s, pu->type, pu->tlen) == 0;
+                    if (!ok) return fail(err, parents->u.arr.v[k], "an entity of type %s cannot have a parent of this type", u->type);
+                }
+            }
             e->nparents = (uint32_t)n;
         }
     }
