@@ -21,11 +21,11 @@ typedef enum dw_tkind {
     DW_T_CALL,       /* name(args): macro call (condition, aggregate or term position) */
     DW_T_PARAM,      /* ?name used as a whole condition / atom, or as a term */
     /* terms */
-    DW_T_LONG,       /* i */
-    DW_T_STRING,     /* str */
-    DW_T_BOOL,       /* b */
-    DW_T_DECIMAL,    /* decimal("..."): str holds the text */
-    DW_T_ENTITY,     /* type::"id": type, str */
+    DW_T_LIT_LONG,       /* i */
+    DW_T_LIT_STRING,     /* str */
+    DW_T_LIT_BOOL,       /* b */
+    DW_T_LIT_DECIMAL,    /* decimal("..."): str holds the text */
+    DW_T_LIT_ENTITY,     /* type::"id": type, str */
     DW_T_ARRAY,      /* [kids...] */
     DW_T_CONTEXT,    /* context.a.b: path (dotted, without "context.") */
     DW_T_PRINCIPAL,  /* principal[.path] (path may be empty) */

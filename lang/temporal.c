@@ -387,9 +387,9 @@ static dw_tnode *term(tp *T)
     dw_tnode *x = NULL;
     dw_str s, t;
     int64_t v;
-    if (entity(T, &t, &s)) { x = node(T, DW_T_ENTITY, a); x->type = t; x->str = s; goto done; }
+    if (entity(T, &t, &s)) { x = node(T, DW_T_LIT_ENTITY, a); x->type = t; x->str = s; goto done; }
     T->pos = a;
-    if (kw(T, "decimal") && lit(T, "(") && string(T, &s) && lit(T, ")")) { x = node(T, DW_T_DECIMAL, a); x->str = s; goto done; }
+    if (kw(T, "decimal") && lit(T, "(") && string(T, &s) && lit(T, ")")) { x = node(T, DW_T_LIT_DECIMAL, a); x->str = s; goto done; }
     T->pos = a;
     if (lit(T, "(")) {
         dw_tnode *g = agg(T);
@@ -398,9 +398,9 @@ static dw_tnode *term(tp *T)
     T->pos = a;
     if ((x = agg(T))) goto done;
     T->pos = a;
-    if (integer(T, &v)) { x = node(T, DW_T_LONG, a); x->i = v; goto done; }
-    if (string(T, &s)) { x = node(T, DW_T_STRING, a); x->str = s; goto done; }
-    if (kw(T, "true") || kw(T, "false")) { x = node(T, DW_T_BOOL, a); x->b = T->s[a] == 't'; goto done; }
+    if (integer(T, &v)) { x = node(T, DW_T_LIT_LONG, a); x->i = v; goto done; }
+    if (string(T, &s)) { x = node(T, DW_T_LIT_STRING, a); x->str = s; goto done; }
+    if (kw(T, "true") || kw(T, "false")) { x = node(T, DW_T_LIT_BOOL, a); x->b = T->s[a] == 't'; goto done; }
     if (lit(T, "[")) {
         dw_tnode *arr = talloc(T, sizeof *arr);
         size_t cap = 0;
@@ -849,11 +849,11 @@ void dw_tnode_print(FILE *out, const dw_tnode *n)
         fputc(')', out);
         break;
     case DW_T_PARAM: fprintf(out, "?%.*s", (int)n->name.len, n->name.s); break;
-    case DW_T_LONG: fprintf(out, "%lld", (long long)n->i); break;
-    case DW_T_STRING: dw_str_print_quoted(out, n->str.s, n->str.len); break;
-    case DW_T_BOOL: fputs(n->b ? "true" : "false", out); break;
-    case DW_T_DECIMAL: fputs("(decimal ", out); dw_str_print_quoted(out, n->str.s, n->str.len); fputc(')', out); break;
-    case DW_T_ENTITY: fprintf(out, "%.*s::", (int)n->type.len, n->type.s); dw_str_print_quoted(out, n->str.s, n->str.len); break;
+    case DW_T_LIT_LONG: fprintf(out, "%lld", (long long)n->i); break;
+    case DW_T_LIT_STRING: dw_str_print_quoted(out, n->str.s, n->str.len); break;
+    case DW_T_LIT_BOOL: fputs(n->b ? "true" : "false", out); break;
+    case DW_T_LIT_DECIMAL: fputs("(decimal ", out); dw_str_print_quoted(out, n->str.s, n->str.len); fputc(')', out); break;
+    case DW_T_LIT_ENTITY: fprintf(out, "%.*s::", (int)n->type.len, n->type.s); dw_str_print_quoted(out, n->str.s, n->str.len); break;
     case DW_T_ARRAY:
         fputs("[", out);
         for (size_t i = 0; i < n->nargs; i++) { if (i) fputc(' ', out); dw_tnode_print(out, n->args[i]); }
