@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "compiler/compile.h"
+#include "compiler/macros.h"
 #include "lang/ast.h"
 #include "lang/eventschema.h"
 #include "lang/schema.h"
@@ -115,11 +116,33 @@ static void run_eventschema(const char *name, FILE *out)
     free(ctext);
 }
 
+static dw_policy_set *stdlib_macros;
+
+static void run_macros(const char *name, FILE *out)
+{
+    dw_source src;
+    char *text;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    if (ps && !d.nerrors) dw_expand_macros(ps, stdlib_macros, &d);
+    if (d.nerrors || !ps) dw_diags_print(&d, out);
+    else {
+        dw_policy_set_print(out, ps);
+        dw_macros_print_leaves(out, ps);
+    }
+    if (ps) dw_policy_set_free(ps);
+    dw_diags_free(&d);
+    free(text);
+}
+
 typedef struct suite { const char *dir; const char *suffixes[3]; handler run; bool strip; } suite;
 static const suite suites[] = {
     { "schema", { ".cedarschema", ".json", NULL }, run_schema, false },
     { "parse", { ".dw", ".cedar", NULL }, run_parse, true },
     { "eventschema", { ".dwschema", NULL, NULL }, run_eventschema, true },
+    { "macros", { ".dw", NULL, NULL }, run_macros, true },
 #ifdef HAVE_TYPECHECK
     { "validate", { ".cedar", NULL, NULL }, run_validate, true },
 #endif
@@ -138,6 +161,11 @@ int main(int argc, char **argv)
     if (!root) { fprintf(stderr, "usage: dw-golden [--update] DIR\n"); return 2; }
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd)) return 2;
+    dw_source lsrc = { "macros.dw", dw_stdlib_macros_text, dw_stdlib_macros_len };
+    dw_diags ld;
+    dw_diags_init(&ld);
+    stdlib_macros = dw_macro_library_parse(&lsrc, &ld);
+    if (!stdlib_macros || ld.nerrors) { dw_diags_print(&ld, stderr); return 2; }
     size_t pass = 0, fail = 0;
     for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {
         char dir[4096];
@@ -189,6 +217,8 @@ int main(int argc, char **argv)
         free(names);
     }
     if (chdir(cwd)) return 2;
+    dw_policy_set_free(stdlib_macros);
+    dw_diags_free(&ld);
     printf("golden: %zu passed, %zu failed\n", pass, fail);
     return fail ? 1 : 0;
 }
