@@ -21,7 +21,8 @@ LIB_DIRS = stdlib lang compiler vm runtime
 LIB_SRCS = $(filter-out %_main.c runtime/alloc_count.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 GEN_SRCS = $(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/parser.c
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
-           $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o
+           $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
+           $(BUILD)/obj/gen/box_actions.o
 
 .PHONY: all deps demo test conformance clean unit fuzz
 all: $(BUILD)/dwc $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
@@ -33,13 +34,19 @@ $(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h: lang/parser.y
 $(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h: lang/lexer.l
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/lang/lexer.h -o $(BUILD)/gen/lang/lexer.c $<
-# the standard macro library, written in Dogwood, embedded as a C string
-$(BUILD)/gen/stdlib_macros.c: stdlib/macros.dw
+# Text embedded as C strings: the standard macro library (written in Dogwood)
+# and Box's action schema (`--schema box`).  embed NAME SOURCE
+define embed
 	@mkdir -p $(dir $@)
-	{ echo '#include <stddef.h>'; echo 'const char dw_stdlib_macros_text[] = {'; \
-	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0 };'; \
-	  echo 'const size_t dw_stdlib_macros_len = sizeof dw_stdlib_macros_text - 1;'; } > $@
-$(BUILD)/obj/gen/stdlib_macros.o: $(BUILD)/gen/stdlib_macros.c
+	{ echo '#include <stddef.h>'; echo 'const char $(1)_text[] = {'; \
+	  od -An -v -tx1 $(2) | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0 };'; \
+	  echo 'const size_t $(1)_len = sizeof $(1)_text - 1;'; } > $@
+endef
+$(BUILD)/gen/stdlib_macros.c: stdlib/macros.dw
+	$(call embed,dw_stdlib_macros,$<)
+$(BUILD)/gen/box_actions.c: lang/box_actions.cedarschema
+	$(call embed,dw_box_actions_schema,$<)
+$(BUILD)/obj/gen/stdlib_macros.o $(BUILD)/obj/gen/box_actions.o: $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/lang/%.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h

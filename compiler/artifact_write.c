@@ -111,6 +111,7 @@ static uint32_t put_value(writer *w, const dw_value *v)
 
 int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
 {
+    if (p->temporal.nleaves) return -2;     /* temporal tables are not serialised yet */
     writer w;
     memset(&w, 0, sizeof w);
     for (uint32_t i = 0; i < p->nstrs; i++) put_u32(&w, DW_SEC_STRS, str_index(&w, p->strs[i].s, p->strs[i].len));

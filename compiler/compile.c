@@ -6,9 +6,9 @@
 #include <string.h>
 #include <xxhash.h>
 
-typedef struct vec { void *p; uint32_t n, cap; } vec;
+#include "emit.h"
 
-static int vec_push(vec *v, const void *elem, size_t size)
+int dw_vec_push(vec *v, const void *elem, size_t size)
 {
     if (v->n == v->cap) {
         uint32_t cap = v->cap ? v->cap * 2 : 16;
@@ -22,32 +22,21 @@ static int vec_push(vec *v, const void *elem, size_t size)
     return 0;
 }
 
-typedef struct compiler {
-    const dw_policy_set *ps;
-    dw_diags *diags;
-    dw_program *prog;          /* arena owner for constant data */
-    vec code, consts, strs, pats, keylists, keyidx, ixents;
-    /* string interning: open addressing over strs indices (+1, 0 = empty) */
-    uint32_t *str_slots; uint32_t str_cap;
-    int depth, max_depth;      /* stack depth while emitting one policy */
-    bool failed;
-} compiler;
-
-static void cerr(compiler *c, dw_loc loc, const char *hint, const char *msg)
+void dw_compile_error(compiler *c, dw_loc loc, const char *hint, const char *msg)
 {
     c->failed = true;
     dw_diag_add(c->diags, DW_SEV_ERROR, c->ps->src, loc, hint, "%s", msg);
 }
 
-static void oom(compiler *c) { c->failed = true; }
+void dw_compile_oom(compiler *c) { c->failed = true; }
 
 static uint32_t here(compiler *c) { return c->code.n; }
 
 static uint32_t emit(compiler *c, dw_opcode op, uint32_t a)
 {
-    if (a > DW_MAX_A) { oom(c); a = 0; }
+    if (a > DW_MAX_A) { dw_compile_oom(c); a = 0; }
     uint32_t ins = DW_INS(op, a);
-    if (vec_push(&c->code, &ins, sizeof ins)) oom(c);
+    if (dw_vec_push(&c->code, &ins, sizeof ins)) dw_compile_oom(c);
     const dw_opinfo *oi = &dw_opinfo_table[op];
     int pops = oi->pops;
     if (pops < 0) {
@@ -66,18 +55,18 @@ static void patch(compiler *c, uint32_t at, uint32_t target)
     code[at] = DW_INS(DW_INS_OP(code[at]), target);
 }
 
-static uint32_t add_const(compiler *c, dw_value v)
+uint32_t dw_emit_const(compiler *c, dw_value v)
 {
-    if (vec_push(&c->consts, &v, sizeof v)) oom(c);
+    if (dw_vec_push(&c->consts, &v, sizeof v)) dw_compile_oom(c);
     return c->consts.n - 1;
 }
 
-static uint32_t intern_str(compiler *c, const char *s, size_t len)
+uint32_t dw_emit_str(compiler *c, const char *s, size_t len)
 {
     if ((c->strs.n + 1) * 2 > c->str_cap) {
         uint32_t cap = c->str_cap ? c->str_cap * 2 : 256;
         uint32_t *slots = calloc(cap, sizeof *slots);
-        if (!slots) { oom(c); return 0; }
+        if (!slots) { dw_compile_oom(c); return 0; }
         for (uint32_t i = 0; i < c->strs.n; i++) {
             dw_bytes *b = &((dw_bytes *)c->strs.p)[i];
             uint32_t j = (uint32_t)XXH3_64bits(b->s, b->len) & (cap - 1);
@@ -95,16 +84,16 @@ static uint32_t intern_str(compiler *c, const char *s, size_t len)
         j = (j + 1) & (c->str_cap - 1);
     }
     dw_bytes b = { dw_arena_memdup(&c->prog->arena, s, len), len };
-    if (!b.s || vec_push(&c->strs, &b, sizeof b)) { oom(c); return 0; }
+    if (!b.s || dw_vec_push(&c->strs, &b, sizeof b)) { dw_compile_oom(c); return 0; }
     c->str_slots[j] = c->strs.n;
     return c->strs.n - 1;
 }
 
-static dw_value uid_const(compiler *c, const dw_euid_lit *e)
+dw_value dw_emit_uid(compiler *c, const dw_euid_lit *e)
 {
     dw_value v = { .kind = DW_V_ENTITY };
     v.u.uid = dw_make_uid(&c->prog->arena, e->type.s, e->type.len, e->id.s, e->id.len);
-    if (!v.u.uid) oom(c);
+    if (!v.u.uid) dw_compile_oom(c);
     return v;
 }
 
@@ -123,21 +112,21 @@ static void compile_expr(compiler *c, const dw_expr *e)
 {
     if (c->failed) return;
     switch (e->kind) {
-    case DW_E_BOOL: emit(c, DW_OP_CONST, add_const(c, dw_bool(e->u.b))); break;
-    case DW_E_LONG: emit(c, DW_OP_CONST, add_const(c, dw_long(e->u.i))); break;
+    case DW_E_BOOL: emit(c, DW_OP_CONST, dw_emit_const(c, dw_bool(e->u.b))); break;
+    case DW_E_LONG: emit(c, DW_OP_CONST, dw_emit_const(c, dw_long(e->u.i))); break;
     case DW_E_STRING: {
         dw_value v;
-        if (!dw_make_string(&c->prog->arena, e->u.str.s, e->u.str.len, &v)) { oom(c); break; }
-        emit(c, DW_OP_CONST, add_const(c, v));
+        if (!dw_make_string(&c->prog->arena, e->u.str.s, e->u.str.len, &v)) { dw_compile_oom(c); break; }
+        emit(c, DW_OP_CONST, dw_emit_const(c, v));
         break;
     }
-    case DW_E_ENTITY: emit(c, DW_OP_CONST, add_const(c, uid_const(c, &e->u.euid))); break;
+    case DW_E_ENTITY: emit(c, DW_OP_CONST, dw_emit_const(c, dw_emit_uid(c, &e->u.euid))); break;
     case DW_E_VAR: emit(c, DW_OP_VAR, (uint32_t)e->u.var); break;
     case DW_E_SLOT:
-        cerr(c, e->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
+        dw_compile_error(c, e->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
         break;
     case DW_E_BINDER:
-        cerr(c, e->loc, NULL, "stray macro binder reference outside a macro body");
+        dw_compile_error(c, e->loc, NULL, "stray macro binder reference outside a macro body");
         break;
     case DW_E_IF: {
         compile_expr(c, e->u.kids[0]);
@@ -168,27 +157,27 @@ static void compile_expr(compiler *c, const dw_expr *e)
     }
     case DW_E_HAS: case DW_E_GETATTR:
         compile_expr(c, e->u.attr.kids0);
-        emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, intern_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
+        emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, dw_emit_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
         break;
     case DW_E_LIKE: {
         compile_expr(c, e->u.like.kids0);
         const dw_like_pattern *src = &e->u.like.pat;
         dw_like_pattern p = { src->nseg, NULL };
         dw_bytes *segs = dw_arena_alloc(&c->prog->arena, (src->nseg ? src->nseg : 1) * sizeof *segs);
-        if (!segs) { oom(c); break; }
+        if (!segs) { dw_compile_oom(c); break; }
         for (size_t i = 0; i < src->nseg; i++) {
             segs[i].s = dw_arena_memdup(&c->prog->arena, src->seg[i].s, src->seg[i].len);
             segs[i].len = src->seg[i].len;
-            if (!segs[i].s) oom(c);
+            if (!segs[i].s) dw_compile_oom(c);
         }
         p.seg = segs;
-        if (vec_push(&c->pats, &p, sizeof p)) oom(c);
+        if (dw_vec_push(&c->pats, &p, sizeof p)) dw_compile_oom(c);
         emit(c, DW_OP_LIKE, c->pats.n - 1);
         break;
     }
     case DW_E_IS: {
         compile_expr(c, e->u.is.kids0);
-        emit(c, DW_OP_IS, intern_str(c, e->u.is.type.s, e->u.is.type.len));
+        emit(c, DW_OP_IS, dw_emit_str(c, e->u.is.type.s, e->u.is.type.len));
         if (e->u.is.in) {                /* e is T in y  ==  e is T && e in y */
             uint32_t j = emit(c, DW_OP_AND, 0);
             compile_expr(c, e->u.is.kids0);
@@ -208,16 +197,16 @@ static void compile_expr(compiler *c, const dw_expr *e)
         for (size_t i = 0; i < e->u.rec.n; i++) compile_expr(c, e->u.rec.v[i].value);
         dw_keylist kl = { c->keyidx.n, (uint32_t)e->u.rec.n };
         for (size_t i = 0; i < e->u.rec.n; i++) {
-            uint32_t k = intern_str(c, e->u.rec.v[i].key.s, e->u.rec.v[i].key.len);
-            if (vec_push(&c->keyidx, &k, sizeof k)) oom(c);
+            uint32_t k = dw_emit_str(c, e->u.rec.v[i].key.s, e->u.rec.v[i].key.len);
+            if (dw_vec_push(&c->keyidx, &k, sizeof k)) dw_compile_oom(c);
         }
-        if (vec_push(&c->keylists, &kl, sizeof kl)) { oom(c); break; }
+        if (dw_vec_push(&c->keylists, &kl, sizeof kl)) { dw_compile_oom(c); break; }
         emit(c, DW_OP_MKRECORD, c->keylists.n - 1);
         break;
     }
     case DW_E_METHOD: {
         int fn = dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 1);
-        if (fn < 0) { cerr(c, e->u.call.name_loc, NULL, "unknown method"); break; }
+        if (fn < 0) { dw_compile_error(c, e->u.call.name_loc, NULL, "unknown method"); break; }
         compile_expr(c, e->u.call.recv);
         for (size_t i = 0; i < e->u.call.nargs; i++) compile_expr(c, e->u.call.args[i]);
         emit(c, DW_OP_CALL, DW_CALL_A(fn, e->u.call.nargs + 1));
@@ -227,10 +216,10 @@ static void compile_expr(compiler *c, const dw_expr *e)
         int fn = e->u.call.nsegs == 1 ? dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 0) : -1;
         if (fn < 0) {
             if (e->u.call.nsegs >= 2)
-                cerr(c, e->u.call.name_loc, "provider calls need a provider declaration (dogwood.md §13)",
+                dw_compile_error(c, e->u.call.name_loc, "provider calls need a provider declaration (dogwood.md §13)",
                      "information provider calls are not supported by this engine yet");
             else
-                cerr(c, e->u.call.name_loc, "define it with `def cedar NAME(...) { ... };`",
+                dw_compile_error(c, e->u.call.name_loc, "define it with `def cedar NAME(...) { ... };`",
                      "unknown function or macro (not a Cedar built-in and not a declared macro)");
             break;
         }
@@ -238,12 +227,13 @@ static void compile_expr(compiler *c, const dw_expr *e)
         emit(c, DW_OP_CALL, DW_CALL_A(fn, e->u.call.nargs));
         break;
     }
-    case DW_E_TEMPORAL:
-        cerr(c, e->loc, "temporal conditions need the temporal engine (dogwood.md §6-§9)",
-             "temporal conditions are not supported by this engine yet");
+    case DW_E_TEMPORAL: {
+        uint32_t leaf = dw_lower_temporal(c, e->u.temporal, c->cur_policy);
+        if (leaf != UINT32_MAX) emit(c, DW_OP_LEAF, leaf);
         break;
+    }
     default:
-        cerr(c, e->loc, NULL, "internal: unknown expression kind");
+        dw_compile_error(c, e->loc, NULL, "internal: unknown expression kind");
     }
 }
 
@@ -252,31 +242,31 @@ static void compile_scope(compiler *c, const dw_scope_con *sc, uint32_t var, uin
 {
     if (sc->kind == DW_SC_ANY) return;
     if (sc->target_is_slot && sc->kind != DW_SC_IS && sc->kind != DW_SC_IN_LIST) {
-        cerr(c, sc->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
+        dw_compile_error(c, sc->loc, "templates are parsed but cannot be evaluated (dogwood.md §3.9)", "policy is not static: it contains a template slot");
         return;
     }
     switch (sc->kind) {
     case DW_SC_EQ: case DW_SC_IN:
         emit(c, DW_OP_VAR, var);
-        emit(c, DW_OP_CONST, add_const(c, uid_const(c, &sc->target)));
+        emit(c, DW_OP_CONST, dw_emit_const(c, dw_emit_uid(c, &sc->target)));
         emit(c, sc->kind == DW_SC_EQ ? DW_OP_EQ : DW_OP_IN, 0);
         break;
     case DW_SC_IS: case DW_SC_IS_IN:
         emit(c, DW_OP_VAR, var);
-        emit(c, DW_OP_IS, intern_str(c, sc->is_type.s, sc->is_type.len));
+        emit(c, DW_OP_IS, dw_emit_str(c, sc->is_type.s, sc->is_type.len));
         if (sc->kind == DW_SC_IS_IN) {
             jumps[(*nj)++] = emit(c, DW_OP_AND, 0);
             emit(c, DW_OP_VAR, var);
-            emit(c, DW_OP_CONST, add_const(c, uid_const(c, &sc->target)));
+            emit(c, DW_OP_CONST, dw_emit_const(c, dw_emit_uid(c, &sc->target)));
             emit(c, DW_OP_IN, 0);
         }
         break;
     case DW_SC_IN_LIST: {
         dw_value *elems = sc->nlist ? dw_arena_alloc(&c->prog->arena, sc->nlist * sizeof *elems) : NULL;
-        if (sc->nlist && !elems) { oom(c); return; }
-        for (size_t i = 0; i < sc->nlist; i++) elems[i] = uid_const(c, &sc->list[i]);
+        if (sc->nlist && !elems) { dw_compile_oom(c); return; }
+        for (size_t i = 0; i < sc->nlist; i++) elems[i] = dw_emit_uid(c, &sc->list[i]);
         emit(c, DW_OP_VAR, var);
-        emit(c, DW_OP_CONST, add_const(c, dw_make_set(elems, sc->nlist)));
+        emit(c, DW_OP_CONST, dw_emit_const(c, dw_make_set(elems, sc->nlist)));
         emit(c, DW_OP_IN, 0);
         break;
     }
@@ -288,9 +278,9 @@ static void compile_scope(compiler *c, const dw_scope_con *sc, uint32_t var, uin
 static void add_ix(compiler *c, dw_index_kind kind, uint8_t var, const dw_str *type, const dw_str *id, uint32_t policy)
 {
     dw_index_entry e = { .kind = (uint8_t)kind, .var = var, .policy = policy };
-    if (type) e.type_str = intern_str(c, type->s, type->len);
-    if (id) e.id_str = intern_str(c, id->s, id->len);
-    if (vec_push(&c->ixents, &e, sizeof e)) oom(c);
+    if (type) e.type_str = dw_emit_str(c, type->s, type->len);
+    if (id) e.id_str = dw_emit_str(c, id->s, id->len);
+    if (dw_vec_push(&c->ixents, &e, sizeof e)) dw_compile_oom(c);
 }
 
 /* File the policy under the most selective key its scope offers (program.h). */
@@ -321,6 +311,33 @@ static void index_policy(compiler *c, const dw_policy *p, uint32_t index)
     add_ix(c, DW_IX_ALWAYS, 0, NULL, NULL, index);
 }
 
+/* scope && when && !unless ... ending in RET: each conjunct but the last is
+ * followed by AND -> end.  scope_only stops after the scope. */
+static void emit_conjunction(compiler *c, const dw_policy *p, bool scope_only)
+{
+    uint32_t *jumps = calloc(7 + p->nclauses, sizeof *jumps), nj = 0;   /* scope: up to 2 each */
+    if (!jumps) { dw_compile_oom(c); return; }
+    compile_scope(c, &p->principal, 0, jumps, &nj);
+    compile_scope(c, &p->action, 1, jumps, &nj);
+    compile_scope(c, &p->resource, 2, jumps, &nj);
+    for (size_t i = 0; i < p->nclauses && !scope_only; i++) {
+        compile_expr(c, p->clauses[i].body);
+        if (!p->clauses[i].is_when) emit(c, DW_OP_NOT, 0);
+        jumps[nj++] = emit(c, DW_OP_AND, 0);
+    }
+    if (nj == 0) {
+        emit(c, DW_OP_CONST, dw_emit_const(c, dw_bool(true)));
+    } else {
+        /* the last AND is unnecessary: drop it, keep the value (checked Bool by RET) */
+        c->code.n--;
+        c->depth++;
+        nj--;
+    }
+    for (uint32_t i = 0; i < nj; i++) patch(c, jumps[i], here(c));
+    emit(c, DW_OP_RET, 0);
+    free(jumps);
+}
+
 static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, const char *prefix)
 {
     index_policy(c, p, index);
@@ -335,7 +352,7 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     pc.id.len = (size_t)n;
     if (p->nannots) {
         pc.annots = dw_arena_alloc(&c->prog->arena, p->nannots * sizeof *pc.annots);
-        if (!pc.annots) oom(c);
+        if (!pc.annots) dw_compile_oom(c);
         else for (size_t i = 0; i < p->nannots; i++) {
             pc.annots[i].key.s = dw_arena_memdup(&c->prog->arena, p->annots[i].key.s, p->annots[i].key.len);
             pc.annots[i].key.len = p->annots[i].key.len;
@@ -345,30 +362,18 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
         pc.nannots = (uint32_t)p->nannots;
     }
     c->depth = c->max_depth = 0;
-
-    /* conjunction: each conjunct but the last is followed by AND -> end */
-    uint32_t *jumps = calloc(7 + p->nclauses, sizeof *jumps), nj = 0;   /* scope: up to 2 each */
-    if (!jumps) { oom(c); return; }
-    compile_scope(c, &p->principal, 0, jumps, &nj);
-    compile_scope(c, &p->action, 1, jumps, &nj);
-    compile_scope(c, &p->resource, 2, jumps, &nj);
-    for (size_t i = 0; i < p->nclauses; i++) {
-        compile_expr(c, p->clauses[i].body);
-        if (!p->clauses[i].is_when) emit(c, DW_OP_NOT, 0);
-        jumps[nj++] = emit(c, DW_OP_AND, 0);
-    }
-    if (nj == 0) {
-        emit(c, DW_OP_CONST, add_const(c, dw_bool(true)));
-    } else {
-        /* the last AND is unnecessary: drop it, keep the value (checked Bool by RET) */
-        c->code.n--;
-        c->depth++;
-        nj--;
-    }
-    for (uint32_t i = 0; i < nj; i++) patch(c, jumps[i], here(c));
-    emit(c, DW_OP_RET, 0);
-    free(jumps);
+    c->cur_policy = index;
+    pc.first_leaf = c->leaves.n;
+    emit_conjunction(c, p, false);
     pc.end = here(c);
+    pc.nleaves = c->leaves.n - pc.first_leaf;
+    if (pc.nleaves) {
+        /* the scope alone, so the engine knows whose leaves to evaluate */
+        pc.scope_entry = here(c);
+        c->depth = 0;
+        emit_conjunction(c, p, true);
+        pc.scope_end = here(c);
+    }
     pc.max_stack = (uint32_t)c->max_depth;
     dw_policy_code *slot = &c->prog->policies[index];
     *slot = pc;
@@ -379,14 +384,14 @@ static void *to_arena(compiler *c, vec *v, size_t size)
 {
     if (!v->n) return NULL;
     void *p = dw_arena_alloc(&c->prog->arena, (size_t)v->n * size);
-    if (!p) { oom(c); return NULL; }
+    if (!p) { dw_compile_oom(c); return NULL; }
     memcpy(p, v->p, (size_t)v->n * size);
     return p;
 }
 
 dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, dw_diags *diags)
 {
-    compiler c = { .ps = ps, .diags = diags };
+    compiler c = { .ps = ps, .diags = diags, .opt = opt };
     c.prog = calloc(1, sizeof *c.prog);
     if (!c.prog) return NULL;
     dw_arena_init(&c.prog->arena, 64 * 1024);
@@ -403,10 +408,22 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
         c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;
         c.prog->ixents = to_arena(&c, &c.ixents, sizeof(dw_index_entry)); c.prog->nixents = c.ixents.n;
+        dw_temporal_tables *t = &c.prog->temporal;
+        t->tfs = to_arena(&c, &c.tfs, sizeof(dw_tf)); t->ntfs = c.tfs.n;
+        t->tpatterns = to_arena(&c, &c.tpatterns, sizeof(dw_tpattern)); t->ntpatterns = c.tpatterns.n;
+        t->tterms = to_arena(&c, &c.tterms, sizeof(dw_tterm)); t->ntterms = c.tterms.n;
+        t->targs = to_arena(&c, &c.targs, sizeof(uint32_t)); t->ntargs = c.targs.n;
+        t->taggs = to_arena(&c, &c.taggs, sizeof(dw_tagg)); t->ntaggs = c.taggs.n;
+        t->aggvars = to_arena(&c, &c.aggvars, sizeof(uint16_t)); t->naggvars = c.aggvars.n;
+        t->leaves = to_arena(&c, &c.leaves, sizeof(dw_tleaf)); t->nleaves = c.leaves.n;
+        for (uint32_t i = 0; i < t->nleaves; i++)
+            if (t->leaves[i].reach > c.prog->max_reach) c.prog->max_reach = t->leaves[i].reach;
         if (dw_program_prepare(c.prog)) c.failed = true;
     }
     free(c.code.p); free(c.consts.p); free(c.strs.p); free(c.pats.p);
     free(c.keylists.p); free(c.keyidx.p); free(c.ixents.p); free(c.str_slots);
+    free(c.tfs.p); free(c.tpatterns.p); free(c.tterms.p); free(c.targs.p);
+    free(c.taggs.p); free(c.aggvars.p); free(c.leaves.p);
     if (c.failed) {
         if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
         dw_program_free(c.prog);

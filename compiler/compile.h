@@ -4,8 +4,14 @@
 #include "../lang/ast.h"
 #include "../vm/program.h"
 
+struct dw_event_derivation;
+
 typedef struct dw_compile_options {
     const char *id_prefix;     /* policy ids are <prefix><index>; default "policy" */
+    /* The derived event schema: pins are injected into temporal predicates
+     * from it (dogwood.md §8.9).  NULL: no pins. */
+    const struct dw_event_derivation *events;
+    int64_t max_window;        /* seconds; 0 = the default 24h (§9.7) */
 } dw_compile_options;
 
 /* Compile every policy of `ps`.  NULL on error, with diagnostics.  Macro

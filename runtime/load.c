@@ -4,6 +4,7 @@
 #include <string.h>
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
+#include "../compiler/macros.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -17,6 +18,8 @@ void dw_session_free(dw_session *s)
 {
     if (s->prog) dw_program_free(s->prog);
     if (s->ps) dw_policy_set_free(s->ps);
+    if (s->dv) dw_event_derivation_free(s->dv);
+    if (s->es) dw_event_schema_free(s->es);
     if (s->schema) dw_schema_free(s->schema);
     dw_store_free(&s->store);
     dw_arena_free(&s->scratch);
@@ -24,6 +27,7 @@ void dw_session_free(dw_session *s)
     free(s->policy_text);
     free(s->schema_text);
     free(s->entities_text);
+    free(s->events_text);
     memset(s, 0, sizeof *s);
 }
 
@@ -60,16 +64,49 @@ int dw_session_load_policies(dw_session *s, const char *path)
     }
     s->ps = dw_parse_policy_set(&s->policy_src, &s->diags);
     if (!s->ps || s->diags.nerrors) { flush_diags(s); return 2; }
-    s->prog = dw_compile(s->ps, NULL, &s->diags);
+    /* the standard macro library, then expansion (dogwood.md §10) */
+    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+    dw_policy_set *lib = dw_macro_library_parse(&lsrc, &s->diags);
+    int ex = lib ? dw_expand_macros(s->ps, lib, &s->diags) : -1;
+    if (lib) dw_policy_set_free(lib);
+    if (ex || s->diags.nerrors) { flush_diags(s); return 2; }
+    if (!s->dv && s->schema && dw_session_load_events(s, NULL)) return 2;
+    dw_compile_options opt = { 0 };
+    opt.events = s->dv;
+    opt.max_window = s->es ? (int64_t)s->es->max_window : 0;
+    s->prog = dw_compile(s->ps, &opt, &s->diags);
     if (!s->prog) { flush_diags(s); return 2; }
     return flush_diags(s);
 }
 
 int dw_session_load_schema(dw_session *s, const char *path)
 {
+    if (strcmp(path, "box") == 0) {
+        s->box = true;
+        s->schema_src = (dw_source){ "<box actions.cedarschema>", dw_box_actions_schema_text, dw_box_actions_schema_len };
+        s->schema = dw_schema_parse(&s->schema_src, &s->diags);
+        if (!s->schema || s->diags.nerrors) { flush_diags(s); return 2; }
+        return flush_diags(s);
+    }
     if (read_source(path, &s->schema_src, &s->schema_text)) return 1;
     s->schema = dw_schema_parse(&s->schema_src, &s->diags);
     if (!s->schema || s->diags.nerrors) { flush_diags(s); return 2; }
+    return flush_diags(s);
+}
+
+int dw_session_load_events(dw_session *s, const char *what)
+{
+    if (s->dv) { dw_event_derivation_free(s->dv); s->dv = NULL; }
+    if (s->es) { dw_event_schema_free(s->es); s->es = NULL; }
+    if (!what) what = s->box ? "box" : "default";
+    if (dw_event_schema_builtin_text(what)) s->es = dw_event_schema_builtin(what, &s->diags);
+    else {
+        if (read_source(what, &s->events_src, &s->events_text)) return 1;
+        s->es = dw_event_schema_parse(&s->events_src, &s->diags);
+    }
+    if (!s->es || s->diags.nerrors) { flush_diags(s); return 2; }
+    s->dv = dw_event_schema_derive(s->es, s->schema, &s->diags);
+    if (!s->dv || s->diags.nerrors) { flush_diags(s); return 2; }
     return flush_diags(s);
 }
 

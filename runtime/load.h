@@ -6,6 +6,10 @@
 #include "../lang/json.h"
 #include "../lang/schema.h"
 #include "json_value.h"
+#include "../lang/eventschema.h"
+
+extern const char dw_box_actions_schema_text[];
+extern const size_t dw_box_actions_schema_len;
 
 /* Everything a decision needs, owned together. */
 typedef struct dw_session {
@@ -18,6 +22,11 @@ typedef struct dw_session {
     bool store_ready;
     dw_arena scratch;        /* request JSON and per-decision values */
     dw_diags diags;
+    dw_event_schema *es;     /* the event schema (file, built-in, or the default) */
+    dw_event_derivation *dv; /* derived against the action schema */
+    dw_source events_src;
+    char *events_text;
+    bool box;                /* --schema box: Box's built-in actions and events */
 } dw_session;
 
 void dw_session_init(dw_session *s);
@@ -25,7 +34,14 @@ void dw_session_free(dw_session *s);
 /* Each returns 0, or prints diagnostics to stderr and returns 1 (I/O error)
  * or 2 (rejected input). */
 int dw_session_load_policies(dw_session *s, const char *path);
+/* PATH, or "box" for Box's built-in action schema (which also selects Box's
+ * event schema unless --events names one). */
 int dw_session_load_schema(dw_session *s, const char *path);
+/* The event schema: a .dwschema file, a built-in name ("default", "unpinned",
+ * "session-pinned", "box"), or NULL for the session's default (Box's with
+ * --schema box, else the default pinned schema).  Call after the schema and
+ * before the policies. */
+int dw_session_load_events(dw_session *s, const char *path_or_builtin);
 int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
 /* Parse `Type::"id"` text (CLI -l/-a/-r and request JSON strings). */
 const dw_uid *dw_uid_from_text(dw_arena *a, const char *text, size_t len);

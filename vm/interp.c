@@ -204,11 +204,15 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_bytes *k
 
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
 {
+    return dw_eval_code(cx, cx->prog->policies[index].entry, result);
+}
+
+dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
+{
     const dw_program *P = cx->prog;
-    const dw_policy_code *pc_info = &P->policies[index];
     const uint32_t *code = P->code;
     dw_value *sp = cx->stack;          /* next free slot */
-    uint32_t pc = pc_info->entry;
+    uint32_t pc = entry;
     dw_eval_status st;
     bool r;
 
@@ -331,6 +335,13 @@ dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
             *sp++ = out;
             vmbreak;
         }
+        vmcase(DW_OP_LEAF)
+            /* the engine evaluated the leaf before running the policy; a leaf it
+             * did not evaluate can only mean an engine bug: fail, never guess */
+            if (!cx->req->leaf_values || A >= cx->req->nleaf_values || cx->req->leaf_values[A] > 1)
+                FAIL(DW_ERR_INTERNAL, "temporal leaf was not evaluated");
+            *sp++ = dw_bool(cx->req->leaf_values[A] == 1);
+            vmbreak;
         vmcase(DW_OP_RET)
             sp--;
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");

@@ -8,6 +8,7 @@
 #define DW_PROGRAM_H
 #include <stdint.h>
 #include "value.h"
+#include "temporal.h"
 
 typedef enum dw_opcode {
 #define OP(name, kind, pops, pushes) DW_OP_##name,
@@ -18,7 +19,7 @@ typedef enum dw_opcode {
 
 typedef enum dw_operand_kind {
     DW_OPK_NONE, DW_OPK_K, DW_OPK_VAR, DW_OPK_JUMP, DW_OPK_JUMPK,
-    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL,
+    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL, DW_OPK_LEAF,
 } dw_operand_kind;
 
 typedef enum dw_extfn {
@@ -54,6 +55,10 @@ typedef struct dw_policy_code {
     dw_bytes id;             /* "policy0", ... (positional unless named by the caller) */
     dw_annot *annots; uint32_t nannots;
     uint32_t src_line, src_col;   /* where the policy starts, for reports */
+    uint32_t first_leaf, nleaves; /* its temporal leaves: temporal.leaves[first_leaf ..) */
+    uint32_t scope_entry, scope_end;  /* with leaves: code that tests the scope alone
+                                         (leaves run for every rule whose scope admits
+                                         the request, dogwood.md §15.1 and D3) */
 } dw_policy_code;
 
 typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] -> strs[] */
@@ -106,6 +111,8 @@ typedef struct dw_program {
     dw_index_entry *ixents; uint32_t nixents;   /* the index as compiled (serialised) */
     dw_index index;          /* the index as probed, built by dw_index_build */
     const dw_uid **uid_slots; uint32_t nuid_slots;   /* interned entity constants (power of two) */
+    dw_temporal_tables temporal;   /* temporal leaves (vm/temporal.h) */
+    int64_t max_reach;             /* seconds of history any leaf can read */
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound

@@ -229,3 +229,47 @@ void dw_value_print(FILE *out, const dw_value *v)
     default: fputs("?", out);
     }
 }
+
+static bool clone_at(dw_arena *a, const dw_value *v, dw_value *out, int depth)
+{
+    if (depth > 256) return false;
+    *out = *v;
+    switch ((dw_vkind)v->kind) {
+    case DW_V_STRING:
+        return dw_make_string(a, v->u.s, v->n, out);
+    case DW_V_ENTITY:
+        out->u.uid = dw_make_uid(a, v->u.uid->type, v->u.uid->tlen, v->u.uid->id, v->u.uid->idlen);
+        return out->u.uid != NULL;
+    case DW_V_IPADDR: {
+        dw_ipaddr *ip = dw_arena_alloc(a, sizeof *ip);
+        if (!ip) return false;
+        *ip = *v->u.ip;
+        out->u.ip = ip;
+        return true;
+    }
+    case DW_V_SET: {
+        if (!v->n) return true;
+        dw_value *el = dw_arena_alloc(a, v->n * sizeof *el);
+        if (!el) return false;
+        for (uint32_t i = 0; i < v->n; i++) if (!clone_at(a, &v->u.elems[i], &el[i], depth + 1)) return false;
+        out->u.elems = el;
+        return true;
+    }
+    case DW_V_RECORD: {
+        if (!v->n) return true;
+        dw_field *f = dw_arena_alloc(a, v->n * sizeof *f);
+        if (!f) return false;
+        for (uint32_t i = 0; i < v->n; i++) {
+            f[i] = v->u.fields[i];
+            f[i].key = dw_arena_memdup(a, v->u.fields[i].key, v->u.fields[i].klen);
+            if (!f[i].key || !clone_at(a, &v->u.fields[i].v, &f[i].v, depth + 1)) return false;
+        }
+        out->u.fields = f;
+        return true;
+    }
+    default:
+        return true;
+    }
+}
+
+bool dw_value_clone(dw_arena *a, const dw_value *v, dw_value *out) { return clone_at(a, v, out, 0); }

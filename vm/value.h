@@ -70,6 +70,10 @@ dw_value dw_make_set(dw_value *elems, size_t n);
 /* Sort fields by key in place; returns false if two keys are equal. */
 bool dw_make_record(dw_field *fields, size_t n, dw_value *out);
 
+/* Deep copy into arena a (entity uids included).  False on OOM or when the
+ * value nests deeper than 256 levels. */
+bool dw_value_clone(dw_arena *a, const dw_value *v, dw_value *out);
+
 /* Lookup in a record value; NULL if absent. */
 const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen);
 /* The same with the key's dw_key_hash precomputed (the VM's attribute names). */

@@ -19,19 +19,32 @@ static int bad(char *msg, size_t cap, const char *fmt, ...)
 
 #define UNSEEN (-1)
 
+static int verify_range(const dw_program *p, uint32_t k, uint32_t entry, uint32_t end, int *depth_at, char *msg, size_t cap);
+
 static int verify_policy(const dw_program *p, uint32_t k, int *depth_at, char *msg, size_t cap)
 {
     const dw_policy_code *pc = &p->policies[k];
-    if (pc->entry >= pc->end || pc->end > p->ncode)
-        return bad(msg, cap, "policy %u: code range [%u, %u) outside the code section (%u)", k, pc->entry, pc->end, p->ncode);
     if (pc->max_stack > p->max_stack)
         return bad(msg, cap, "policy %u: max_stack %u exceeds the program's %u", k, pc->max_stack, p->max_stack);
     if (pc->effect > DW_EFFECT_FORBID) return bad(msg, cap, "policy %u: bad effect %u", k, pc->effect);
-    uint32_t n = pc->end - pc->entry;
+    if (pc->first_leaf > p->temporal.nleaves || pc->nleaves > p->temporal.nleaves - pc->first_leaf)
+        return bad(msg, cap, "policy %u: temporal leaves out of range", k);
+    if (verify_range(p, k, pc->entry, pc->end, depth_at, msg, cap)) return -1;
+    if (pc->nleaves) return verify_range(p, k, pc->scope_entry, pc->scope_end, depth_at, msg, cap);
+    return 0;
+}
+
+/* One straight-line, forward-jumping code range ending in RET. */
+static int verify_range(const dw_program *p, uint32_t k, uint32_t entry, uint32_t end, int *depth_at, char *msg, size_t cap)
+{
+    const dw_policy_code *pc = &p->policies[k];
+    if (entry >= end || end > p->ncode)
+        return bad(msg, cap, "policy %u: code range [%u, %u) outside the code section (%u)", k, entry, end, p->ncode);
+    uint32_t n = end - entry;
     for (uint32_t i = 0; i < n; i++) depth_at[i] = UNSEEN;
     depth_at[0] = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t at = pc->entry + i;
+        uint32_t at = entry + i;
         int d = depth_at[i];
         if (d == UNSEEN) continue;                  /* unreachable: never executed */
         uint32_t ins = p->code[at];
@@ -45,7 +58,7 @@ static int verify_policy(const dw_program *p, uint32_t k, int *depth_at, char *m
         case DW_OPK_K: if (A >= p->nconsts) return bad(msg, cap, "pc %u: constant %u out of range", at, A); break;
         case DW_OPK_VAR: if (A > 3) return bad(msg, cap, "pc %u: variable %u out of range", at, A); break;
         case DW_OPK_JUMP: case DW_OPK_JUMPK:
-            if (A <= at || A >= pc->end) return bad(msg, cap, "pc %u: jump to %u leaves the policy or goes backwards", at, A);
+            if (A <= at || A >= end) return bad(msg, cap, "pc %u: jump to %u leaves the policy or goes backwards", at, A);
             break;
         case DW_OPK_STR: if (A >= p->nstrs) return bad(msg, cap, "pc %u: string %u out of range", at, A); break;
         case DW_OPK_PAT: if (A >= p->npats) return bad(msg, cap, "pc %u: pattern %u out of range", at, A); break;
@@ -53,6 +66,9 @@ static int verify_policy(const dw_program *p, uint32_t k, int *depth_at, char *m
         case DW_OPK_KEYS:
             if (A >= p->nkeylists) return bad(msg, cap, "pc %u: key list %u out of range", at, A);
             pops = (int)p->keylists[A].n;
+            break;
+        case DW_OPK_LEAF:
+            if (A >= p->temporal.nleaves) return bad(msg, cap, "pc %u: temporal leaf %u out of range", at, A);
             break;
         case DW_OPK_CALL:
             if (DW_CALL_FN(A) >= DW_FN__COUNT) return bad(msg, cap, "pc %u: unknown function %u", at, DW_CALL_FN(A));
@@ -67,7 +83,7 @@ static int verify_policy(const dw_program *p, uint32_t k, int *depth_at, char *m
         /* successors */
         if (oi->kind == DW_OPK_JUMP || oi->kind == DW_OPK_JUMPK) {
             int taken = oi->kind == DW_OPK_JUMPK ? d : after;
-            uint32_t t = A - pc->entry;
+            uint32_t t = A - entry;
             if (depth_at[t] != UNSEEN && depth_at[t] != taken)
                 return bad(msg, cap, "pc %u: stack depth %d at jump target %u disagrees with %d", at, taken, A, depth_at[t]);
             depth_at[t] = taken;
@@ -99,6 +115,8 @@ int dw_program_verify(const dw_program *p, char *msg, size_t cap)
         const dw_policy_code *pc = &p->policies[k];
         /* ranges are checked in verify_policy; size the scratch from valid ones only */
         if (pc->entry < pc->end && pc->end <= p->ncode && pc->end - pc->entry > longest) longest = pc->end - pc->entry;
+        if (pc->nleaves && pc->scope_entry < pc->scope_end && pc->scope_end <= p->ncode &&
+            pc->scope_end - pc->scope_entry > longest) longest = pc->scope_end - pc->scope_entry;
     }
     int *depth_at = malloc(((size_t)longest + 1) * sizeof *depth_at);
     if (!depth_at) return bad(msg, cap, "out of memory");

@@ -29,6 +29,10 @@ typedef struct dw_request {
     const dw_program *bound_prog;
     const dw_store *bound_store;
     const dw_entity *ent[3];
+    /* Temporal leaf values for this decision, by leaf index: 0 false, 1 true,
+     * 2 not evaluated (the LEAF instruction then errors). */
+    const uint8_t *leaf_values;
+    uint32_t nleaf_values;
 } dw_request;
 
 /* Resolve the request against a program and store (cheap; dw_authorize does
@@ -49,6 +53,8 @@ typedef struct dw_eval_ctx {
 /* Evaluate policy `index`'s scope and condition.  DW_EVAL_OK with *result set,
  * or an error status (the policy is then "erroring"). */
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result);
+/* Run the code at [entry, ...) to its RET (used for a policy's scope-only code). */
+dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result);
 
 /* Apply an extension function or built-in method to already evaluated
  * arguments (methods take the receiver first).  Shared by OP_CALL and the

@@ -1,0 +1,72 @@
+/* dogwood.h - the dwc runtime's public API: an engine that holds a compiled
+ * policy set, its schemas and the event history, and decides Box-style events
+ * (dogwood.md §15, box.md §6).  Every name is prefixed dw_.
+ *
+ *   dw_engine_config cfg = { .policy_path = "policy.dw", .schema_path = "box" };
+ *   char err[256];
+ *   dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+ *   dw_verdict v;
+ *   dw_engine_decide_json(e, "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{...}}", len, 0, &v);
+ *   ... the effect happens ...
+ *   dw_engine_record_json(e, "{\"action\":\"fs:read\",\"kind\":\"response\",\"input\":{...},\"output\":{...}}", len, 0);
+ *   dw_engine_close(e);
+ *
+ * decide appends the decision event to the history *before* evaluating it, as
+ * Box requires (so a count over ::request events includes the current one).
+ * Every failure on the decision path is a deny (cause internal_fault). */
+#ifndef DW_DOGWOOD_H
+#define DW_DOGWOOD_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dw_engine dw_engine;
+
+typedef struct dw_engine_config {
+    const char *policy_path;     /* .dw source or .dwb artifact */
+    const char *schema_path;     /* Cedar schema file, or "box" for Box's built-in vocabulary */
+    const char *events_path;     /* .dwschema file or built-in name; NULL: "box" with the box schema, else "default" */
+    int64_t ticks_per_second;    /* 1000000000 (runtime, RFC 3339 times) or 1 (.log replay); 0 = 1e9 */
+    bool replay_timestamps;      /* take timestamps as given (replay); else force strictly increasing */
+} dw_engine_config;
+
+typedef enum dw_cause {
+    DW_CAUSE_PERMITTED, DW_CAUSE_FORBIDDEN, DW_CAUSE_NO_MATCH, DW_CAUSE_INTERNAL_FAULT,
+} dw_cause;
+
+#define DW_VERDICT_MAX_RULES 32
+
+typedef struct dw_verdict {
+    bool decided;                /* false: the event's kind is not a decision kind */
+    bool allow;
+    dw_cause cause;
+    uint32_t ndetermining;       /* determining rule indices, ascending (the first 32) */
+    uint32_t determining[DW_VERDICT_MAX_RULES];
+    uint32_t nerrors;            /* erroring policies (Box denies on any) */
+    int64_t timestamp;           /* ticks assigned to the event */
+    char message[256];           /* why, for internal faults and errors */
+} dw_verdict;
+
+/* NULL with a message in err on any load or compile failure. */
+dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap);
+void dw_engine_close(dw_engine *e);
+
+/* An event in Box's JSON form: {"time"?, "action", "namespace"?, "kind",
+ * "input", "output"?, "request_id"?} (box.md §15.2).  ts: ticks, or 0 to use
+ * "time" or else the clock.  0 on success (v filled; a deny is a success),
+ * -1 only when the engine itself is unusable. */
+int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v);
+/* Append a ::response / ::error (or any non-decision) event. */
+int dw_engine_record_json(dw_engine *e, const char *json, size_t len, int64_t ts, char *err, size_t errcap);
+/* A Cedar-shaped request ({"principal","action","resource","context"}) as a
+ * ::request event (box.md §15.1). */
+int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v);
+
+/* Forget the history (a fresh authorizer on the same policy set). */
+void dw_engine_reset_history(dw_engine *e);
+/* Box's name for a rule: its @id, else policy_<i>. */
+const char *dw_engine_rule_name(dw_engine *e, uint32_t rule);
+uint32_t dw_engine_history_length(const dw_engine *e);
+const char *dw_cause_name(dw_cause c);
+
+#endif
