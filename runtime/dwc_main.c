@@ -6,6 +6,8 @@
 #include <string.h>
 #include "load.h"
 #include "bench.h"
+#include "replay.h"
+#include "dogwood.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
 #include "../vm/artifact.h"
@@ -146,6 +148,44 @@ static int authorize_lines(dw_session *s, const char *path)
     return rc;
 }
 
+/* Box's requests.jsonl for a temporal policy (box.md §15.1): each request is
+ * decided alone on a fresh history holding only itself, at 2025-01-01T00:00:00Z. */
+static int authorize_lines_engine(const char *pol, const char *sch, const char *events, const char *path)
+{
+    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000 };
+    char err[256];
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    if (!e) { fprintf(stderr, "dwc authorize: error: %s\n", err); return 2; }
+    char *text;
+    size_t len;
+    if (dw_read_file(path, &text, &len)) { perror(path); dw_engine_close(e); return 1; }
+    size_t lineno = 0;
+    const int64_t t0 = 1735689600LL * 1000000000LL;   /* 2025-01-01T00:00:00Z */
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+        lineno++;
+        bool blank = true;
+        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
+        if (!blank) {
+            dw_engine_reset_history(e);
+            dw_verdict v;
+            dw_engine_decide_request_json(e, line, ll, t0, &v);
+            if (v.cause == DW_CAUSE_INTERNAL_FAULT && !v.ndetermining && !v.nerrors)
+                printf("%zu: DENY invalid: %s\n", lineno, v.message);
+            else {
+                printf("%zu: %s [", lineno, v.allow ? "ALLOW" : "DENY");
+                for (uint32_t k = 0; k < v.ndetermining; k++) printf("%spolicy%u", k ? "," : "", v.determining[k]);
+                printf("]%s\n", v.nerrors ? " errors: [...]" : "");
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    dw_engine_close(e);
+    return 0;
+}
+
 static int cmd_authorize(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -154,9 +194,9 @@ static int cmd_authorize(int argc, char **argv)
         { "principal", required_argument, 0, 'l' }, { "action", required_argument, 0, 'a' },
         { "resource", required_argument, 0, 'r' }, { "context", required_argument, 0, 'c' },
         { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
-        { "requests", required_argument, 0, 'L' }, { 0, 0, 0, 0 },
+        { "requests", required_argument, 0, 'L' }, { "events", required_argument, 0, 'E' }, { 0, 0, 0, 0 },
     };
-    const char *lines = NULL;
+    const char *lines = NULL, *events = NULL;
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rq = NULL, *pl = NULL, *ac = NULL, *rs = NULL, *cx = NULL;
     bool verbose = false;
     int c;
@@ -173,6 +213,7 @@ static int cmd_authorize(int argc, char **argv)
         case 'c': cx = optarg; break;
         case 'v': verbose = true; break;
         case 'L': lines = optarg; break;
+        case 'E': events = optarg; break;
         case 'h': fputs(authorize_usage, stdout); return 0;
         default: fputs(authorize_usage, stderr); return 1;
         }
@@ -187,8 +228,14 @@ static int cmd_authorize(int argc, char **argv)
     int rc = 1;
     char *rq_text = NULL, *cx_text = NULL;
     dw_source rq_src, cx_src;
-    if (dw_session_load_policies(&s, pol)) goto out;
     if (sch && dw_session_load_schema(&s, sch)) goto out;
+    if (sch && dw_session_load_events(&s, events)) goto out;
+    if (dw_session_load_policies(&s, pol)) goto out;
+    if (lines && s.prog->temporal.nleaves) {
+        /* temporal rules need the stateful authorizer: each line alone on a fresh history */
+        rc = authorize_lines_engine(pol, sch, events, lines);
+        goto out;
+    }
     if (dw_session_load_entities(&s, ent)) goto out;
     if (lines) { rc = authorize_lines(&s, lines); goto out; }
     const dw_json *P, *A, *R, *C = NULL;
@@ -372,6 +419,7 @@ static const command commands[] = {
     { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
+    { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };

@@ -5,6 +5,7 @@
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
 #include "../compiler/macros.h"
+#include "../compiler/tcheck.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -70,7 +71,11 @@ int dw_session_load_policies(dw_session *s, const char *path)
     int ex = lib ? dw_expand_macros(s->ps, lib, &s->diags) : -1;
     if (lib) dw_policy_set_free(lib);
     if (ex || s->diags.nerrors) { flush_diags(s); return 2; }
+    /* temporal acceptance rules (§9.1-§9.5) are fatal; the schema-dependent ones
+     * (§9.6-§9.9) are validation findings, also fatal before compiling (D13) */
+    if (dw_tcheck_structure(s->ps, &s->diags)) { flush_diags(s); return 2; }
     if (!s->dv && s->schema && dw_session_load_events(s, NULL)) return 2;
+    if (s->schema && dw_tcheck_schema(s->ps, s->schema, s->dv, &s->diags)) { flush_diags(s); return 2; }
     dw_compile_options opt = { 0 };
     opt.events = s->dv;
     opt.max_window = s->es ? (int64_t)s->es->max_window : 0;

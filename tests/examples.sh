@@ -32,6 +32,19 @@ for dir in "$SHARED"/examples/box/*/; do
         if [ "$have" = "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name line $n: want '$want' got '$have'"; fi
     done <<< "$expected"
 done
+# temporal bundles: the trace through one authorizer, with its expected verdicts
+for dir in "$SHARED"/examples/box/*/; do
+    [ -f "$dir/trace.jsonl" ] || continue
+    name=$(basename "$dir")
+    out=$("$DWC" replay -p "$dir/policy.dw" --schema box "$dir/trace.jsonl" 2>&1)
+    rc=$?
+    line=$(echo "$out" | tail -n 1)
+    p=$(echo "$line" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p')
+    f=$(echo "$line" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p')
+    if [ -z "$p" ] || [ "$rc" -gt 3 ]; then fail=$((fail + 1)); echo "FAIL $name trace: exit $rc"; echo "$out" | tail -5; continue; fi
+    pass=$((pass + p)); fail=$((fail + f))
+    [ "$f" -eq 0 ] || echo "$out" | grep MISMATCH | sed "s/^/FAIL $name trace: /"
+done
 echo "examples: $skipped bundles skipped"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

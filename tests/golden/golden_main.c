@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "compiler/compile.h"
 #include "compiler/macros.h"
+#include "compiler/tcheck.h"
 #include "lang/ast.h"
 #include "lang/eventschema.h"
 #include "lang/schema.h"
@@ -137,12 +138,56 @@ static void run_macros(const char *name, FILE *out)
     free(text);
 }
 
+/* temporal/: Box's schemas from the folder itself, loaded on first use */
+static void run_temporal(const char *name, FILE *out)
+{
+    static dw_schema *as;
+    static dw_event_schema *es;
+    static dw_event_derivation *dv;
+    static char *atext, *etext;
+    static dw_source asrc, esrc;
+    static dw_diags sd;
+    if (!name) {   /* teardown */
+        if (dv) dw_event_derivation_free(dv);
+        if (es) dw_event_schema_free(es);
+        if (as) dw_schema_free(as);
+        dw_diags_free(&sd);
+        free(atext);
+        free(etext);
+        return;
+    }
+    if (!as) {
+        dw_diags_init(&sd);
+        if (load_src("actions.cedarschema", &asrc, &atext) || load_src("events.dwschema", &esrc, &etext)) {
+            fprintf(out, "cannot read the folder's schemas\n");
+            return;
+        }
+        as = dw_schema_parse(&asrc, &sd);
+        es = as ? dw_event_schema_parse(&esrc, &sd) : NULL;
+        dv = es ? dw_event_schema_derive(es, as, &sd) : NULL;
+    }
+    dw_source src;
+    char *text;
+    if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    if (ps && !d.nerrors) dw_expand_macros(ps, stdlib_macros, &d);
+    if (ps && !d.nerrors) dw_tcheck_structure(ps, &d);
+    if (ps && !d.nerrors) dw_tcheck_schema(ps, as, dv, &d);
+    dw_diags_print(&d, out);
+    if (ps) dw_policy_set_free(ps);
+    dw_diags_free(&d);
+    free(text);
+}
+
 typedef struct suite { const char *dir; const char *suffixes[3]; handler run; bool strip; } suite;
 static const suite suites[] = {
     { "schema", { ".cedarschema", ".json", NULL }, run_schema, false },
     { "parse", { ".dw", ".cedar", NULL }, run_parse, true },
     { "eventschema", { ".dwschema", NULL, NULL }, run_eventschema, true },
     { "macros", { ".dw", NULL, NULL }, run_macros, true },
+    { "temporal", { ".dw", NULL, NULL }, run_temporal, true },
 #ifdef HAVE_TYPECHECK
     { "validate", { ".cedar", NULL, NULL }, run_validate, true },
 #endif
@@ -217,6 +262,7 @@ int main(int argc, char **argv)
         free(names);
     }
     if (chdir(cwd)) return 2;
+    run_temporal(NULL, NULL);
     dw_policy_set_free(stdlib_macros);
     dw_diags_free(&ld);
     printf("golden: %zu passed, %zu failed\n", pass, fail);
