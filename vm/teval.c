@@ -380,6 +380,7 @@ static int rows_dedup(dw_tstate *s, dw_trows *rs)
     uint32_t k = 1;
     for (uint32_t r = 1; r < n; r++)
         if (row_cmp(a[k - 1], a[r]) != 0) a[k++] = a[r];
+    if (a != rs->r) rs->cap = n;   /* the result may sit in the n-slot buffer */
     rs->r = a;
     rs->n = k;
     return 0;
