@@ -84,17 +84,12 @@ typedef struct dw_temporal_tables {
     dw_tleaf *leaves;   uint32_t nleaves;
 } dw_temporal_tables;
 
-/* ---- event values (§7.2) not yet in value.h ----
- * Event Arrays keep their order (a DW_V_SET is sorted), and Null is an event
- * value of its own.  Until value.h gains these kinds, they are carried in
- * dw_value with the two kind numbers after DW_V__COUNT:
- *   DW_V_ARRAY: n elements at u.elems, in the order given;
- *   DW_V_NULL:  no payload.
- * dw_value_cmp/dw_value_eq do not know them; temporal code compares event
- * values with dw_tval_cmp (vm/teval.h), which also reads a DW_V_SET as an
- * array in its stored order (§7.2: request sets are carried as arrays). */
-#define DW_V_ARRAY ((uint8_t)DW_V__COUNT)
-#define DW_V_NULL  ((uint8_t)(DW_V__COUNT + 1))
+/* ---- event values (§7.2) ----
+ * Event Arrays keep their order (DW_V_ARRAY; a DW_V_SET is sorted) and Null is
+ * an event value of its own (DW_V_NULL); both are dw_vkind members.  Temporal
+ * code compares event values with dw_tval_cmp (vm/teval.h), which also reads
+ * a DW_V_SET as an array in its stored order (§7.2: request sets are carried
+ * as arrays). */
 
 /* ---- history, as the evaluator sees it ---- */
 typedef struct dw_event {

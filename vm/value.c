@@ -8,7 +8,7 @@ const char *dw_vkind_name(dw_vkind k)
 {
     static const char *names[DW_V__COUNT] = {
         "Bool", "Long", "String", "Entity", "Set", "Record",
-        "decimal", "ipaddr", "datetime", "duration",
+        "decimal", "ipaddr", "datetime", "duration", "Array", "Null",
     };
     return (unsigned)k < DW_V__COUNT ? names[k] : "?";
 }
@@ -64,7 +64,8 @@ int dw_value_cmp(const dw_value *a, const dw_value *b)
         int c = dw_bytes_cmp(x->type, x->tlen, y->type, y->tlen);
         return c ? c : dw_bytes_cmp(x->id, x->idlen, y->id, y->idlen);
     }
-    case DW_V_SET: {
+    case DW_V_NULL: return 0;
+    case DW_V_SET: case DW_V_ARRAY: {
         if (a->n != b->n) return a->n < b->n ? -1 : 1;
         for (uint32_t i = 0; i < a->n; i++) {
             int c = dw_value_cmp(&a->u.elems[i], &b->u.elems[i]);
@@ -207,7 +208,8 @@ void dw_value_print(FILE *out, const dw_value *v)
         fputs("::", out);
         print_str(out, v->u.uid->id, v->u.uid->idlen);
         break;
-    case DW_V_SET:
+    case DW_V_NULL: fputs("null", out); break;
+    case DW_V_SET: case DW_V_ARRAY:
         fputc('[', out);
         for (uint32_t i = 0; i < v->n; i++) { if (i) fputs(", ", out); dw_value_print(out, &v->u.elems[i]); }
         fputc(']', out);
@@ -247,7 +249,7 @@ static bool clone_at(dw_arena *a, const dw_value *v, dw_value *out, int depth)
         out->u.ip = ip;
         return true;
     }
-    case DW_V_SET: {
+    case DW_V_SET: case DW_V_ARRAY: {
         if (!v->n) return true;
         dw_value *el = dw_arena_alloc(a, v->n * sizeof *el);
         if (!el) return false;

@@ -17,6 +17,9 @@
 typedef enum dw_vkind {
     DW_V_BOOL, DW_V_LONG, DW_V_STRING, DW_V_ENTITY, DW_V_SET, DW_V_RECORD,
     DW_V_DECIMAL, DW_V_IPADDR, DW_V_DATETIME, DW_V_DURATION,
+    /* event values only (dogwood.md §7.2), never produced by Cedar evaluation */
+    DW_V_ARRAY,              /* n elements at u.elems, in the order given */
+    DW_V_NULL,               /* no payload */
     DW_V__COUNT
 } dw_vkind;
 
