@@ -24,7 +24,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
            $(BUILD)/obj/gen/box_actions.o
 
-.PHONY: all deps demo test conformance clean unit fuzz
+.PHONY: all deps demo test conformance clean unit fuzz bench
 all: $(BUILD)/dwc $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- generated front end ----
@@ -120,6 +120,10 @@ test: deps
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99 tests/run_all.sh $(SHARED)
+
+# Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
+bench: deps all
+	tests/bench/run.sh $(SHARED)
 
 demo: deps all
 	@echo "== compiling and deciding Box's example requests through the VM"
