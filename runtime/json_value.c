@@ -1,10 +1,20 @@
 #include "json_value.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
-static int fail(dw_buf *err, const dw_json *at, const char *fmt, const char *arg)
+/* Append a message (printf-style) and the JSON offset; always -1.  Names that
+ * come from the schema are dw_str slices of its source: print them %.*s. */
+static int fail(dw_buf *err, const dw_json *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(dw_buf *err, const dw_json *at, const char *fmt, ...)
 {
     if (err->len) dw_buf_append(err, "; ", 2);
-    dw_buf_printf(err, fmt, arg ? arg : "");
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    dw_buf_append(err, tmp, strlen(tmp));
     if (at) dw_buf_printf(err, " (at byte %u)", at->off);
     return -1;
 }
@@ -12,16 +22,16 @@ static int fail(dw_buf *err, const dw_json *at, const char *fmt, const char *arg
 
 const dw_uid *dw_uid_from_json(dw_arena *a, const dw_json *j, dw_buf *err)
 {
-    if (!j || j->kind != DW_JSON_OBJECT) { fail(err, j, "expected an entity uid object%s", NULL); return NULL; }
+    if (!j || j->kind != DW_JSON_OBJECT) { fail(err, j, "expected an entity uid object"); return NULL; }
     const dw_json *inner = dw_json_get(j, "__entity");
     if (inner && j->u.obj.n == 1) j = inner;
     const dw_json *t = dw_json_get(j, "type"), *id = dw_json_get(j, "id");
     if (!t || !id || t->kind != DW_JSON_STRING || id->kind != DW_JSON_STRING || j->u.obj.n != 2) {
-        fail(err, j, "an entity uid needs exactly the string members \"type\" and \"id\"%s", NULL);
+        fail(err, j, "an entity uid needs exactly the string members \"type\" and \"id\"");
         return NULL;
     }
     const dw_uid *u = dw_make_uid(a, t->u.str.s, t->u.str.len, id->u.str.s, id->u.str.len);
-    if (!u) fail(err, j, "out of memory%s", NULL);
+    if (!u) fail(err, j, "out of memory");
     return u;
 }
 
@@ -32,7 +42,7 @@ static int ext_from_string(dw_arena *a, const dw_json *j, dw_type_kind k, dw_val
         [DW_T_DATETIME] = DW_FN_DATETIME, [DW_T_DURATION] = DW_FN_DURATION,
     };
     dw_value arg;
-    if (!dw_make_string(a, j->u.str.s, j->u.str.len, &arg)) return fail(err, j, "out of memory%s", NULL);
+    if (!dw_make_string(a, j->u.str.s, j->u.str.len, &arg)) return fail(err, j, "out of memory");
     if (dw_call_extfn(a, NULL, ctor[k], &arg, 1, out) != DW_EVAL_OK)
         return fail(err, j, "invalid extension value \"%s\"", j->u.str.s);
     return 0;
@@ -42,7 +52,7 @@ static int ext_from_string(dw_arena *a, const dw_json *j, dw_type_kind k, dw_val
 static int ext_from_json(dw_arena *a, const dw_json *x, dw_value *out, dw_buf *err)
 {
     const dw_json *fn = dw_json_get(x, "fn"), *arg = dw_json_get(x, "arg"), *args = dw_json_get(x, "args");
-    if (!fn || fn->kind != DW_JSON_STRING) return fail(err, x, "__extn needs a string \"fn\"%s", NULL);
+    if (!fn || fn->kind != DW_JSON_STRING) return fail(err, x, "__extn needs a string \"fn\"");
     dw_value vals[4];
     uint32_t n = 0;
     if (arg) {
@@ -50,7 +60,7 @@ static int ext_from_json(dw_arena *a, const dw_json *x, dw_value *out, dw_buf *e
     } else if (args && args->kind == DW_JSON_ARRAY && args->u.arr.n <= 4) {
         for (size_t i = 0; i < args->u.arr.n; i++)
             if (dw_value_from_json(a, args->u.arr.v[i], NULL, &vals[n++], err)) return -1;
-    } else return fail(err, x, "__extn needs \"arg\" or \"args\"%s", NULL);
+    } else return fail(err, x, "__extn needs \"arg\" or \"args\"");
     int f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 0);
     if (f < 0) f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 1);
     if (f < 0) return fail(err, fn, "unknown extension function \"%s\"", fn->u.str.s);
@@ -70,7 +80,7 @@ static int record_from_json(dw_arena *a, const dw_json *j, const dw_type *expect
 {
     size_t n = j->u.obj.n;
     dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
-    if (n && !f) return fail(err, j, "out of memory%s", NULL);
+    if (n && !f) return fail(err, j, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const dw_json_member *m = &j->u.obj.v[i];
         const dw_type *at = NULL;
@@ -85,11 +95,11 @@ static int record_from_json(dw_arena *a, const dw_json *j, const dw_type *expect
         f[i].klen = (uint32_t)m->key.len;
         if (dw_value_from_json(a, m->value, at, &f[i].v, err)) return -1;
     }
-    if (!dw_make_record(f, n, out)) return fail(err, j, "duplicate attribute in record%s", NULL);
+    if (!dw_make_record(f, n, out)) return fail(err, j, "duplicate attribute in record");
     if (expect)
         for (size_t k = 0; k < expect->nattrs; k++)
             if (expect->attrs[k].required && !dw_record_get(out, expect->attrs[k].name.s, expect->attrs[k].name.len))
-                return fail(err, j, "required attribute \"%s\" is missing", expect->attrs[k].name.s);
+                return fail(err, j, "required attribute \"%.*s\" is missing", (int)expect->attrs[k].name.len, expect->attrs[k].name.s);
     return 0;
 }
 
@@ -122,10 +132,10 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
             if (j->kind == DW_JSON_STRING) return ext_from_string(a, j, expect->kind, out, err);
             break;
         case DW_T_RECORD:
-            if (j->kind != DW_JSON_OBJECT) return fail(err, j, "expected a record%s", NULL);
+            if (j->kind != DW_JSON_OBJECT) return fail(err, j, "expected a record");
             return record_from_json(a, j, expect, out, err);
         case DW_T_SET:
-            if (j->kind != DW_JSON_ARRAY) return fail(err, j, "expected a set (JSON array)%s", NULL);
+            if (j->kind != DW_JSON_ARRAY) return fail(err, j, "expected a set (JSON array)");
             break;
         default: break;
         }
@@ -134,12 +144,12 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
     case DW_JSON_BOOL: *out = dw_bool(j->u.b); break;
     case DW_JSON_INT: *out = dw_long(j->u.i); break;
     case DW_JSON_STRING:
-        if (!dw_make_string(a, j->u.str.s, j->u.str.len, out)) return fail(err, j, "out of memory%s", NULL);
+        if (!dw_make_string(a, j->u.str.s, j->u.str.len, out)) return fail(err, j, "out of memory");
         break;
     case DW_JSON_ARRAY: {
         size_t n = j->u.arr.n;
         dw_value *v = n ? dw_arena_alloc(a, n * sizeof *v) : NULL;
-        if (n && !v) return fail(err, j, "out of memory%s", NULL);
+        if (n && !v) return fail(err, j, "out of memory");
         const dw_type *et = expect && expect->kind == DW_T_SET ? expect->elem : NULL;
         for (size_t i = 0; i < n; i++)
             if (dw_value_from_json(a, j->u.arr.v[i], et, &v[i], err)) return -1;
@@ -149,8 +159,8 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
     case DW_JSON_OBJECT:
         if (record_from_json(a, j, NULL, out, err)) return -1;
         break;
-    case DW_JSON_FLOAT: return fail(err, j, "numbers must be 64-bit integers%s", NULL);
-    case DW_JSON_NULL: return fail(err, j, "null is not a Cedar value%s", NULL);
+    case DW_JSON_FLOAT: return fail(err, j, "numbers must be 64-bit integers");
+    case DW_JSON_NULL: return fail(err, j, "null is not a Cedar value");
     }
 check:
     if (expect) {
@@ -164,7 +174,7 @@ check:
             return fail(err, j, "type mismatch: the schema expects %s", type_kind_name(expect->kind));
         if (expect->kind == DW_T_ENTITY &&
             (out->u.uid->tlen != expect->name.len || memcmp(out->u.uid->type, expect->name.s, expect->name.len) != 0))
-            return fail(err, j, "type mismatch: the schema expects an entity of type %s", expect->name.s);
+            return fail(err, j, "type mismatch: the schema expects an entity of type %.*s", (int)expect->name.len, expect->name.s);
     }
     return 0;
 }
@@ -176,15 +186,15 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
         const dw_uid *u = dw_make_uid(&s->arena, ad->uid.type.s, ad->uid.type.len, ad->uid.id.s, ad->uid.id.len);
         bool created;
         dw_entity *e = u ? dw_store_put(s, u, &created) : NULL;
-        if (!e) return fail(err, NULL, "out of memory%s", NULL);
+        if (!e) return fail(err, NULL, "out of memory");
         if (!created) continue;     /* also given in the entities file: keep one definition */
         if (ad->nparents) {
             e->parents = dw_arena_alloc(&s->arena, ad->nparents * sizeof *e->parents);
-            if (!e->parents) return fail(err, NULL, "out of memory%s", NULL);
+            if (!e->parents) return fail(err, NULL, "out of memory");
             for (size_t k = 0; k < ad->nparents; k++) {
                 e->parents[k] = dw_make_uid(&s->arena, ad->parents[k].type.s, ad->parents[k].type.len,
                                             ad->parents[k].id.s, ad->parents[k].id.len);
-                if (!e->parents[k]) return fail(err, NULL, "out of memory%s", NULL);
+                if (!e->parents[k]) return fail(err, NULL, "out of memory");
             }
             e->nparents = (uint32_t)ad->nparents;
         }
@@ -194,15 +204,15 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
 
 int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err)
 {
-    if (!arr || arr->kind != DW_JSON_ARRAY) return fail(err, arr, "the entities file must be a JSON array%s", NULL);
+    if (!arr || arr->kind != DW_JSON_ARRAY) return fail(err, arr, "the entities file must be a JSON array");
     for (size_t i = 0; i < arr->u.arr.n; i++) {
         const dw_json *ej = arr->u.arr.v[i];
-        if (ej->kind != DW_JSON_OBJECT) return fail(err, ej, "each entity must be a JSON object%s", NULL);
+        if (ej->kind != DW_JSON_OBJECT) return fail(err, ej, "each entity must be a JSON object");
         const dw_uid *u = dw_uid_from_json(&s->arena, dw_json_get(ej, "uid"), err);
         if (!u) return -1;
         bool created;
         dw_entity *e = dw_store_put(s, u, &created);
-        if (!e) return fail(err, ej, "out of memory%s", NULL);
+        if (!e) return fail(err, ej, "out of memory");
         if (!created) return fail(err, ej, "duplicate entity %s", u->id);
         const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
         const dw_json *attrs = dw_json_get(ej, "attrs"), *parents = dw_json_get(ej, "parents"), *tags = dw_json_get(ej, "tags");
@@ -215,32 +225,32 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
             for (size_t k = 0; k < decl->nenum && !ok; k++)
                 ok = decl->enum_ids[k].len == u->idlen && memcmp(decl->enum_ids[k].s, u->id, u->idlen) == 0;
             if (!ok) return fail(err, ej, "\"%s\" is not a declared id of its enumerated entity type", u->id);
-            if (attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n) return fail(err, attrs, "enumerated entities have no attributes%s", NULL);
+            if (attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n) return fail(err, attrs, "enumerated entities have no attributes");
         }
         if (decl && !decl->tags && tags && tags->kind == DW_JSON_OBJECT && tags->u.obj.n)
             return fail(err, tags, "entity type %s declares no tags", u->type);
         if (attrs) {
-            if (attrs->kind != DW_JSON_OBJECT) return fail(err, attrs, "\"attrs\" must be an object%s", NULL);
+            if (attrs->kind != DW_JSON_OBJECT) return fail(err, attrs, "\"attrs\" must be an object");
             if (record_from_json(&s->arena, attrs, decl ? decl->shape : NULL, &e->attrs, err)) return -1;
         }
         if (tags) {
-            if (tags->kind != DW_JSON_OBJECT) return fail(err, tags, "\"tags\" must be an object%s", NULL);
+            if (tags->kind != DW_JSON_OBJECT) return fail(err, tags, "\"tags\" must be an object");
             /* every tag has the declared tag type */
             size_t n = tags->u.obj.n;
             dw_field *f = n ? dw_arena_alloc(&s->arena, n * sizeof *f) : NULL;
-            if (n && !f) return fail(err, tags, "out of memory%s", NULL);
+            if (n && !f) return fail(err, tags, "out of memory");
             for (size_t k = 0; k < n; k++) {
                 f[k].key = tags->u.obj.v[k].key.s;
                 f[k].klen = (uint32_t)tags->u.obj.v[k].key.len;
                 if (dw_value_from_json(&s->arena, tags->u.obj.v[k].value, decl ? decl->tags : NULL, &f[k].v, err)) return -1;
             }
-            if (!dw_make_record(f, n, &e->tags)) return fail(err, tags, "duplicate tag%s", NULL);
+            if (!dw_make_record(f, n, &e->tags)) return fail(err, tags, "duplicate tag");
         }
         if (parents) {
-            if (parents->kind != DW_JSON_ARRAY) return fail(err, parents, "\"parents\" must be an array%s", NULL);
+            if (parents->kind != DW_JSON_ARRAY) return fail(err, parents, "\"parents\" must be an array");
             size_t n = parents->u.arr.n;
             e->parents = n ? dw_arena_alloc(&s->arena, n * sizeof *e->parents) : NULL;
-            if (n && !e->parents) return fail(err, parents, "out of memory%s", NULL);
+            if (n && !e->parents) return fail(err, parents, "out of memory");
             for (size_t k = 0; k < n; k++) {
                 const dw_uid *pu = dw_uid_from_json(&s->arena, parents->u.arr.v[k], err);
                 if (!pu) return -1;
@@ -256,7 +266,7 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
         }
     }
     if (schema && dw_store_add_schema_actions(s, schema, err)) return -1;
-    if (dw_store_seal(s)) return fail(err, NULL, "out of memory%s", NULL);
+    if (dw_store_seal(s)) return fail(err, NULL, "out of memory");
     return 0;
 }
 
@@ -288,7 +298,7 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
         if (!ad) return fail(err, action, "action %s is not declared in the schema", au->id);
     }
     if (context) {
-        if (context->kind != DW_JSON_OBJECT) return fail(err, context, "the context must be a JSON object%s", NULL);
+        if (context->kind != DW_JSON_OBJECT) return fail(err, context, "the context must be a JSON object");
         if (record_from_json(a, context, ad ? ad->context : NULL, &out->vars[DW_VAR_C], err)) return -1;
     } else {
         out->vars[DW_VAR_C].kind = DW_V_RECORD;
@@ -296,10 +306,10 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
         if (ad)
             for (size_t k = 0; k < ad->context->nattrs; k++)
                 if (ad->context->attrs[k].required)
-                    return fail(err, NULL, "required context attribute \"%s\" is missing", ad->context->attrs[k].name.s);
+                    return fail(err, NULL, "required context attribute \"%.*s\" is missing", (int)ad->context->attrs[k].name.len, ad->context->attrs[k].name.s);
     }
     if (ad && validate) {
-        if (!ad->has_applies_to) return fail(err, action, "action %s applies to no principal or resource", ad->uid.id.s);
+        if (!ad->has_applies_to) return fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
         if (!type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
             return fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
         if (!type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
