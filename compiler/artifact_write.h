@@ -3,9 +3,11 @@
 #define DW_ARTIFACT_WRITE_H
 #include "../vm/program.h"
 
-/* Append the artifact bytes to *out.  Deterministic: the same program gives
- * the same bytes.  0, -1 on OOM, -2 when the set has temporal leaves (their
- * tables are not serialised yet: run such sets from source). */
+/* Append the artifact bytes (vm/artifact_format.h) to *out, temporal leaves
+ * included.  Deterministic: the same program gives the same bytes.  Values,
+ * strings and constants are deduplicated (constant operands are renumbered),
+ * so the loaded program is equivalent, not identical.  0, or -1 on OOM or
+ * when the program exceeds the format (a section over 4 GiB). */
 int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out);
 
 #endif

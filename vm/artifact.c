@@ -33,11 +33,15 @@ bool dw_is_artifact(const void *data, size_t size)
 
 /* element sizes of the fixed-record sections */
 static const size_t elem_size[DW_SEC__COUNT] = {
-    [DW_SEC_STRDATA] = 1, [DW_SEC_STRTAB] = 8, [DW_SEC_STRS] = 4, [DW_SEC_UIDS] = 8,
+    [DW_SEC_STRDATA] = 1, [DW_SEC_STRTAB] = 4, [DW_SEC_STRS] = 4, [DW_SEC_UIDS] = 8,
     [DW_SEC_IPS] = 20, [DW_SEC_VALUES] = 16, [DW_SEC_FIELDS] = 8, [DW_SEC_CONSTS] = 4,
     [DW_SEC_CODE] = 4, [DW_SEC_PATS] = 8, [DW_SEC_SEGS] = 4, [DW_SEC_KEYLISTS] = 8,
     [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = sizeof(dw_artifact_policy), [DW_SEC_ANNOTS] = 8,
-    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_INDEX] = 16,
+    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_IXKEYS] = 12, [DW_SEC_INDEX] = 8,
+    [DW_SEC_TFORMULAS] = DW_AREC_TF, [DW_SEC_TPATTERNS] = 8, [DW_SEC_TTERMS] = DW_AREC_TTERM,
+    [DW_SEC_TPREDS] = 12, [DW_SEC_TWINDOWS] = 8,
+    [DW_SEC_TARGS] = 4, [DW_SEC_TAGGS] = DW_AREC_TAGG, [DW_SEC_AGGVARS] = 2,
+    [DW_SEC_TLEAVES] = DW_AREC_TLEAF, [DW_SEC_TPOLICIES] = DW_AREC_TPOL,
 };
 
 typedef struct loader {
@@ -46,18 +50,21 @@ typedef struct loader {
     char *msg; size_t cap;
 } loader;
 
+/* String idx of STRTAB: [start_idx, start_{idx+1} - 1), NUL-terminated. */
 static int str_at(loader *L, uint32_t idx, dw_bytes *out)
 {
     const section *t = &L->sec[DW_SEC_STRTAB], *d = &L->sec[DW_SEC_STRDATA];
     if (idx >= t->count) return refuse(L->msg, L->cap, "string index %u out of range", idx);
-    uint32_t off = rd32(t->p + 8 * (size_t)idx), len = rd32(t->p + 8 * (size_t)idx + 4);
-    if (off > d->size || len > d->size - off || len == d->size - off)   /* room for the NUL */
-        return refuse(L->msg, L->cap, "string %u outside the string data", idx);
-    if (d->p[off + len] != 0) return refuse(L->msg, L->cap, "string %u is not terminated", idx);
-    out->s = (const char *)d->p + off;
-    out->len = len;
+    size_t start = rd32(t->p + 4 * (size_t)idx);
+    size_t next = idx + 1 < t->count ? rd32(t->p + 4 * ((size_t)idx + 1)) : d->size;
+    if (start >= next || next > d->size) return refuse(L->msg, L->cap, "string %u outside the string data", idx);
+    if (d->p[next - 1] != 0) return refuse(L->msg, L->cap, "string %u is not terminated", idx);
+    out->s = (const char *)d->p + start;
+    out->len = next - 1 - start;
     return 0;
 }
+
+static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
 static int rebuild_values(loader *L, dw_value **out)
 {
@@ -145,6 +152,113 @@ static uint32_t *copy_u32s(loader *L, dw_section_id s)
     return v;
 }
 
+/* The temporal tables, copied field by field; vm/verify.c checks them. */
+static int build_temporal(loader *L)
+{
+    dw_program *p = L->p;
+    dw_arena *a = &p->arena;
+    dw_temporal_tables *t = &p->temporal;
+    const section *s;
+#define TALLOC(field, n) do { t->field = (n) ? dw_arena_alloc(a, (size_t)(n) * sizeof *t->field) : NULL; \
+                              if ((n) && !t->field) return refuse(L->msg, L->cap, "out of memory"); } while (0)
+    s = &L->sec[DW_SEC_TFORMULAS];
+    t->ntfs = s->count;
+    TALLOC(tfs, s->count);
+    for (uint32_t i = 0; i < s->count; i++) {
+        const uint8_t *r = s->p + DW_AREC_TF * (size_t)i;
+        dw_tf *f = &t->tfs[i];
+        f->kind = r[0]; f->op = r[1]; f->var = rd16(r + 2);
+        uint32_t x = rd32(r + 4), y = rd32(r + 8), c = rd32(r + 12);
+        if (f->kind == DW_TF_PRED) {
+            const section *ps = &L->sec[DW_SEC_TPREDS];
+            if (c >= ps->count) return refuse(L->msg, L->cap, "temporal formula %u: predicate %u out of range", i, c);
+            f->type_str = rd32(ps->p + 12 * (size_t)c);
+            f->id_str = rd32(ps->p + 12 * (size_t)c + 4);
+            f->kind_str = rd32(ps->p + 12 * (size_t)c + 8);
+            f->first = x;
+            f->n = y;
+        } else {
+            f->a = x;
+            f->b = y;
+            if (f->kind == DW_TF_FORMERLY || f->kind == DW_TF_PREVIOUS || f->kind == DW_TF_SINCE) {
+                const section *ws = &L->sec[DW_SEC_TWINDOWS];
+                if (c >= ws->count) return refuse(L->msg, L->cap, "temporal formula %u: window %u out of range", i, c);
+                f->window = (int64_t)rd64(ws->p + 8 * (size_t)c);
+            } else if (c) return refuse(L->msg, L->cap, "temporal formula %u: stray operand", i);
+        }
+    }
+    s = &L->sec[DW_SEC_TPATTERNS];
+    t->ntpatterns = s->count;
+    TALLOC(tpatterns, s->count);
+    for (uint32_t i = 0; i < s->count; i++) {
+        t->tpatterns[i].path_str = rd32(s->p + 8 * (size_t)i);
+        t->tpatterns[i].term = rd32(s->p + 8 * (size_t)i + 4);
+    }
+    s = &L->sec[DW_SEC_TTERMS];
+    t->ntterms = s->count;
+    TALLOC(tterms, s->count);
+    for (uint32_t i = 0; i < s->count; i++) {
+        const uint8_t *r = s->p + DW_AREC_TTERM * (size_t)i;
+        t->tterms[i].kind = r[0];
+        t->tterms[i].a = rd32(r + 4);
+        t->tterms[i].n = rd32(r + 8);
+    }
+    s = &L->sec[DW_SEC_TARGS];
+    t->ntargs = s->count;
+    TALLOC(targs, s->count);
+    if (s->count) memcpy(t->targs, s->p, (size_t)s->count * 4);
+    s = &L->sec[DW_SEC_TAGGS];
+    t->ntaggs = s->count;
+    TALLOC(taggs, s->count);
+    for (uint32_t i = 0; i < s->count; i++) {
+        const uint8_t *r = s->p + DW_AREC_TAGG * (size_t)i;
+        t->taggs[i].body = rd32(r);
+        t->taggs[i].sum_var = rd16(r + 4);
+        t->taggs[i].first_var = rd32(r + 8);
+        t->taggs[i].nvars = rd32(r + 12);
+    }
+    s = &L->sec[DW_SEC_AGGVARS];
+    t->naggvars = s->count;
+    TALLOC(aggvars, s->count);
+    if (s->count) memcpy(t->aggvars, s->p, (size_t)s->count * 2);
+    s = &L->sec[DW_SEC_TLEAVES];
+    t->nleaves = s->count;
+    TALLOC(leaves, s->count);
+    p->max_reach = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const uint8_t *r = s->p + DW_AREC_TLEAF * (size_t)i;
+        dw_tleaf *l = &t->leaves[i];
+        uint32_t nvars = rd32(r + 4);
+        l->root = rd32(r);
+        l->policy = UINT32_MAX;              /* set from TPOLICIES below */
+        if (nvars > DW_TEMPORAL_MAX_VARS) return refuse(L->msg, L->cap, "temporal leaf %u: %u variables (limit %u)", i, nvars, DW_TEMPORAL_MAX_VARS);
+        l->nvars = (uint16_t)nvars;
+        l->reach = (int64_t)rd64(r + 8);
+        l->identity = rd64(r + 16);
+        if (l->reach > p->max_reach) p->max_reach = l->reach;
+    }
+#undef TALLOC
+    s = &L->sec[DW_SEC_TPOLICIES];
+    for (uint32_t i = 0; i < s->count; i++) {
+        const uint8_t *r = s->p + DW_AREC_TPOL * (size_t)i;
+        uint32_t k = rd32(r);
+        if (k >= p->npolicies || (i && k <= rd32(r - DW_AREC_TPOL)))
+            return refuse(L->msg, L->cap, "temporal policy record %u names policy %u out of order or range", i, k);
+        dw_policy_code *pc = &p->policies[k];
+        pc->first_leaf = rd32(r + 4);
+        pc->nleaves = rd32(r + 8);
+        pc->scope_entry = rd32(r + 12);
+        pc->scope_end = rd32(r + 16);
+        if (!pc->nleaves || pc->first_leaf > t->nleaves || pc->nleaves > t->nleaves - pc->first_leaf)
+            return refuse(L->msg, L->cap, "temporal policy record %u: policy %u's leaves out of range", i, k);
+        for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
+            if (t->leaves[l].policy != UINT32_MAX) return refuse(L->msg, L->cap, "temporal leaf %u has two owners", l);
+            t->leaves[l].policy = k;
+        }
+    }
+    return 0;
+}
+
 static int build(loader *L)
 {
     dw_program *p = L->p;
@@ -194,52 +308,77 @@ static int build(loader *L)
     }
     p->nkeyidx = L->sec[DW_SEC_KEYIDX].count;
     p->keyidx = copy_u32s(L, DW_SEC_KEYIDX);
-    const section *pol = &L->sec[DW_SEC_POLICIES], *an = &L->sec[DW_SEC_ANNOTS];
-    p->npolicies = pol->count;
-    p->policies = pol->count ? dw_arena_alloc(a, pol->count * sizeof *p->policies) : NULL;
-    for (uint32_t i = 0; i < pol->count; i++) {
-        dw_artifact_policy ap;
-        memcpy(&ap, pol->p + sizeof ap * (size_t)i, sizeof ap);
-        dw_policy_code *pc = &p->policies[i];
-        if (!p->policies) return refuse(L->msg, L->cap, "out of memory");
-        pc->effect = ap.effect;
-        pc->entry = ap.entry;
-        pc->end = ap.end;
-        pc->max_stack = ap.max_stack;
-        pc->src_line = ap.line;
-        pc->src_col = ap.col;
-        if (str_at(L, ap.id, &pc->id)) return -1;
-        if (ap.annot_first > an->count || ap.nannots > an->count - ap.annot_first) return refuse(L->msg, L->cap, "policy %u: annotations out of range", i);
-        pc->nannots = ap.nannots;
-        pc->annots = ap.nannots ? dw_arena_alloc(a, ap.nannots * sizeof *pc->annots) : NULL;
-        for (uint32_t k = 0; k < ap.nannots; k++) {
-            const uint8_t *kv = an->p + 8 * ((size_t)ap.annot_first + k);
-            if (!pc->annots || str_at(L, rd32(kv), &pc->annots[k].key) || str_at(L, rd32(kv + 4), &pc->annots[k].value)) return -1;
-        }
-    }
-    const section *ixs = &L->sec[DW_SEC_INDEX];
-    p->nixents = ixs->count;
-    p->ixents = ixs->count ? dw_arena_alloc(a, ixs->count * sizeof *p->ixents) : NULL;
-    for (uint32_t i = 0; i < ixs->count; i++) {
-        const uint8_t *r = ixs->p + 16 * (size_t)i;
-        dw_index_entry *e = &p->ixents[i];
-        if (!p->ixents) return refuse(L->msg, L->cap, "out of memory");
-        e->kind = r[0];
-        e->var = r[1];
-        e->type_str = rd32(r + 4);
-        e->id_str = rd32(r + 8);
-        e->policy = rd32(r + 12);
-        if (e->kind > DW_IX_TYPE || e->var > 2 || e->policy >= p->npolicies ||
-            (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) || (e->kind == DW_IX_ENTITY && e->id_str >= p->nstrs))
-            return refuse(L->msg, L->cap, "index entry %u is malformed", i);
-    }
     const section *m = &L->sec[DW_SEC_META];
     if (m->count != 1) return refuse(L->msg, L->cap, "missing metadata section");
     dw_artifact_meta meta;
     memcpy(&meta, m->p, sizeof meta);
     p->max_stack = meta.max_stack;
     if (p->max_stack > 1u << 20) return refuse(L->msg, L->cap, "max_stack %u is implausible", p->max_stack);
-    return 0;
+    dw_bytes prefix = { "", 0 };
+    bool have_prefix = meta.id_prefix != UINT32_MAX;
+    if (have_prefix && str_at(L, meta.id_prefix, &prefix)) return -1;
+    const section *pol = &L->sec[DW_SEC_POLICIES], *an = &L->sec[DW_SEC_ANNOTS];
+    p->npolicies = pol->count;
+    p->policies = pol->count ? dw_arena_alloc(a, pol->count * sizeof *p->policies) : NULL;
+    if (pol->count && !p->policies) return refuse(L->msg, L->cap, "out of memory");
+    uint64_t annot_at = 0;
+    for (uint32_t i = 0; i < pol->count; i++) {
+        const uint8_t *r = pol->p + sizeof(dw_artifact_policy) * (size_t)i;
+        dw_policy_code *pc = &p->policies[i];
+        uint8_t flags = r[1];
+        uint32_t nannots = rd32(r + 20);
+        pc->effect = r[0];
+        pc->entry = rd32(r + 4);
+        pc->end = rd32(r + 8);
+        pc->max_stack = rd32(r + 12);
+        pc->src_line = rd32(r + 24);
+        pc->src_col = rd32(r + 28);
+        if (flags & ~DW_APOL_POSITIONAL_ID) return refuse(L->msg, L->cap, "policy %u: unknown flags %u", i, flags);
+        if (flags & DW_APOL_POSITIONAL_ID) {
+            if (!have_prefix) return refuse(L->msg, L->cap, "policy %u: positional id without a prefix", i);
+            char num[12], *q = num + sizeof num;
+            uint32_t k = i;
+            do { *--q = (char)('0' + k % 10); k /= 10; } while (k);
+            size_t nl = (size_t)(num + sizeof num - q);
+            char *id = dw_arena_alloc_raw(a, prefix.len + nl + 1);
+            if (!id) return refuse(L->msg, L->cap, "out of memory");
+            memcpy(id, prefix.s, prefix.len);
+            memcpy(id + prefix.len, q, nl);
+            id[prefix.len + nl] = 0;
+            pc->id.s = id;
+            pc->id.len = prefix.len + nl;
+        } else if (str_at(L, rd32(r + 16), &pc->id)) return -1;
+        if (nannots > an->count - annot_at) return refuse(L->msg, L->cap, "policy %u: annotations out of range", i);
+        pc->nannots = nannots;
+        pc->annots = nannots ? dw_arena_alloc(a, nannots * sizeof *pc->annots) : NULL;
+        if (nannots && !pc->annots) return refuse(L->msg, L->cap, "out of memory");
+        for (uint32_t k = 0; k < nannots; k++) {
+            const uint8_t *kv = an->p + 8 * (annot_at + k);
+            if (str_at(L, rd32(kv), &pc->annots[k].key) || str_at(L, rd32(kv + 4), &pc->annots[k].value)) return -1;
+        }
+        annot_at += nannots;
+    }
+    if (annot_at != an->count) return refuse(L->msg, L->cap, "annotations not owned by any policy");
+    const section *ixs = &L->sec[DW_SEC_INDEX], *ixk = &L->sec[DW_SEC_IXKEYS];
+    p->nixents = ixs->count;
+    p->ixents = ixs->count ? dw_arena_alloc(a, ixs->count * sizeof *p->ixents) : NULL;
+    if (ixs->count && !p->ixents) return refuse(L->msg, L->cap, "out of memory");
+    for (uint32_t i = 0; i < ixs->count; i++) {
+        const uint8_t *r = ixs->p + 8 * (size_t)i;
+        uint32_t key = rd32(r);
+        dw_index_entry *e = &p->ixents[i];
+        if (key >= ixk->count) return refuse(L->msg, L->cap, "index entry %u is malformed", i);
+        const uint8_t *k = ixk->p + 12 * (size_t)key;
+        e->kind = k[0];
+        e->var = k[1];
+        e->type_str = rd32(k + 4);
+        e->id_str = rd32(k + 8);
+        e->policy = rd32(r + 4);
+        if (e->kind > DW_IX_TYPE || e->var > 2 || e->policy >= p->npolicies ||
+            (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) || (e->kind == DW_IX_ENTITY && e->id_str >= p->nstrs))
+            return refuse(L->msg, L->cap, "index entry %u is malformed", i);
+    }
+    return build_temporal(L);
 }
 
 dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t cap)
@@ -254,22 +393,26 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     uint64_t sum = XXH3_64bits_withSeed(b + 32, size - 32, XXH3_64bits(b, 16));
     if (sum != rd64(b + 24)) { refuse(msg, cap, "artifact checksum mismatch (the file is corrupt)"); return NULL; }
     uint32_t nsec = rd32(b + 8);
-    if (nsec > 64 || DW_ARTIFACT_HEADER + (size_t)nsec * 16 > size) { refuse(msg, cap, "bad section count %u", nsec); return NULL; }
+    if (nsec > 64 || DW_ARTIFACT_HEADER + (size_t)nsec * 8 > size) { refuse(msg, cap, "bad section count %u", nsec); return NULL; }
     loader L;
     memset(&L, 0, sizeof L);
     L.msg = msg;
     L.cap = cap;
+    size_t off = DW_ARTIFACT_HEADER + (size_t)nsec * 8;
     for (uint32_t i = 0; i < nsec; i++) {
-        const uint8_t *e = b + DW_ARTIFACT_HEADER + 16 * (size_t)i;
-        uint32_t id = rd32(e), count = rd32(e + 4), off = rd32(e + 8), sz = rd32(e + 12);
+        const uint8_t *e = b + DW_ARTIFACT_HEADER + 8 * (size_t)i;
+        uint32_t id = rd32(e), sz = rd32(e + 4);
+        if (sz > size - off) { refuse(msg, cap, "section %u lies outside the file", id); return NULL; }
+        const uint8_t *at = b + off;
+        off += sz;
         if (id == 0 || id >= DW_SEC__COUNT) continue;     /* unknown sections of a newer minor are skipped */
         if (L.sec[id].p) { refuse(msg, cap, "section %u appears twice", id); return NULL; }
-        if (off > size || sz > size - off || off % 8) { refuse(msg, cap, "section %u lies outside the file", id); return NULL; }
-        if ((uint64_t)count * elem_size[id] != sz) { refuse(msg, cap, "section %u: %u entries do not fill %u bytes", id, count, sz); return NULL; }
-        L.sec[id].count = count;
-        L.sec[id].p = b + off;
+        if (sz % elem_size[id] || sz / elem_size[id] > UINT32_MAX) { refuse(msg, cap, "section %u: %u bytes are not whole records", id, sz); return NULL; }
+        L.sec[id].count = (uint32_t)(sz / elem_size[id]);
+        L.sec[id].p = at;
         L.sec[id].size = sz;
     }
+    if (off != size) { refuse(msg, cap, "artifact has %zu trailing bytes", size - off); return NULL; }
     dw_program *p = calloc(1, sizeof *p);
     if (!p) { refuse(msg, cap, "out of memory"); return NULL; }
     dw_arena_init(&p->arena, 64 * 1024);

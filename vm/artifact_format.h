@@ -1,6 +1,7 @@
 /* artifact_format.h - the .dwb file layout, shared by the writer
  * (compiler/artifact_write.c) and the loader (vm/artifact.c).
- * All integers little-endian.
+ * All integers little-endian; every record is fixed-size and read with
+ * memcpy at the offsets given below (no host struct layout is trusted).
  *
  *   0   magic "\x7f" "DWB"
  *   4   u16 major, u16 minor
@@ -8,54 +9,110 @@
  *   12  u32 flags (0)
  *   16  u64 file size
  *   24  u64 XXH3-64 of bytes [32, file size), seeded with XXH3-64 of bytes [0, 16)
- *   32  section table: nsections x { u32 id, u32 count, u32 offset, u32 size }
- *   ... sections, each 8-byte aligned
+ *   32  section table: nsections x { u32 id, u32 size }
+ *       (ascending id; an empty section is left out of the table)
+ *   ... the sections' bytes back to back in table order, unaligned (every
+ *       field is read with memcpy); a section's count is size / record size
+ *
+ * A reader refuses another major.  A newer minor may add sections a reader
+ * does not know; those are skipped, so a minor bump may only add data whose
+ * absence changes no decision.
+ *
+ * Versions.  1.0: no temporal leaves.  2.0 (this): temporal tables
+ * (TFORMULAS .. TPOLICIES); values, UIDs, IPs and constants hash-consed;
+ * STRTAB shrunk to start offsets; positional policy ids elided; index keys
+ * deduplicated (IXKEYS).  A 1.x reader must not run a 2.0 file: it would drop
+ * the temporal tables, hence the major bump.
  *
  * Values are stored flattened: a set's elements and a record's fields are
  * stored before the set or record itself, so the loader rebuilds them in
- * index order without recursion and a hostile file cannot form a cycle. */
+ * index order without recursion and a hostile file cannot form a cycle.
+ * The temporal tables obey the same rule (children before parents, checked
+ * by the verifier, vm/verify.c), so their evaluation always terminates. */
 #ifndef DW_ARTIFACT_FORMAT_H
 #define DW_ARTIFACT_FORMAT_H
 #include <stdint.h>
 
 #define DW_ARTIFACT_MAGIC "\x7f" "DWB"
-#define DW_ARTIFACT_MAJOR 1
+#define DW_ARTIFACT_MAJOR 2
 #define DW_ARTIFACT_MINOR 0
 #define DW_ARTIFACT_HEADER 32
 
 typedef enum dw_section_id {
-    DW_SEC_STRDATA = 1,   /* bytes; every string is followed by a NUL */
-    DW_SEC_STRTAB,        /* { u32 off, u32 len } into STRDATA */
-    DW_SEC_STRS,          /* u32 strtab index: the program's attribute/type names */
-    DW_SEC_UIDS,          /* { u32 type, u32 id } strtab indices */
-    DW_SEC_IPS,           /* { u8 v6, u8 prefix, u8 addr[16], u8 pad[2] } */
-    DW_SEC_VALUES,        /* { u8 kind, u8 pad[3], u32 n, u64 payload } */
-    DW_SEC_FIELDS,        /* { u32 key strtab, u32 value index } */
-    DW_SEC_CONSTS,        /* u32 value index */
-    DW_SEC_CODE,          /* u32 instructions */
+    /* ---- strings ---- */
+    DW_SEC_STRDATA = 1,   /* bytes (count = size): the strings of STRTAB in order, each followed by a NUL */
+    DW_SEC_STRTAB,        /* u32 start offset into STRDATA.  String i is [start_i, start_{i+1} - 1),
+                             start_n = size of STRDATA; starts ascend and the byte before each
+                             next start is the NUL.  Deduplicated: equal strings share an index. */
+    DW_SEC_STRS,          /* u32 strtab index: the program's strs[] (attribute/type names, paths) */
+    /* ---- values (hash-consed: equal values share one index) ---- */
+    DW_SEC_UIDS,          /* { u32 type, u32 id } strtab indices; deduplicated */
+    DW_SEC_IPS,           /* { u8 v6, u8 prefix, u8 addr[16], u8 pad[2] }; deduplicated */
+    DW_SEC_VALUES,        /* { u8 kind, u8 pad[3], u32 n, u64 payload }: BOOL 0/1, LONG..DURATION
+                             the i64, STRING strtab index, ENTITY UIDS index, IPADDR IPS index,
+                             SET/RECORD first FIELDS entry of a run of n (elements stored first) */
+    DW_SEC_FIELDS,        /* { u32 key strtab (0xFFFFFFFF for a set element), u32 value index } */
+    DW_SEC_CONSTS,        /* u32 value index: consts[] (deduplicated; CONST operands renumbered) */
+    /* ---- code ---- */
+    DW_SEC_CODE,          /* u32 instructions (program.h encoding) */
     DW_SEC_PATS,          /* { u32 first seg, u32 nseg } */
     DW_SEC_SEGS,          /* u32 strtab index */
     DW_SEC_KEYLISTS,      /* { u32 first, u32 n } into KEYIDX */
     DW_SEC_KEYIDX,        /* u32 index into STRS */
-    DW_SEC_POLICIES,      /* dw_artifact_policy */
+    /* ---- policies ---- */
+    DW_SEC_POLICIES,      /* 32 bytes, see dw_artifact_policy; annotations are consecutive runs
+                             of ANNOTS in policy order (annot_first is the running sum) */
     DW_SEC_ANNOTS,        /* { u32 key, u32 value } strtab indices */
-    DW_SEC_META,          /* dw_artifact_meta */
-    DW_SEC_INDEX,         /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS), u32 policy } */
+    DW_SEC_META,          /* exactly one dw_artifact_meta (16 bytes) */
+    /* ---- decision index ---- */
+    DW_SEC_IXKEYS,        /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS) }; deduplicated;
+                             unused fields 0 */
+    DW_SEC_INDEX,         /* { u32 key (IXKEYS), u32 policy }, in the compiler's order */
+    /* ---- temporal leaves (vm/temporal.h); strings are STRS indices, constants CONSTS ---- */
+    DW_SEC_TFORMULAS,     /* 16 bytes: { u8 kind, u8 op, u16 var, u32 a, u32 b, u32 c } (dw_tf):
+                             PRED: a = first pattern, b = n, c = TPREDS index;
+                             FORMERLY, PREVIOUS, SINCE: c = TWINDOWS index; others: c = 0 */
+    DW_SEC_TPREDS,        /* { u32 type_str, u32 id_str, u32 kind_str }; deduplicated */
+    DW_SEC_TWINDOWS,      /* i64 seconds; deduplicated */
+    DW_SEC_TPATTERNS,     /* { u32 path_str, u32 term } (dw_tpattern) */
+    DW_SEC_TTERMS,        /* { u8 kind, u8 pad[3], u32 a, u32 n } (dw_tterm) */
+    DW_SEC_TARGS,         /* u32 term index */
+    DW_SEC_TAGGS,         /* { u32 body, u16 sum_var, u16 pad, u32 first_var, u32 nvars } (dw_tagg) */
+    DW_SEC_AGGVARS,       /* u16 slot */
+    DW_SEC_TLEAVES,       /* 24 bytes: { u32 root, u32 nvars, i64 reach, u64 identity } (dw_tleaf);
+                             the owning policy is the TPOLICIES record whose range holds it.
+                             max_reach is their largest reach. */
+    DW_SEC_TPOLICIES,     /* 20 bytes, one per policy that owns leaves, ascending policy:
+                             { u32 policy, u32 first_leaf, u32 nleaves, u32 scope_entry, u32 scope_end };
+                             every other policy has nleaves = 0 */
     DW_SEC__COUNT
 } dw_section_id;
 
+/* POLICIES record (32 bytes, little-endian, no padding beyond `pad`) */
 typedef struct dw_artifact_policy {
-    uint8_t effect, pad[3];
+    uint8_t effect;              /* dw_effect_code */
+    uint8_t flags;               /* DW_APOL_* */
+    uint16_t pad;
     uint32_t entry, end, max_stack;
-    uint32_t id;                 /* strtab */
-    uint32_t annot_first, nannots;
+    uint32_t id;                 /* strtab; ignored with DW_APOL_POSITIONAL_ID */
+    uint32_t nannots;
     uint32_t line, col;
 } dw_artifact_policy;
 
+/* The id is META.id_prefix followed by the policy's index in decimal
+ * ("policy17"): positional ids are not stored. */
+#define DW_APOL_POSITIONAL_ID 1u
+
 typedef struct dw_artifact_meta {
     uint32_t max_stack;
-    uint32_t pad;
+    uint32_t id_prefix;          /* strtab index of the positional id prefix, 0xFFFFFFFF if unused */
     uint64_t schema_digest;      /* XXH3-64 of the schema text the set was compiled against, 0 if none */
 } dw_artifact_meta;
+
+#define DW_AREC_TF      16
+#define DW_AREC_TTERM   12
+#define DW_AREC_TAGG    16
+#define DW_AREC_TLEAF   24
+#define DW_AREC_TPOL    20
 
 #endif

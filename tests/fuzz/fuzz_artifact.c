@@ -1,12 +1,101 @@
 /* libFuzzer target: the .dwb loader and verifier.  Inputs that pass both are
- * also run against a fixed request: a verified program must never crash. */
+ * also run against a fixed request, and every temporal leaf is evaluated on a
+ * small fixed history: a verified program must never crash.
+ * LLVMFuzzerInitialize seeds each corpus directory with a temporal artifact
+ * (Box's request budget), compiled here so the seed never goes stale. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
+#include "compiler/artifact_write.h"
+#include "runtime/load.h"
 #include "vm/artifact.h"
-#include "vm/vm.h"
 #include "vm/artifact_format.h"
+#include "vm/teval.h"
+#include "vm/vm.h"
+
+static const char seed_policy[] =
+    "@id(\"hosts\")\n"
+    "permit (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when { context.input.host == \"api.github.com\" };\n"
+    "@id(\"budget\")\n"
+    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when temporal {\n"
+    "  exists (n: Long). ((count for (t: Timepoint). where (\n"
+    "    formerly within 10m ( Box::Action::\"http:request\"::response{ input.host: \"api.github.com\" } && tp(t) )\n"
+    "  )) == n && n >= 3)\n"
+    "};\n"
+    "@id(\"after\")\n"
+    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "unless temporal {\n"
+    "  !Box::Action::\"http:request\"::request{ input.host: \"uploads.github.com\" }\n"
+    "  since within 1h Box::Action::\"http:request\"::response{ input.host: \"api.github.com\", output.status: 200 }\n"
+    "};\n";
+
+static void seed_dir(const char *dir)
+{
+    struct stat st;
+    char path[4096], src[64];
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return;
+    snprintf(path, sizeof path, "%s/seed-temporal.dwb", dir);
+    if (stat(path, &st) == 0) return;
+    snprintf(src, sizeof src, "/tmp/fuzz_artifact_seed_%d.dw", (int)getpid());
+    FILE *f = fopen(src, "w");
+    if (!f) return;
+    fputs(seed_policy, f);
+    fclose(f);
+    dw_session s;
+    dw_session_init(&s);
+    if (!dw_session_load_schema(&s, "box") && !dw_session_load_events(&s, NULL) && !dw_session_load_policies(&s, src)) {
+        dw_buf b = { 0 };
+        if (dw_artifact_write(s.prog, 0, &b) == 0 && (f = fopen(path, "wb"))) {
+            fwrite(b.p, 1, b.len, f);
+            fclose(f);
+        }
+        dw_buf_free(&b);
+    }
+    dw_session_free(&s);
+    unlink(src);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    for (int i = 1; i < *argc; i++)
+        if ((*argv)[i][0] != '-') seed_dir((*argv)[i]);
+    return 0;
+}
+
+static void run_leaves(const dw_program *p, dw_arena *scratch)
+{
+    if (!p->temporal.nleaves) return;
+    dw_field in = { .key = "host", .klen = 4 };
+    dw_make_string(scratch, "api.github.com", 14, &in.v);
+    dw_field lf = { .key = "input", .klen = 5 };
+    dw_make_record(&in, 1, &lf.v);
+    dw_event ev[3];
+    const dw_event *evp[3];
+    for (int i = 0; i < 3; i++) {
+        ev[i].ts = i * 30;
+        ev[i].atype = (dw_bytes){ "Box::Action", 11 };
+        ev[i].aid = (dw_bytes){ "http:request", 12 };
+        ev[i].kind = i == 1 ? (dw_bytes){ "response", 8 } : (dw_bytes){ "request", 7 };
+        dw_make_record(&lf, 1, &ev[i].logged);
+        evp[i] = &ev[i];
+    }
+    dw_history_view hv = { evp, 3, 1 };
+    dw_tanchor an = { 0 };
+    an.context.kind = DW_V_RECORD;
+    an.principal_attrs.kind = an.resource_attrs.kind = DW_V_RECORD;
+    for (uint32_t l = 0; l < p->temporal.nleaves; l++) {
+        dw_teval_ctx tc = { .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts,
+                            .nconsts = p->nconsts, .h = &hv, .anchor = &an, .scratch = scratch, .budget = 100000 };
+        bool holds;
+        dw_teval_leaf(&tc, l, &holds);
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -31,12 +120,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dw_arena scratch;
         dw_arena_init(&scratch, 4096);
         dw_request req;
+        memset(&req, 0, sizeof req);
         const dw_uid *u = dw_make_uid(&scratch, "User", 4, "alice", 5);
         for (int i = 0; i < 3; i++) { req.vars[i].kind = DW_V_ENTITY; req.vars[i].u.uid = u; }
         req.vars[3].kind = DW_V_RECORD;
         req.vars[3].n = 0;
         dw_response r;
         dw_authorize(p, &st, &req, &scratch, &r);
+        run_leaves(p, &scratch);
         dw_arena_free(&scratch);
         dw_store_free(&st);
         dw_program_free(p);

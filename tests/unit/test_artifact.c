@@ -15,6 +15,10 @@
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
 #include "vm/vm.h"
+#include "runtime/dogwood.h"
+#include "runtime/load.h"
+#include <stdio.h>
+#include <unistd.h>
 
 static const char *policies =
     "@id(\"a\") permit (principal == User::\"alice\", action in [Action::\"view\", Action::\"edit\"], resource is Photo in Album::\"x\")\n"
@@ -174,11 +178,332 @@ static void test_mutations(void **state)
     print_message("artifact mutations: %zu refused, %zu loaded and ran\n", refused, loaded);
 }
 
+/* ================================================================ temporal
+ * Box's 06-http-request-budget (two counting leaves) and 08-style `since`,
+ * compiled with Box's schema, written, loaded, and replayed through the
+ * engine against the same events as the source. */
+static const char *tpolicy =
+    "@id(\"github_hosts\")\n"
+    "permit (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when { context.input.host == \"api.github.com\" || context.input.host == \"uploads.github.com\" };\n"
+    "@id(\"github_budget\")\n"
+    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when { context.input.host == \"api.github.com\" }\n"
+    "when temporal {\n"
+    "  exists (n: Long). ((count for (t: Timepoint). where (\n"
+    "    formerly within 10m ( Box::Action::\"http:request\"::response{ input.host: \"api.github.com\" } && tp(t) )\n"
+    "  )) == n && n >= 3)\n"
+    "};\n"
+    "@id(\"github_burst\")\n"
+    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when { context.input.host == \"api.github.com\" }\n"
+    "when temporal {\n"
+    "  exists (n: Long). ((count for (t: Timepoint). where (\n"
+    "    formerly within 60s ( Box::Action::\"http:request\"::request{ input.host: \"api.github.com\" } && tp(t) )\n"
+    "  )) == n && n > 3)\n"
+    "};\n";
+
+#define NEV 12
+static char tevents[NEV][512];
+
+static void make_events(void)
+{
+    for (int i = 0; i < NEV; i++) {
+        const char *kind = i % 3 == 1 ? "response" : "request";
+        const char *host = i % 5 == 4 ? "uploads.github.com" : "api.github.com";
+        snprintf(tevents[i], sizeof tevents[i],
+                 "{\"time\":\"2025-06-02T12:%02d:%02dZ\",\"action\":\"http:request\",\"kind\":\"%s\","
+                 "\"input\":{\"host\":\"%s\",\"port\":443,\"method\":\"GET\",\"path\":\"/x\",\"body_bytes\":0,\"intercepted\":true}%s}",
+                 i / 4, (i * 7) % 60, kind, host, i % 3 == 1 ? ",\"output\":{\"status\":200}" : "");
+    }
+}
+
+typedef struct tfix {
+    char src_path[64], dwb_path[64];
+    dw_session s;            /* the compiled source program */
+    dw_buf bytes;
+    int verdicts[NEV];       /* -1 not decided, else allow + 2 * cause */
+} tfix;
+
+static tfix *T;
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+/* Replay the events through an engine on `path`; -1 if it does not open. */
+static int run_engine(const char *path, int *out)
+{
+    dw_engine_config cfg = { .policy_path = path, .schema_path = "box", .replay_timestamps = true };
+    char err[256];
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    fclose(stderr);
+    stderr = saved;
+    if (!e) return -1;
+    for (int i = 0; i < NEV; i++) {
+        dw_verdict v;
+        if (strstr(tevents[i], "\"response\"")) {
+            assert_int_equal(dw_engine_record_json(e, tevents[i], strlen(tevents[i]), 0, err, sizeof err), 0);
+            out[i] = -1;
+            continue;
+        }
+        assert_int_equal(dw_engine_decide_json(e, tevents[i], strlen(tevents[i]), 0, &v), 0);
+        out[i] = v.allow + 2 * (int)v.cause;
+    }
+    dw_engine_close(e);
+    return 0;
+}
+
+static int tsetup(void **state)
+{
+    T = calloc(1, sizeof *T);
+    make_events();
+    snprintf(T->src_path, sizeof T->src_path, "/tmp/test_artifact_%d.dw", (int)getpid());
+    snprintf(T->dwb_path, sizeof T->dwb_path, "/tmp/test_artifact_%d.dwb", (int)getpid());
+    write_file(T->src_path, tpolicy, strlen(tpolicy));
+    dw_session_init(&T->s);
+    assert_int_equal(dw_session_load_schema(&T->s, "box"), 0);
+    assert_int_equal(dw_session_load_events(&T->s, NULL), 0);
+    assert_int_equal(dw_session_load_policies(&T->s, T->src_path), 0);
+    assert_true(T->s.prog->temporal.nleaves >= 2);
+    assert_int_equal(dw_artifact_write(T->s.prog, 0, &T->bytes), 0);
+    assert_int_equal(run_engine(T->src_path, T->verdicts), 0);
+    return 0;
+}
+
+static int tteardown(void **state)
+{
+    unlink(T->src_path);
+    unlink(T->dwb_path);
+    dw_session_free(&T->s);
+    dw_buf_free(&T->bytes);
+    free(T);
+    return 0;
+}
+
+static void test_temporal_round_trip(void **state)
+{
+    char msg[256];
+    const dw_program *o = T->s.prog;
+    dw_program *p = dw_artifact_load(T->bytes.p, T->bytes.len, msg, sizeof msg);
+    if (!p) fail_msg("refused: %s", msg);
+    const dw_temporal_tables *a = &o->temporal, *b = &p->temporal;
+    assert_int_equal(a->ntfs, b->ntfs);
+    assert_int_equal(a->ntterms, b->ntterms);
+    assert_int_equal(a->ntpatterns, b->ntpatterns);
+    assert_int_equal(a->ntaggs, b->ntaggs);
+    assert_int_equal(a->naggvars, b->naggvars);
+    assert_int_equal(a->nleaves, b->nleaves);
+    for (uint32_t i = 0; i < a->ntfs; i++) {
+        const dw_tf *x = &a->tfs[i], *y = &b->tfs[i];
+        assert_int_equal(x->kind, y->kind); assert_int_equal(x->op, y->op); assert_int_equal(x->var, y->var);
+        assert_int_equal(x->a, y->a); assert_int_equal(x->b, y->b); assert_int_equal(x->window, y->window);
+        assert_int_equal(x->type_str, y->type_str); assert_int_equal(x->id_str, y->id_str); assert_int_equal(x->kind_str, y->kind_str);
+        assert_int_equal(x->first, y->first); assert_int_equal(x->n, y->n);
+    }
+    for (uint32_t i = 0; i < a->ntterms; i++) {
+        assert_int_equal(a->tterms[i].kind, b->tterms[i].kind);
+        if (a->tterms[i].kind == DW_TT_CONST)   /* renumbered: same value */
+            assert_int_equal(dw_value_cmp(&o->consts[a->tterms[i].a], &p->consts[b->tterms[i].a]), 0);
+        else assert_int_equal(a->tterms[i].a, b->tterms[i].a);
+        assert_int_equal(a->tterms[i].n, b->tterms[i].n);
+    }
+    for (uint32_t i = 0; i < a->nleaves; i++) {
+        assert_int_equal(a->leaves[i].root, b->leaves[i].root);
+        assert_int_equal(a->leaves[i].policy, b->leaves[i].policy);
+        assert_int_equal(a->leaves[i].nvars, b->leaves[i].nvars);
+        assert_int_equal(a->leaves[i].reach, b->leaves[i].reach);
+        assert_int_equal(a->leaves[i].identity, b->leaves[i].identity);
+    }
+    assert_int_equal(o->max_reach, p->max_reach);
+    for (uint32_t k = 0; k < o->npolicies; k++) {
+        assert_int_equal(o->policies[k].nleaves, p->policies[k].nleaves);
+        assert_memory_equal(o->policies[k].id.s, p->policies[k].id.s, o->policies[k].id.len);
+        if (!o->policies[k].nleaves) continue;
+        assert_int_equal(o->policies[k].first_leaf, p->policies[k].first_leaf);
+        assert_int_equal(o->policies[k].scope_entry, p->policies[k].scope_entry);
+        assert_int_equal(o->policies[k].scope_end, p->policies[k].scope_end);
+    }
+    dw_program_free(p);
+    /* same verdicts through the engine; same bytes twice */
+    write_file(T->dwb_path, T->bytes.p, T->bytes.len);
+    int got[NEV];
+    assert_int_equal(run_engine(T->dwb_path, got), 0);
+    assert_memory_equal(got, T->verdicts, sizeof got);
+    dw_buf again = { 0 };
+    assert_int_equal(dw_artifact_write(T->s.prog, 0, &again), 0);
+    assert_int_equal(again.len, T->bytes.len);
+    assert_memory_equal(again.p, T->bytes.p, again.len);
+    dw_buf_free(&again);
+}
+
+static void test_temporal_mutations(void **state)
+{
+    size_t n = T->bytes.len;
+    uint8_t *m = malloc(n);
+    unsigned seed = 777;
+    size_t refused = 0, loaded = 0;
+    for (int iter = 0; iter < 1000; iter++) {
+        memcpy(m, T->bytes.p, n);
+        size_t len = n;
+        seed = seed * 1103515245u + 12345u;
+        int kind = (int)(seed >> 16) % 3;
+        if (kind == 0) {
+            int flips = 1 + (int)((seed >> 8) % 4);
+            for (int k = 0; k < flips; k++) {
+                seed = seed * 1103515245u + 12345u;
+                m[(seed >> 8) % n] ^= (uint8_t)(1 + (seed >> 24) % 255);
+            }
+        } else if (kind == 1) {
+            len = (seed >> 8) % n;
+        } else {
+            seed = seed * 1103515245u + 12345u;
+            size_t from = (seed >> 8) % n, to = (seed >> 4) % n, run = 1 + (seed >> 20) % 32;
+            if (from + run > n) run = n - from;
+            if (to + run > n) run = n - to;
+            memmove(m + to, m + from, run);
+        }
+        if (iter % 2) reseal(m, len);
+        char msg[256];
+        dw_program *p = dw_artifact_load(m, len, msg, sizeof msg);
+        if (!p) { refused++; continue; }
+        dw_program_free(p);
+        loaded++;
+        /* it verified: the engine must run it without crashing */
+        write_file(T->dwb_path, m, len);
+        int got[NEV];
+        if (run_engine(T->dwb_path, got)) continue;
+        if (iter % 2 == 0) assert_memory_equal(got, T->verdicts, sizeof got);
+    }
+    free(m);
+    assert_int_equal(refused + loaded, 1000);
+    print_message("temporal artifact mutations: %zu refused, %zu loaded and ran\n", refused, loaded);
+}
+
+/* Write a doctored copy of the program and expect the loader to refuse it
+ * with a message containing `want`. */
+static void expect_refused(const dw_program *p, const char *want)
+{
+    dw_buf b = { 0 };
+    char msg[256] = "";
+    assert_int_equal(dw_artifact_write(p, 0, &b), 0);
+    dw_program *q = dw_artifact_load(b.p, b.len, msg, sizeof msg);
+    dw_buf_free(&b);
+    if (q) { dw_program_free(q); fail_msg("hostile artifact loaded (wanted \"%s\")", want); }
+    if (!strstr(msg, want)) fail_msg("refused for \"%s\", wanted \"%s\"", msg, want);
+}
+
+static void test_temporal_hostile(void **state)
+{
+    dw_program *p = T->s.prog;
+    dw_temporal_tables saved = p->temporal;
+    uint32_t nf = saved.ntfs;
+    dw_tf *tfs = malloc((nf + 300) * sizeof *tfs);
+    memcpy(tfs, saved.tfs, nf * sizeof *tfs);
+    p->temporal.tfs = tfs;
+    /* 1. a formula referring to itself */
+    uint32_t self = UINT32_MAX;
+    for (uint32_t i = 0; i < nf; i++) if (tfs[i].kind == DW_TF_AND) { self = i; break; }
+    assert_int_not_equal(self, UINT32_MAX);
+    tfs[self].b = self;
+    expect_refused(p, "not stored before");
+    tfs[self] = saved.tfs[self];
+    /* a term reaching a later formula through an aggregate body */
+    dw_tagg *aggs = malloc(saved.ntaggs * sizeof *aggs);
+    memcpy(aggs, saved.taggs, saved.ntaggs * sizeof *aggs);
+    p->temporal.taggs = aggs;
+    aggs[0].body = nf - 1;
+    expect_refused(p, "not stored before");
+    p->temporal.taggs = saved.taggs;
+    free(aggs);
+    /* 2. an out-of-range slot: past the leaf's variables, and past 64 */
+    uint32_t tpf = UINT32_MAX;
+    for (uint32_t i = 0; i < nf; i++) if (tfs[i].kind == DW_TF_TP) { tpf = i; break; }
+    assert_int_not_equal(tpf, UINT32_MAX);
+    tfs[tpf].var = 40;
+    expect_refused(p, "slot 40 out of range");
+    tfs[tpf].var = 64;
+    expect_refused(p, "slot 64 out of range");
+    tfs[tpf] = saved.tfs[tpf];
+    /* 3. a huge depth chain: 300 NOTs over the first leaf's root */
+    dw_tleaf *leaves = malloc(saved.nleaves * sizeof *leaves);
+    memcpy(leaves, saved.leaves, saved.nleaves * sizeof *leaves);
+    p->temporal.leaves = leaves;
+    for (uint32_t k = 0; k < 300; k++) {
+        dw_tf f = { .kind = DW_TF_NOT, .a = k ? nf + k - 1 : leaves[0].root };
+        tfs[nf + k] = f;
+    }
+    p->temporal.ntfs = nf + 300;
+    leaves[0].root = nf + 299;
+    expect_refused(p, "nested deeper than 256");
+    p->temporal.ntfs = nf;
+    leaves[0] = saved.leaves[0];
+    /* a negative window; a reach shorter than the windows */
+    for (uint32_t i = 0; i < nf; i++) if (tfs[i].kind == DW_TF_FORMERLY) { tfs[i].window = -1; break; }
+    expect_refused(p, "negative window");
+    memcpy(tfs, saved.tfs, nf * sizeof *tfs);
+    leaves[0].reach = 1;
+    expect_refused(p, "shorter than its windows");
+    leaves[0] = saved.leaves[0];
+    /* leaves' owner disagreeing with the policies' ranges */
+    p->temporal.leaves = saved.leaves;
+    free(leaves);
+    p->temporal.tfs = saved.tfs;
+    free(tfs);
+    /* 4. a LEAF operand out of range, and one naming another policy's leaf */
+    uint32_t leaf_pc = UINT32_MAX;
+    for (uint32_t i = 0; i < p->ncode; i++) if (DW_INS_OP(p->code[i]) == DW_OP_LEAF) { leaf_pc = i; break; }
+    assert_int_not_equal(leaf_pc, UINT32_MAX);
+    uint32_t ins = p->code[leaf_pc];
+    p->code[leaf_pc] = DW_INS(DW_OP_LEAF, saved.nleaves);
+    expect_refused(p, "temporal leaf");
+    p->code[leaf_pc] = DW_INS(DW_OP_LEAF, DW_INS_A(ins) ^ 1);
+    expect_refused(p, "out of range (policy");
+    p->code[leaf_pc] = ins;
+    /* 5. an index entry dropped */
+    assert_true(p->nixents >= 2);
+    uint32_t dropped = p->ixents[1].policy;
+    dw_index_entry keep = p->ixents[1];
+    memmove(&p->ixents[1], &p->ixents[2], (p->nixents - 2) * sizeof keep);
+    p->nixents--;
+    char want[64];
+    snprintf(want, sizeof want, "index omits policy %u", dropped);
+    expect_refused(p, want);
+    /* ... or filed under a key its scope does not test */
+    p->nixents++;
+    memmove(&p->ixents[2], &p->ixents[1], (p->nixents - 2) * sizeof keep);
+    p->ixents[1] = keep;
+    uint32_t idstr = p->ixents[1].id_str;
+    p->ixents[1].id_str = p->ixents[1].type_str;
+    expect_refused(p, want);
+    p->ixents[1].id_str = idstr;
+    /* unchanged again: loads */
+    dw_buf b = { 0 };
+    char msg[256];
+    assert_int_equal(dw_artifact_write(p, 0, &b), 0);
+    dw_program *q = dw_artifact_load(b.p, b.len, msg, sizeof msg);
+    if (!q) fail_msg("refused: %s", msg);
+    dw_program_free(q);
+    dw_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_loads),
         cmocka_unit_test(test_mutations),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest ttests[] = {
+        cmocka_unit_test(test_temporal_round_trip),
+        cmocka_unit_test(test_temporal_hostile),
+        cmocka_unit_test(test_temporal_mutations),
+    };
+    int rc = cmocka_run_group_tests(tests, setup, teardown);
+    return rc | cmocka_run_group_tests(ttests, tsetup, tteardown);
 }
