@@ -275,40 +275,138 @@ static void compile_scope(compiler *c, const dw_scope_con *sc, uint32_t var, uin
     jumps[(*nj)++] = emit(c, DW_OP_AND, 0);
 }
 
-static void add_ix(compiler *c, dw_index_kind kind, uint8_t var, const dw_str *type, const dw_str *id, uint32_t policy)
+/* ---- the decision index (program.h) ----
+ * Every policy offers several ways to be filed: under its action together with
+ * its principal or resource entity (PAIR), under that entity alone, under its
+ * action alone, under a type (`is T`), or ALWAYS.  A first pass counts how many
+ * policies could share each key; each policy then takes the option whose keys
+ * are shared least, so a request's candidates are about the policies whose
+ * scope can match it (principal == Box::Agent::"self" on every Box rule says
+ * nothing; its resource and action do). */
+typedef struct ixkey {
+    uint8_t kind, var;
+    const dw_euid_lit *act;          /* PAIR */
+    const dw_euid_lit *ent;          /* ENTITY, PAIR */
+    const dw_str *type;              /* TYPE */
+} ixkey;
+
+typedef struct ixopt { ixkey *keys; uint32_t n; } ixopt;
+
+static uint64_t str_h(uint64_t h, const dw_str *s) { return XXH3_64bits_withSeed(s->s, s->len, h); }
+
+static uint64_t ixkey_hash(const ixkey *k)
 {
-    dw_index_entry e = { .kind = (uint8_t)kind, .var = var, .policy = policy };
-    if (type) e.type_str = dw_emit_str(c, type->s, type->len);
-    if (id) e.id_str = dw_emit_str(c, id->s, id->len);
+    uint64_t h = (uint64_t)k->kind * 31 + k->var + 1;
+    if (k->act) h = str_h(str_h(h, &k->act->type), &k->act->id);
+    if (k->ent) h = str_h(str_h(h ^ 0x5bd1e995, &k->ent->type), &k->ent->id);
+    if (k->type) h = str_h(h ^ 0x27d4eb2f, k->type);
+    return h;
+}
+
+/* The options of one policy, most specific first.  Returns the number of
+ * options; an `action in []` policy has none (it matches no request). */
+static uint32_t ix_options(const dw_policy *p, ixopt *opt, ixkey *pool, uint32_t cap)
+{
+    const dw_euid_lit *acts[64];
+    uint32_t na = 0;
+    bool action_any = p->action.kind == DW_SC_ANY;
+    if (p->action.kind == DW_SC_EQ || p->action.kind == DW_SC_IN) acts[na++] = &p->action.target;
+    else if (p->action.kind == DW_SC_IN_LIST) {
+        if (p->action.nlist == 0) return 0;
+        for (size_t i = 0; i < p->action.nlist && na < 64; i++) acts[na++] = &p->action.list[i];
+        if (p->action.nlist > 64) action_any = true;    /* too long to file per action: treat as any */
+    }
+    if (action_any) na = 0;
+    const dw_scope_con *pr[2] = { &p->principal, &p->resource };
+    const uint8_t prv[2] = { 0, 2 };
+    uint32_t no = 0, used = 0;
+#define NEED(k) if (used + (k) > cap || no >= 8) return no
+    for (int v = 0; v < 2; v++) {
+        const dw_scope_con *sc = pr[v];
+        bool ent = !sc->target_is_slot && (sc->kind == DW_SC_EQ || sc->kind == DW_SC_IN || sc->kind == DW_SC_IS_IN);
+        if (!ent || !na) continue;
+        NEED(na);
+        opt[no] = (ixopt){ pool + used, na };
+        for (uint32_t i = 0; i < na; i++) pool[used++] = (ixkey){ DW_IX_PAIR, prv[v], acts[i], &sc->target, NULL };
+        no++;
+    }
+    for (int v = 0; v < 2; v++) {
+        const dw_scope_con *sc = pr[v];
+        if (sc->target_is_slot || !(sc->kind == DW_SC_EQ || sc->kind == DW_SC_IN || sc->kind == DW_SC_IS_IN)) continue;
+        NEED(1);
+        opt[no++] = (ixopt){ pool + used, 1 };
+        pool[used++] = (ixkey){ DW_IX_ENTITY, prv[v], NULL, &sc->target, NULL };
+    }
+    if (na) {
+        NEED(na);
+        opt[no] = (ixopt){ pool + used, na };
+        for (uint32_t i = 0; i < na; i++) pool[used++] = (ixkey){ DW_IX_ENTITY, 1, NULL, acts[i], NULL };
+        no++;
+    }
+    for (int v = 0; v < 2; v++) {
+        if (pr[v]->kind != DW_SC_IS) continue;
+        NEED(1);
+        opt[no++] = (ixopt){ pool + used, 1 };
+        pool[used++] = (ixkey){ DW_IX_TYPE, prv[v], NULL, NULL, &pr[v]->is_type };
+    }
+    NEED(1);
+    opt[no++] = (ixopt){ pool + used, 1 };
+    pool[used++] = (ixkey){ DW_IX_ALWAYS, 0, NULL, NULL, NULL };
+#undef NEED
+    return no;
+}
+
+typedef struct ixcount { uint64_t *h; uint32_t *n; uint32_t cap; } ixcount;
+
+static uint32_t *count_slot(ixcount *t, uint64_t h)
+{
+    uint32_t j = (uint32_t)h & (t->cap - 1);
+    while (t->n[j] && t->h[j] != h) j = (j + 1) & (t->cap - 1);
+    t->h[j] = h;
+    return &t->n[j];
+}
+
+static void add_ix(compiler *c, const ixkey *k, uint32_t policy)
+{
+    dw_index_entry e = { .kind = k->kind, .var = k->var, .policy = policy };
+    if (k->ent) { e.type_str = dw_emit_str(c, k->ent->type.s, k->ent->type.len); e.id_str = dw_emit_str(c, k->ent->id.s, k->ent->id.len); }
+    if (k->type) e.type_str = dw_emit_str(c, k->type->s, k->type->len);
+    if (k->act) { e.act_type_str = dw_emit_str(c, k->act->type.s, k->act->type.len); e.act_id_str = dw_emit_str(c, k->act->id.s, k->act->id.len); }
     if (dw_vec_push(&c->ixents, &e, sizeof e)) dw_compile_oom(c);
 }
 
-/* File the policy under the most selective key its scope offers (program.h). */
-static void index_policy(compiler *c, const dw_policy *p, uint32_t index)
+static void build_index(compiler *c)
 {
-    const dw_scope_con *pr[2] = { &p->principal, &p->resource };
-    const uint8_t prv[2] = { 0, 2 };
-    for (int k = 0; k < 2; k++)
-        if (pr[k]->kind == DW_SC_EQ) { add_ix(c, DW_IX_ENTITY, prv[k], &pr[k]->target.type, &pr[k]->target.id, index); return; }
-    for (int k = 0; k < 2; k++)
-        if (pr[k]->kind == DW_SC_IN || pr[k]->kind == DW_SC_IS_IN) { add_ix(c, DW_IX_ENTITY, prv[k], &pr[k]->target.type, &pr[k]->target.id, index); return; }
-    const dw_scope_con *a = &p->action;
-    if (a->kind == DW_SC_EQ || a->kind == DW_SC_IN) { add_ix(c, DW_IX_ENTITY, 1, &a->target.type, &a->target.id, index); return; }
-    if (a->kind == DW_SC_IN_LIST) {
-        /* one key per listed action; an empty list matches nothing, so no key at all */
-        for (size_t i = 0; i < a->nlist; i++) {
-            bool dup = false;
-            for (size_t j = 0; j < i && !dup; j++)
-                dup = a->list[j].type.len == a->list[i].type.len && a->list[j].id.len == a->list[i].id.len &&
-                      memcmp(a->list[j].type.s, a->list[i].type.s, a->list[i].type.len) == 0 &&
-                      memcmp(a->list[j].id.s, a->list[i].id.s, a->list[i].id.len) == 0;
-            if (!dup) add_ix(c, DW_IX_ENTITY, 1, &a->list[i].type, &a->list[i].id, index);
-        }
-        return;
+    const dw_policy_set *ps = c->ps;
+    enum { POOL = 8 * 64 + 8 };
+    ixopt opt[8];
+    ixkey *pool = malloc(POOL * sizeof *pool);
+    ixcount t = { 0 };
+    t.cap = 64;
+    while (t.cap < ps->npolicies * 16 + 16) t.cap *= 2;
+    t.h = calloc(t.cap, sizeof *t.h);
+    t.n = calloc(t.cap, sizeof *t.n);
+    if (!pool || !t.h || !t.n) { dw_compile_oom(c); goto out; }
+    for (size_t i = 0; i < ps->npolicies; i++) {
+        uint32_t no = ix_options(&ps->policies[i], opt, pool, POOL);
+        for (uint32_t o = 0; o < no; o++)
+            for (uint32_t k = 0; k < opt[o].n; k++) (*count_slot(&t, ixkey_hash(&opt[o].keys[k])))++;
     }
-    for (int k = 0; k < 2; k++)
-        if (pr[k]->kind == DW_SC_IS) { add_ix(c, DW_IX_TYPE, prv[k], &pr[k]->is_type, NULL, index); return; }
-    add_ix(c, DW_IX_ALWAYS, 0, NULL, NULL, index);
+    for (size_t i = 0; i < ps->npolicies && !c->failed; i++) {
+        uint32_t no = ix_options(&ps->policies[i], opt, pool, POOL);
+        uint32_t best = 0;
+        uint64_t best_cost = UINT64_MAX;
+        for (uint32_t o = 0; o < no; o++) {
+            uint64_t cost = 0;
+            for (uint32_t k = 0; k < opt[o].n; k++) cost += *count_slot(&t, ixkey_hash(&opt[o].keys[k]));
+            if (cost < best_cost) { best_cost = cost; best = o; }
+        }
+        for (uint32_t k = 0; no && k < opt[best].n; k++) add_ix(c, &opt[best].keys[k], (uint32_t)i);
+    }
+out:
+    free(pool);
+    free(t.h);
+    free(t.n);
 }
 
 /* scope && when && !unless ... ending in RET: each conjunct but the last is
@@ -340,7 +438,6 @@ static void emit_conjunction(compiler *c, const dw_policy *p, bool scope_only)
 
 static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, const char *prefix)
 {
-    index_policy(c, p, index);
     dw_policy_code pc = { 0 };
     pc.effect = p->effect == DW_FORBID ? DW_EFFECT_FORBID : DW_EFFECT_PERMIT;
     pc.entry = here(c);
@@ -400,6 +497,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     c.prog->policies = ps->npolicies ? dw_arena_alloc(&c.prog->arena, ps->npolicies * sizeof *c.prog->policies) : NULL;
     if (ps->npolicies && !c.prog->policies) c.failed = true;
     for (size_t i = 0; i < ps->npolicies && !c.failed; i++) compile_policy(&c, &ps->policies[i], (uint32_t)i, prefix);
+    if (!c.failed) build_index(&c);
     if (!c.failed) {
         c.prog->code = to_arena(&c, &c.code, sizeof(uint32_t)); c.prog->ncode = c.code.n;
         c.prog->consts = to_arena(&c, &c.consts, sizeof(dw_value)); c.prog->nconsts = c.consts.n;

@@ -37,7 +37,7 @@ static const size_t elem_size[DW_SEC__COUNT] = {
     [DW_SEC_IPS] = 20, [DW_SEC_VALUES] = 16, [DW_SEC_FIELDS] = 8, [DW_SEC_CONSTS] = 4,
     [DW_SEC_CODE] = 4, [DW_SEC_PATS] = 8, [DW_SEC_SEGS] = 4, [DW_SEC_KEYLISTS] = 8,
     [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = sizeof(dw_artifact_policy), [DW_SEC_ANNOTS] = 8,
-    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_IXKEYS] = 12, [DW_SEC_INDEX] = 8,
+    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_IXKEYS] = 20, [DW_SEC_INDEX] = 8,
     [DW_SEC_TFORMULAS] = DW_AREC_TF, [DW_SEC_TPATTERNS] = 8, [DW_SEC_TTERMS] = DW_AREC_TTERM,
     [DW_SEC_TPREDS] = 12, [DW_SEC_TWINDOWS] = 8,
     [DW_SEC_TARGS] = 4, [DW_SEC_TAGGS] = DW_AREC_TAGG, [DW_SEC_AGGVARS] = 2,
@@ -368,14 +368,18 @@ static int build(loader *L)
         uint32_t key = rd32(r);
         dw_index_entry *e = &p->ixents[i];
         if (key >= ixk->count) return refuse(L->msg, L->cap, "index entry %u is malformed", i);
-        const uint8_t *k = ixk->p + 12 * (size_t)key;
+        const uint8_t *k = ixk->p + 20 * (size_t)key;
         e->kind = k[0];
         e->var = k[1];
         e->type_str = rd32(k + 4);
         e->id_str = rd32(k + 8);
+        e->act_type_str = rd32(k + 12);
+        e->act_id_str = rd32(k + 16);
         e->policy = rd32(r + 4);
-        if (e->kind > DW_IX_TYPE || e->var > 2 || e->policy >= p->npolicies ||
-            (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) || (e->kind == DW_IX_ENTITY && e->id_str >= p->nstrs))
+        if (e->kind > DW_IX_PAIR || e->var > 2 || e->policy >= p->npolicies ||
+            (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) ||
+            ((e->kind == DW_IX_ENTITY || e->kind == DW_IX_PAIR) && e->id_str >= p->nstrs) ||
+            (e->kind == DW_IX_PAIR && (e->act_type_str >= p->nstrs || e->act_id_str >= p->nstrs || e->var == 1)))
             return refuse(L->msg, L->cap, "index entry %u is malformed", i);
     }
     return build_temporal(L);

@@ -65,7 +65,8 @@ typedef enum dw_section_id {
     DW_SEC_ANNOTS,        /* { u32 key, u32 value } strtab indices */
     DW_SEC_META,          /* exactly one dw_artifact_meta (16 bytes) */
     /* ---- decision index ---- */
-    DW_SEC_IXKEYS,        /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS) }; deduplicated;
+    DW_SEC_IXKEYS,        /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS),
+                             u32 action type (STRS), u32 action id (STRS) (PAIR keys) }; deduplicated;
                              unused fields 0 */
     DW_SEC_INDEX,         /* { u32 key (IXKEYS), u32 policy }, in the compiler's order */
     /* ---- temporal leaves (vm/temporal.h); strings are STRS indices, constants CONSTS ---- */

@@ -21,6 +21,24 @@ static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t va
     return NULL;
 }
 
+static bool uid_is(const dw_bytes *t, const dw_bytes *i, const dw_uid *u)
+{
+    return t->len == u->tlen && i->len == u->idlen && dw_mem_eq(t->s, u->type, u->tlen) && dw_mem_eq(i->s, u->id, u->idlen);
+}
+
+static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const dw_uid *a, const dw_uid *e)
+{
+    uint64_t hash = dw_index_pair_hash(var, a->hash, e->hash);
+    uint32_t j = (uint32_t)hash & (ix->nslots - 1);
+    while (ix->slots[j]) {
+        const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
+        if (b->hash == hash && b->kind == DW_IX_PAIR && b->var == var && uid_is(&b->type, &b->id, e) && uid_is(&b->atype, &b->aid, a))
+            return b;
+        j = (j + 1) & (ix->nslots - 1);
+    }
+    return NULL;
+}
+
 typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; } cands;
 
 static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
@@ -38,6 +56,37 @@ static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
     memcpy(c->v + c->n, ix->policies + b->first, b->n * sizeof *c->v);
     c->n += b->n;
     return 0;
+}
+
+/* Candidate lists are usually short (insertion sort) but can hold hundreds of
+ * policies (heapsort: no allocation, no recursion). */
+static void sift(uint32_t *v, uint32_t i, uint32_t n)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < n && v[l] > v[m]) m = l;
+        if (l + 1 < n && v[l + 1] > v[m]) m = l + 1;
+        if (m == i) return;
+        uint32_t t = v[i]; v[i] = v[m]; v[m] = t;
+        i = m;
+    }
+}
+
+static void sort_u32(uint32_t *v, uint32_t n)
+{
+    if (n <= 32) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t x = v[i], j = i;
+            while (j > 0 && v[j - 1] > x) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    for (uint32_t i = n / 2; i-- > 0;) sift(v, i, n);
+    for (uint32_t e = n - 1; e > 0; e--) {
+        uint32_t t = v[0]; v[0] = v[e]; v[e] = t;
+        sift(v, 0, e);
+    }
 }
 
 static uint64_t entity_key(uint8_t var, const dw_uid *u)
@@ -71,12 +120,21 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
             if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u->type, u->tlen, NULL, 0))) return -1;
         }
     }
-    /* insertion sort: candidate lists are short (about the matching policies) */
-    for (uint32_t i = 1; i < c->n; i++) {
-        uint32_t x = c->v[i], j = i;
-        while (j > 0 && c->v[j - 1] > x) { c->v[j] = c->v[j - 1]; j--; }
-        c->v[j] = x;
+    /* PAIR keys: the action or one of its groups, with the entity or one of its ancestors */
+    const dw_value *act = &req->vars[DW_VAR_A];
+    for (uint8_t var = 0; var < 3 && act->kind == DW_V_ENTITY; var += 2) {
+        if (!ix->has_pair[var] || req->vars[var].kind != DW_V_ENTITY) continue;
+        const dw_entity *ea = req->ent[DW_VAR_A], *ex = req->ent[var];
+        uint32_t na = ea ? ea->nanc : 0, nx = ex ? ex->nanc : 0;
+        for (uint32_t i = 0; i <= na; i++) {
+            const dw_uid *a = i == 0 ? act->u.uid : ea->ancestors[i - 1];
+            for (uint32_t k = 0; k <= nx; k++) {
+                const dw_uid *x = k == 0 ? req->vars[var].u.uid : ex->ancestors[k - 1];
+                if (add_run(c, ix, probe_pair(ix, var, a, x))) return -1;
+            }
+        }
     }
+    sort_u32(c->v, c->n);
     uint32_t w = 0;
     for (uint32_t i = 0; i < c->n; i++) if (w == 0 || c->v[w - 1] != c->v[i]) c->v[w++] = c->v[i];
     c->n = w;

@@ -11,6 +11,12 @@ uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen,
     return h ^ ((uint64_t)(kind * 4u + var + 1u) * 0x9E3779B97F4A7C15ull);
 }
 
+uint64_t dw_index_pair_hash(uint8_t var, uint64_t action_uid_hash, uint64_t entity_uid_hash)
+{
+    uint64_t a = (action_uid_hash << 23) | (action_uid_hash >> 41);
+    return (entity_uid_hash ^ a) ^ ((uint64_t)(DW_IX_PAIR * 4u + var + 1u) * 0x9E3779B97F4A7C15ull);
+}
+
 static int entry_cmp(const void *x, const void *y)
 {
     const dw_index_entry *a = x, *b = y;
@@ -18,6 +24,8 @@ static int entry_cmp(const void *x, const void *y)
     if (a->var != b->var) return a->var - b->var;
     if (a->type_str != b->type_str) return a->type_str < b->type_str ? -1 : 1;
     if (a->id_str != b->id_str) return a->id_str < b->id_str ? -1 : 1;
+    if (a->act_type_str != b->act_type_str) return a->act_type_str < b->act_type_str ? -1 : 1;
+    if (a->act_id_str != b->act_id_str) return a->act_id_str < b->act_id_str ? -1 : 1;
     return a->policy < b->policy ? -1 : a->policy > b->policy;
 }
 
@@ -36,7 +44,8 @@ int dw_index_build(dw_program *p)
     for (uint32_t i = 0; i < n; i++) {
         ix->policies[i] = e[i].policy;
         bool same = i > 0 && e[i].kind == e[i - 1].kind && e[i].var == e[i - 1].var &&
-                    e[i].type_str == e[i - 1].type_str && e[i].id_str == e[i - 1].id_str;
+                    e[i].type_str == e[i - 1].type_str && e[i].id_str == e[i - 1].id_str &&
+                    e[i].act_type_str == e[i - 1].act_type_str && e[i].act_id_str == e[i - 1].act_id_str;
         if (same) { ix->buckets[ix->nbuckets - 1].n++; continue; }
         dw_index_bucket *b = &ix->buckets[ix->nbuckets++];
         b->kind = e[i].kind;
@@ -44,10 +53,17 @@ int dw_index_build(dw_program *p)
         b->first = i;
         b->n = 1;
         if (b->kind != DW_IX_ALWAYS) b->type = p->strs[e[i].type_str];
-        if (b->kind == DW_IX_ENTITY) b->id = p->strs[e[i].id_str];
-        b->hash = dw_index_hash(b->kind, b->var, b->type.s, b->type.len, b->id.s, b->id.len);
+        if (b->kind == DW_IX_ENTITY || b->kind == DW_IX_PAIR) b->id = p->strs[e[i].id_str];
+        if (b->kind == DW_IX_PAIR) {
+            b->atype = p->strs[e[i].act_type_str];
+            b->aid = p->strs[e[i].act_id_str];
+            b->hash = dw_index_pair_hash(b->var, dw_uid_hash(b->atype.s, b->atype.len, b->aid.s, b->aid.len),
+                                         dw_uid_hash(b->type.s, b->type.len, b->id.s, b->id.len));
+        } else
+            b->hash = dw_index_hash(b->kind, b->var, b->type.s, b->type.len, b->id.s, b->id.len);
         if (b->kind == DW_IX_ENTITY) ix->has_entity[b->var % 3] = true;
         if (b->kind == DW_IX_TYPE) ix->has_type[b->var % 3] = true;
+        if (b->kind == DW_IX_PAIR) ix->has_pair[b->var % 3] = true;
     }
     for (uint32_t b = 0; b < ix->nbuckets; b++)
         if (ix->buckets[b].kind == DW_IX_ALWAYS) { ix->always_first = ix->buckets[b].first; ix->always_n = ix->buckets[b].n; }
@@ -74,6 +90,9 @@ void dw_index_print(const dw_program *p, FILE *out)
         const dw_index_bucket *k = &ix->buckets[b];
         if (k->kind == DW_IX_ALWAYS) fputs("  always", out);
         else if (k->kind == DW_IX_TYPE) fprintf(out, "  %s is %.*s", vars[k->var % 3], (int)k->type.len, k->type.s);
+        else if (k->kind == DW_IX_PAIR)
+            fprintf(out, "  action in %.*s::\"%.*s\" & %s in %.*s::\"%.*s\"", (int)k->atype.len, k->atype.s, (int)k->aid.len, k->aid.s,
+                    vars[k->var % 3], (int)k->type.len, k->type.s, (int)k->id.len, k->id.s);
         else fprintf(out, "  %s in %.*s::\"%.*s\"", vars[k->var % 3], (int)k->type.len, k->type.s, (int)k->id.len, k->id.s);
         fputs(" ->", out);
         for (uint32_t i = 0; i < k->n; i++) {

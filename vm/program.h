@@ -71,13 +71,19 @@ typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] 
  * store, so the candidates are exactly the policies whose scope can match;
  * each candidate still runs its full code (scope included), so the index can
  * only skip policies whose scope is false. */
-typedef enum dw_index_kind { DW_IX_ALWAYS = 0, DW_IX_ENTITY = 1, DW_IX_TYPE = 2 } dw_index_kind;
+typedef enum dw_index_kind {
+    DW_IX_ALWAYS = 0,
+    DW_IX_ENTITY = 1,        /* (var, E): var == E or var in E */
+    DW_IX_TYPE = 2,          /* (var, T): var is T */
+    DW_IX_PAIR = 3,          /* (var, A, E): action == A or in A, and var == E or in E */
+} dw_index_kind;
 
 typedef struct dw_index_entry {
     uint8_t kind;            /* dw_index_kind */
     uint8_t var;             /* 0 principal, 1 action, 2 resource */
     uint32_t type_str;       /* strs[] index of the entity type (ENTITY, TYPE) */
-    uint32_t id_str;         /* strs[] index of the entity id (ENTITY) */
+    uint32_t id_str;         /* strs[] index of the entity id (ENTITY, PAIR) */
+    uint32_t act_type_str, act_id_str;   /* PAIR: the action uid */
     uint32_t policy;
 } dw_index_entry;
 
@@ -85,6 +91,7 @@ typedef struct dw_index_bucket {
     uint64_t hash;
     uint8_t kind, var;
     dw_bytes type, id;
+    dw_bytes atype, aid;     /* PAIR: the action */
     uint32_t first, n;       /* run in dw_index.policies */
 } dw_index_bucket;
 
@@ -94,7 +101,7 @@ typedef struct dw_index {
     uint32_t nslots;         /* power of two */
     uint32_t *policies;      /* bucket runs, each ascending */
     uint32_t always_first, always_n;   /* the ALWAYS run */
-    bool has_entity[3], has_type[3];   /* which probes can find anything, per variable */
+    bool has_entity[3], has_type[3], has_pair[3];   /* which probes can find anything, per variable */
 } dw_index;
 
 typedef struct dw_program {
@@ -127,6 +134,8 @@ int dw_program_hash_strs(dw_program *p);
 /* Build the probe table from ixents (in the program's arena).  0 or -1 (OOM). */
 int dw_index_build(dw_program *p);
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);
+/* PAIR keys combine the two uid hashes (dw_uid_hash). */
+uint64_t dw_index_pair_hash(uint8_t var, uint64_t action_uid_hash, uint64_t entity_uid_hash);
 /* Print the index readably (`dwc disasm`). */
 void dw_index_print(const dw_program *p, FILE *out);
 

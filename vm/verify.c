@@ -334,41 +334,80 @@ static bool entity_filed(const dw_program *p, const dw_index_entry *es, uint32_t
     return v->kind == DW_V_ENTITY && has_entry(p, es, n, DW_IX_ENTITY, var, v->u.uid->type, v->u.uid->tlen, v->u.uid->id, v->u.uid->idlen);
 }
 
+static bool pair_filed(const dw_program *p, const dw_index_entry *es, uint32_t n, uint8_t var,
+                       const dw_uid *a, const dw_uid *x)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const dw_index_entry *e = &es[i];
+        if (e->kind != DW_IX_PAIR || e->var != var || e->type_str >= p->nstrs || e->id_str >= p->nstrs ||
+            e->act_type_str >= p->nstrs || e->act_id_str >= p->nstrs) continue;
+        if (bytes_eq(p->strs[e->type_str], x->type, x->tlen) && bytes_eq(p->strs[e->id_str], x->id, x->idlen) &&
+            bytes_eq(p->strs[e->act_type_str], a->type, a->tlen) && bytes_eq(p->strs[e->act_id_str], a->id, a->idlen))
+            return true;
+    }
+    return false;
+}
+
+/* One scope conjunct as the verifier reads it back from the code. */
+typedef struct conjunct { uint8_t var; bool is_type; uint32_t type_str; const dw_value *v; } conjunct;
+
 static bool policy_certified(const dw_program *p, uint32_t k, const dw_index_entry *es, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) if (es[i].kind == DW_IX_ALWAYS) return true;
     const dw_policy_code *pc = &p->policies[k];
     uint32_t at = pc->entry, end = pc->end;
-    while (at + 2 <= end) {
+    conjunct cj[8];
+    uint32_t nc = 0;
+    while (at + 2 <= end && nc < 8) {
         uint32_t i0 = p->code[at], i1 = p->code[at + 1];
-        if (DW_INS_OP(i0) != DW_OP_VAR || DW_INS_A(i0) > 2) return false;
-        uint8_t var = (uint8_t)DW_INS_A(i0);
-        bool filed;
+        if (DW_INS_OP(i0) != DW_OP_VAR || DW_INS_A(i0) > 2) break;
+        conjunct c = { (uint8_t)DW_INS_A(i0), false, 0, NULL };
         uint32_t next;
         if (DW_INS_OP(i1) == DW_OP_IS) {
-            uint32_t s = DW_INS_A(i1);
-            if (s >= p->nstrs) return false;
-            filed = has_entry(p, es, n, DW_IX_TYPE, var, p->strs[s].s, p->strs[s].len, NULL, 0);
+            if (DW_INS_A(i1) >= p->nstrs) return false;
+            c.is_type = true;
+            c.type_str = DW_INS_A(i1);
             next = at + 2;
         } else if (DW_INS_OP(i1) == DW_OP_CONST && at + 3 <= end) {
-            uint32_t c = DW_INS_A(i1), op = DW_INS_OP(p->code[at + 2]);
-            if (c >= p->nconsts) return false;
-            const dw_value *v = &p->consts[c];
-            if (op == DW_OP_EQ || (op == DW_OP_IN && v->kind == DW_V_ENTITY)) filed = entity_filed(p, es, n, var, v);
-            else if (op == DW_OP_IN && v->kind == DW_V_SET) {
-                filed = true;
-                for (uint32_t e = 0; e < v->n && filed; e++) filed = entity_filed(p, es, n, var, &v->u.elems[e]);
-            } else return false;
+            uint32_t ci = DW_INS_A(i1), op = DW_INS_OP(p->code[at + 2]);
+            if (ci >= p->nconsts) return false;
+            c.v = &p->consts[ci];
+            if (!(op == DW_OP_EQ || (op == DW_OP_IN && (c.v->kind == DW_V_ENTITY || c.v->kind == DW_V_SET)))) break;
             next = at + 3;
-        } else return false;
-        if (next >= end) return false;
+        } else break;
+        if (next >= end) break;
         uint32_t after = p->code[next];
-        bool conjunct = DW_INS_OP(after) == DW_OP_RET ||
-                        (DW_INS_OP(after) == DW_OP_AND && DW_INS_A(after) < end && DW_INS_OP(p->code[DW_INS_A(after)]) == DW_OP_RET);
-        if (!conjunct) return false;
-        if (filed) return true;
-        if (DW_INS_OP(after) == DW_OP_RET) return false;
+        bool conj = DW_INS_OP(after) == DW_OP_RET ||
+                    (DW_INS_OP(after) == DW_OP_AND && DW_INS_A(after) < end && DW_INS_OP(p->code[DW_INS_A(after)]) == DW_OP_RET);
+        if (!conj) break;
+        cj[nc++] = c;
+        if (DW_INS_OP(after) == DW_OP_RET) break;
         at = next + 1;
+    }
+    /* a conjunct filed on its own certifies the policy */
+    for (uint32_t i = 0; i < nc; i++) {
+        const conjunct *c = &cj[i];
+        bool filed;
+        if (c->is_type) filed = has_entry(p, es, n, DW_IX_TYPE, c->var, p->strs[c->type_str].s, p->strs[c->type_str].len, NULL, 0);
+        else if (c->v->kind == DW_V_SET) {
+            filed = true;
+            for (uint32_t e = 0; e < c->v->n && filed; e++) filed = entity_filed(p, es, n, c->var, &c->v->u.elems[e]);
+        } else filed = entity_filed(p, es, n, c->var, c->v);
+        if (filed) return true;
+    }
+    /* so does an action conjunct paired, element by element, with an entity conjunct */
+    for (uint32_t i = 0; i < nc; i++) {
+        const conjunct *a = &cj[i];
+        if (a->var != 1 || a->is_type) continue;
+        for (uint32_t j = 0; j < nc; j++) {
+            const conjunct *x = &cj[j];
+            if (x->var == 1 || x->is_type || x->v->kind != DW_V_ENTITY) continue;
+            bool filed = true;
+            if (a->v->kind == DW_V_ENTITY) filed = pair_filed(p, es, n, x->var, a->v->u.uid, x->v->u.uid);
+            else for (uint32_t e = 0; e < a->v->n && filed; e++)
+                filed = a->v->u.elems[e].kind == DW_V_ENTITY && pair_filed(p, es, n, x->var, a->v->u.elems[e].u.uid, x->v->u.uid);
+            if (filed) return true;
+        }
     }
     return false;
 }
