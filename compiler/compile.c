@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "emit.h"
+#include "../vm/vm.h"
 
 int dw_vec_push(vec *v, const void *elem, size_t size)
 {
@@ -108,9 +109,43 @@ static void compile_short_circuit(compiler *c, const dw_expr *e, dw_opcode op)
     patch(c, j, here(c));
 }
 
+/* A literal's value, or false: folding never changes what can error, since a
+ * literal cannot. */
+static bool literal_value(compiler *c, const dw_expr *e, dw_value *out)
+{
+    switch (e->kind) {
+    case DW_E_BOOL: *out = dw_bool(e->u.b); return true;
+    case DW_E_LONG: *out = dw_long(e->u.i); return true;
+    case DW_E_STRING: return dw_make_string(&c->prog->arena, e->u.str.s, e->u.str.len, out);
+    case DW_E_ENTITY: *out = dw_emit_uid(c, &e->u.euid); return out->u.uid != NULL;
+    case DW_E_SET: {
+        dw_value *el = e->u.list.n ? dw_arena_alloc(&c->prog->arena, e->u.list.n * sizeof *el) : NULL;
+        if (e->u.list.n && !el) return false;
+        for (size_t i = 0; i < e->u.list.n; i++) if (!literal_value(c, e->u.list.v[i], &el[i])) return false;
+        *out = dw_make_set(el, e->u.list.n);
+        return true;
+    }
+    case DW_E_CALL: {
+        /* an extension constructor on a string literal that parses is a constant;
+         * one that does not parse stays a call, so it errors when evaluated */
+        int fn = e->u.call.nsegs == 1 ? dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 0) : -1;
+        if (fn < 0 || e->u.call.nargs != 1 || e->u.call.args[0]->kind != DW_E_STRING) return false;
+        dw_value arg;
+        if (!dw_make_string(&c->prog->arena, e->u.call.args[0]->u.str.s, e->u.call.args[0]->u.str.len, &arg)) return false;
+        return dw_call_extfn(&c->prog->arena, NULL, (dw_extfn)fn, &arg, 1, out) == DW_EVAL_OK;
+    }
+    default: return false;
+    }
+}
+
 static void compile_expr(compiler *c, const dw_expr *e)
 {
     if (c->failed) return;
+    dw_value folded;
+    if ((e->kind == DW_E_SET || e->kind == DW_E_CALL) && literal_value(c, e, &folded)) {
+        emit(c, DW_OP_CONST, dw_emit_const(c, folded));
+        return;
+    }
     switch (e->kind) {
     case DW_E_BOOL: emit(c, DW_OP_CONST, dw_emit_const(c, dw_bool(e->u.b))); break;
     case DW_E_LONG: emit(c, DW_OP_CONST, dw_emit_const(c, dw_long(e->u.i))); break;

@@ -39,7 +39,7 @@ static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const 
     return NULL;
 }
 
-typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; } cands;
+typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; } cands;
 
 static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
 {
@@ -55,6 +55,7 @@ static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
     }
     memcpy(c->v + c->n, ix->policies + b->first, b->n * sizeof *c->v);
     c->n += b->n;
+    c->runs++;
     return 0;
 }
 
@@ -134,6 +135,7 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
             }
         }
     }
+    if (c->runs <= 1) return 0;      /* one bucket: already ascending and distinct */
     sort_u32(c->v, c->n);
     uint32_t w = 0;
     for (uint32_t i = 0; i < c->n; i++) if (w == 0 || c->v[w - 1] != c->v[i]) c->v[w++] = c->v[i];

@@ -31,15 +31,16 @@ int dw_program_hash_strs(dw_program *p)
     return 0;
 }
 
-static int intern_add(dw_program *p, const dw_uid *u)
+/* The canonical pointer for u (u itself the first time it is seen). */
+static const dw_uid *intern_add(dw_program *p, const dw_uid *u)
 {
     uint32_t j = (uint32_t)u->hash & (p->nuid_slots - 1);
     while (p->uid_slots[j]) {
-        if (dw_uid_eq(p->uid_slots[j], u)) return 0;
+        if (dw_uid_eq(p->uid_slots[j], u)) return p->uid_slots[j];
         j = (j + 1) & (p->nuid_slots - 1);
     }
     p->uid_slots[j] = u;
-    return 1;
+    return u;
 }
 
 int dw_program_intern_uids(dw_program *p)
@@ -55,12 +56,16 @@ int dw_program_intern_uids(dw_program *p)
     p->uid_slots = dw_arena_alloc(&p->arena, ns * sizeof *p->uid_slots);
     if (!p->uid_slots) return -1;
     p->nuid_slots = ns;
+    /* every constant then points at its canonical uid, so equal uids compare
+     * as equal pointers (requests bound to the program share them too) */
     for (uint32_t i = 0; i < p->nconsts; i++) {
-        const dw_value *v = &p->consts[i];
-        if (v->kind == DW_V_ENTITY) intern_add(p, v->u.uid);
-        else if (v->kind == DW_V_SET)
+        dw_value *v = &p->consts[i];
+        if (v->kind == DW_V_ENTITY) v->u.uid = intern_add(p, v->u.uid);
+        else if (v->kind == DW_V_SET) {
+            dw_value *el = (dw_value *)v->u.elems;
             for (uint32_t k = 0; k < v->n; k++)
-                if (v->u.elems[k].kind == DW_V_ENTITY) intern_add(p, v->u.elems[k].u.uid);
+                if (el[k].kind == DW_V_ENTITY) el[k].u.uid = intern_add(p, el[k].u.uid);
+        }
     }
     return 0;
 }
