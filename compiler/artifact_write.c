@@ -305,10 +305,11 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     }
     for (uint32_t i = 0; i < p->nixents; i++) {
         const dw_index_entry *e = &p->ixents[i];
-        uint8_t key[12] = { e->kind, e->var };
+        uint8_t key[20] = { e->kind, e->var };
         if (e->kind != DW_IX_ALWAYS) wr32(key + 4, e->type_str);
         else key[1] = 0;
-        if (e->kind == DW_IX_ENTITY) wr32(key + 8, e->id_str);
+        if (e->kind == DW_IX_ENTITY || e->kind == DW_IX_PAIR) wr32(key + 8, e->id_str);
+        if (e->kind == DW_IX_PAIR) { wr32(key + 12, e->act_type_str); wr32(key + 16, e->act_id_str); }
         uint32_t r[2] = { put_dedup(&w, &w.ixkeys, DW_SEC_IXKEYS, key, sizeof key), e->policy };
         put(&w, DW_SEC_INDEX, r, sizeof r);
     }

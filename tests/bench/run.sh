@@ -1,0 +1,187 @@
+#!/bin/sh
+# Benchmark runner: `make bench`, or from the repository root after `make`:
+#
+#   tests/bench/run.sh [SHARED_DIR]          (SHARED_DIR defaults to ../shared)
+#
+# Generates the workloads into build/bench/, installs @cedar-policy/cedar-wasm into
+# build/bench/node if missing, runs `build/dwc bench` and the Cedar peer (tests/bench/cedar_peer.js)
+# on Box's 01-project-read example and on generated RBAC and Box sets of 10 .. 100,000 policies,
+# each with and without --from-json, one process at a time, and rewrites docs/PERFORMANCE.md.
+#
+# Environment knobs (all optional):
+#   DWC=path            dwc binary (default build/dwc)
+#   BENCH_SIZES="..."   policy counts (default "10 100 1000 10000 100000")
+#   BENCH_STYLES="..."  generated styles (default "rbac box")
+#   BENCH_QUICK=1       small decision counts: checks the plumbing in a minute or two
+#   BENCH_PEER_MAX=N    largest policy count the Cedar peer is run on (default 10000: a single
+#                       cedar-wasm run on 100,000 policies takes well over a minute)
+#   BENCH_PEER_BUDGET=S seconds of timed loop per Cedar run (default 8)
+#   BENCH_REPEAT=K      dwc bench runs per case; the one with the median p50 is reported (default 3)
+#   BENCH_REPORT=path   report file (default docs/PERFORMANCE.md)
+set -eu
+
+# Resolve the shared folder against the caller's directory, then work from the repo root.
+SHARED=${1:-../shared}
+case $SHARED in /*) ;; *) SHARED=$(pwd)/$SHARED ;; esac
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+DWC_SRC=${DWC:-build/dwc}
+SIZES=${BENCH_SIZES:-"10 100 1000 10000 100000"}
+STYLES=${BENCH_STYLES:-"rbac box"}
+QUICK=${BENCH_QUICK:-0}
+PEER_MAX=${BENCH_PEER_MAX:-10000}
+PEER_BUDGET=${BENCH_PEER_BUDGET:-8}
+REPEAT=${BENCH_REPEAT:-3}
+REPORT=${BENCH_REPORT:-docs/PERFORMANCE.md}
+OUT=build/bench
+RES=$OUT/results
+NODE_DIR=$OUT/node
+SEED=1
+
+say() { printf '%s\n' "bench: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+command -v node >/dev/null 2>&1 || die "node (Node.js >= 18) is required"
+[ -x "$DWC_SRC" ] || die "$DWC_SRC not found: run \`make\` first"
+BOX_EX=$SHARED/examples/box/01-project-read
+BOX_SCHEMA=$SHARED/spec/box/actions.cedarschema
+[ -f "$BOX_EX/policy.dw" ] && [ -f "$BOX_SCHEMA" ] || die "Box example not found under $SHARED (pass the shared folder as \$1)"
+
+# A per-run time limit, when coreutils' timeout exists.
+if command -v timeout >/dev/null 2>&1; then TO="timeout 300"; else TO=""; fi
+
+# ---- Cedar peer: @cedar-policy/cedar-wasm, pinned by tests/bench/package-lock.json ----
+if [ ! -f "$NODE_DIR/node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js" ] ||
+   ! cmp -s tests/bench/package-lock.json "$NODE_DIR/package-lock.json"; then
+  say "installing @cedar-policy/cedar-wasm into $NODE_DIR"
+  mkdir -p "$NODE_DIR"
+  cp tests/bench/package.json tests/bench/package-lock.json "$NODE_DIR/"
+  npm ci --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed"
+fi
+PEER="node tests/bench/cedar_peer.js --module $NODE_DIR/node_modules/@cedar-policy/cedar-wasm"
+
+# ---- does this dwc have `bench`? ----
+# Measure a private copy, so that a rebuild during the run cannot swap binaries under it.
+mkdir -p "$OUT"
+DWC=$OUT/dwc-under-test
+cp "$DWC_SRC" "$DWC"
+if "$DWC" bench --help >/dev/null 2>&1; then HAVE_BENCH=1; else
+  HAVE_BENCH=0; say "warning: \`$DWC_SRC bench\` is not available; measuring the Cedar side only"
+fi
+
+rm -rf "$RES"
+mkdir -p "$RES"
+
+# ---- workloads ----
+# Each workload directory holds policies.cedar (or policy.dw), schema.cedarschema, entities.json
+# (optional) and requests.jsonl; $RES/NAME.meta records what the report needs to know.
+#
+# Box example: requests that fail the schema gate (`dwc authorize` says `invalid:`) are dropped.
+W=$OUT/box-example
+mkdir -p "$W"
+cp "$BOX_EX/policy.dw" "$W/policies.cedar"
+cp "$BOX_SCHEMA" "$W/schema.cedarschema"
+$DWC authorize -p "$W/policies.cedar" -s "$W/schema.cedarschema" --requests "$BOX_EX/requests.jsonl" \
+  > "$W/authorize-all.txt" 2>&1 || true
+grep -Eq '^[0-9]+: (ALLOW|DENY)' "$W/authorize-all.txt" || die "dwc authorize --requests failed on the Box example: $(head -3 "$W/authorize-all.txt")"
+awk 'NR==FNR { if (match($0, /^[0-9]+: DENY invalid:/)) { split($0, a, ":"); bad[a[1]] = 1 } next }
+     !(FNR in bad) && $0 != "" { print }' "$W/authorize-all.txt" "$BOX_EX/requests.jsonl" > "$W/requests.jsonl"
+dropped=$(( $(grep -c . "$BOX_EX/requests.jsonl") - $(grep -c . "$W/requests.jsonl") ))
+say "box-example: $(grep -c . "$W/requests.jsonl") requests ($dropped dropped: not schema-valid)"
+
+WORKLOADS="box-example"
+printf 'label=Box example 01-project-read\nstyle=example\npolicies=%s\nrequests=%s\ndropped=%s\n' \
+  "$(grep -c '^ *\(permit\|forbid\)' "$W/policies.cedar")" "$(grep -c . "$W/requests.jsonl")" "$dropped" \
+  > "$RES/box-example.meta"
+
+# Decision counts.  dwc: 1,000,000 (its default) unless a calibration run (-n 300) says that would
+# take more than ~3 s (dwc bench runs about 2.1 N decisions: warm-up N/10, a timed pass and a
+# throughput pass); never below 500.  Each case runs BENCH_REPEAT times (the machine may be
+# shared: single runs vary by tens of percent).  Cedar: capped by a time budget in the peer.
+dwc_n() {
+  ns=$($TO $DWC bench "$@" -n 300 2>/dev/null | sed -n 's/^ns_per_decision=//p')
+  awk -v ns="${ns:-0}" -v q="$QUICK" 'BEGIN {
+    n = ns > 0 ? int(1.5e9 / ns) : 10000
+    if (n > 1000000) n = 1000000
+    if (q == 1 && n > 20000) n = 20000
+    if (n < 500) n = 500
+    print n }'
+}
+# Requests per generated set: fewer for the big sets so that Cedar's warm-up pass stays short.
+req_count() {
+  case $1 in
+    10|100|1000) echo 1000 ;;
+    10000) echo 100 ;;
+    *) echo 50 ;;
+  esac
+}
+
+for style in $STYLES; do
+  for n in $SIZES; do
+    name=$style-$n
+    m=$(req_count "$n")
+    node tests/bench/gen.js --style "$style" --policies "$n" --requests "$m" --seed $SEED --out "$OUT/$name" ||
+      die "generator failed for $name"
+    printf 'label=%s, %s policies\nstyle=%s\npolicies=%s\nrequests=%s\n' "$style" "$n" "$style" "$n" "$m" \
+      > "$RES/$name.meta"
+    WORKLOADS="$WORKLOADS $name"
+  done
+done
+
+# ---- runs (strictly one benchmark process at a time) ----
+for name in $WORKLOADS; do
+  W=$OUT/$name
+  set -- -p "$W/policies.cedar" -s "$W/schema.cedarschema"
+  [ -f "$W/entities.json" ] && set -- "$@" --entities "$W/entities.json"
+  set -- "$@" --requests "$W/requests.jsonl"
+  n=$(sed -n 's/^policies=//p' "$RES/$name.meta")
+
+  # Per-request decisions from dwc authorize, compared with Cedar's by the peer.
+  $TO $DWC authorize "$@" > "$RES/$name.authorize.txt" 2>&1 || true
+
+  dn=0; [ "$HAVE_BENCH" = 1 ] && dn=$(dwc_n "$@")
+
+  for mode in parsed json; do
+    flag=""; [ "$mode" = json ] && flag=--from-json
+    base=$RES/$name.$mode
+    if [ "$HAVE_BENCH" = 1 ]; then
+      say "$name ($mode): dwc bench -n $dn, $REPEAT runs"
+      r=1
+      while [ $r -le "$REPEAT" ]; do
+        if ! $TO $DWC bench "$@" -n "$dn" $flag > "$base.dwc.$r" 2> "$base.dwc.err"; then
+          say "warning: dwc bench failed on $name ($mode): $(head -2 "$base.dwc.err")"
+          rm -f "$base.dwc.$r"; break
+        fi
+        r=$((r + 1))
+      done
+      # Keep the run with the median p50 as NAME.MODE.dwc.
+      med=$(for f in "$base".dwc.[0-9]*; do
+              [ -f "$f" ] && printf '%s %s\n' "$(sed -n 's/^p50_ns=//p' "$f")" "$f"
+            done | sort -n | awk '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)] }')
+      [ -n "$med" ] && cp "$med" "$base.dwc"
+    fi
+    if [ "$n" -gt "$PEER_MAX" ]; then
+      echo "skipped: a single cedar-wasm run on $n policies takes well over a minute (preparsePolicySet alone needs about 70 s for 100,000 policies on 2 EPYC cores, then 0.5-1.5 s per decision); raise BENCH_PEER_MAX to run it anyway" \
+        > "$base.peer.skip"
+      say "$name ($mode): Cedar peer skipped (more than $PEER_MAX policies)"
+      continue
+    fi
+    extra=""
+    [ "$HAVE_BENCH" = 1 ] && [ -s "$base.dwc" ] && extra="--check-dwc $base.dwc"
+    [ "$mode" = parsed ] && extra="$extra --check-authorize $RES/$name.authorize.txt"
+    [ "$mode" = parsed ] && [ "$name" != box-example ] && extra="$extra --validate"
+    if [ "$QUICK" = 1 ]; then pn="-n 2000 --budget-s 1 --min-n 50"; else pn="-n 1000000 --budget-s $PEER_BUDGET --min-n 100"; fi
+    say "$name ($mode): Cedar peer"
+    # shellcheck disable=SC2086
+    if ! $TO $PEER "$@" $pn $flag $extra > "$base.peer" 2> "$base.peer.err"; then
+      say "warning: Cedar peer failed on $name ($mode): $(head -2 "$base.peer.err")"
+    fi
+    grep -h WARNING "$base.peer.err" >&2 || true
+  done
+done
+
+# ---- report ----
+node tests/bench/report.js --results "$RES" --out "$REPORT" --workloads "$WORKLOADS" \
+  --dwc "$DWC_SRC" --have-bench "$HAVE_BENCH" --quick "$QUICK" --node-dir "$NODE_DIR"
+say "wrote $REPORT"
