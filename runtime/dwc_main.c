@@ -10,6 +10,8 @@
 #include "dogwood.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
+#include "../compiler/macros.h"
+#include "../compiler/tcheck.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -369,7 +371,7 @@ static int cmd_compile(int argc, char **argv)
 
 /* ---- dwc validate ---- */
 static const char validate_usage[] =
-    "usage: dwc validate -p POLICIES -s SCHEMA [--deny-warnings]\n"
+    "usage: dwc validate -p POLICIES -s SCHEMA|box [--events E] [--deny-warnings]\n"
     "Cedar's strict validation of a policy set against a schema (dogwood.md §5).\n"
     "Each diagnostic names the policy (@id, else policyN), points at the expression and\n"
     "says what type was expected and what was found.\n"
@@ -377,11 +379,12 @@ static const char validate_usage[] =
 
 static int cmd_validate(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL;
+    const char *pol = NULL, *sch = NULL, *events = NULL;
     bool deny_warnings = false;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--policies")) && i + 1 < argc) pol = argv[++i];
         else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--schema")) && i + 1 < argc) sch = argv[++i];
+        else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = argv[++i];
         else if (!strcmp(argv[i], "--deny-warnings")) deny_warnings = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(validate_usage, stdout); return 0; }
         else { fprintf(stderr, "dwc validate: unexpected argument `%s`\n", argv[i]); fputs(validate_usage, stderr); return 1; }
@@ -393,10 +396,24 @@ static int cmd_validate(int argc, char **argv)
     size_t len;
     if (dw_read_file(pol, &s.policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); goto out; }
     s.policy_src = (dw_source){ pol, s.policy_text, len };
+    if (dw_session_load_schema(&s, sch) || dw_session_load_events(&s, events)) goto out;
     s.ps = dw_parse_policy_set(&s.policy_src, &s.diags);
-    if (!s.ps || s.diags.nerrors) { dw_diags_print(&s.diags, stderr); goto out; }
-    if (dw_session_load_schema(&s, sch)) goto out;
+    if (!s.ps || s.diags.nerrors) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }
+    /* §16's order: macros, temporal acceptance rules, then the Cedar side and
+     * the temporal dialect against the schemas */
+    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+    dw_policy_set *lib = dw_macro_library_parse(&lsrc, &s.diags);
+    if (!lib || dw_expand_macros(s.ps, lib, &s.diags) || dw_tcheck_structure(s.ps, &s.diags)) {
+        if (lib) dw_policy_set_free(lib);
+        dw_diags_print(&s.diags, stdout);
+        printf("validation failed\n");
+        rc = 3;
+        goto out;
+    }
+    dw_policy_set_free(lib);
+    size_t terr = dw_tcheck_schema(s.ps, s.schema, s.dv, &s.diags);
     dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
+    r.nerrors += terr;
     dw_diags_print(&s.diags, stdout);
     if (r.nerrors || (deny_warnings && r.nwarnings)) {
         printf("validation failed: %zu error(s), %zu warning(s)\n", r.nerrors, r.nwarnings);
