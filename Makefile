@@ -24,7 +24,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
            $(BUILD)/obj/gen/box_actions.o
 
-.PHONY: all deps demo test conformance clean unit fuzz bench
+.PHONY: all deps demo test conformance clean unit fuzz bench difftest
 all: $(BUILD)/dwc $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- generated front end ----
@@ -120,6 +120,11 @@ test: deps
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99 tests/run_all.sh $(SHARED)
+
+# Differential testing against Cedar (@cedar-policy/cedar-wasm from npm): make difftest N=100000
+N ?= 10000
+difftest: deps all
+	tests/diff/run.sh $(N)
 
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
 bench: deps all

@@ -60,6 +60,9 @@ suites() {
 
 suites build ""
 suites build/asan "-asan"
+# differential testing against Cedar itself (cedar-wasm from npm)
+run_suite "difftest" tests/diff/run.sh "${DIFF_CASES:-10000}"
+
 for f in build/fuzz/fuzz_*; do
     [ -x "$f" ] || continue
     n=$(basename "$f")

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Differential testing of dwc against Cedar (@cedar-policy/cedar-wasm 4.13.0).
+# Usage: tests/diff/run.sh N [SEED] [extra run.js options]
+# Run from the repository root after `make` (needs build/dw-conformance).
+# Installs cedar-wasm into build/diff/node (npm ci, pinned by tests/diff/package-lock.json)
+# unless it is already there.  Last line: "<P> passed, <F> failed"; exit 1 on unexplained
+# disagreements (minimised cases are written to tests/regress/diff-*/).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=${1:-1000}; SEED=${2:-1}; shift $(( $# < 2 ? $# : 2 ))
+MOD=build/diff/node/node_modules/@cedar-policy/cedar-wasm
+if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
+    mkdir -p build/diff/node
+    cp tests/diff/package.json tests/diff/package-lock.json build/diff/node/
+    npm ci --prefix build/diff/node --no-audit --no-fund >&2
+fi
+if [ ! -x build/dw-conformance ]; then echo "run.sh: build/dw-conformance missing: run make first" >&2; exit 2; fi
+exec node tests/diff/run.js -n "$N" --seed "$SEED" --module "$MOD" "$@"
