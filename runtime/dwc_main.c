@@ -7,6 +7,7 @@
 #include "load.h"
 #include "bench.h"
 #include "replay.h"
+#include "check.h"
 #include "dogwood.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
@@ -437,6 +438,7 @@ static const command commands[] = {
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
+    { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };
@@ -472,6 +474,10 @@ int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
+    if (strcmp(argv[1], "--check") == 0) {     /* `dwc --check POLICY.dw ...` */
+        argv[1] = "check";
+        return dw_cmd_check(argc - 1, argv + 1);
+    }
     const command *c = find_command(argv[1]);
     if (!c) {
         fprintf(stderr, "dwc: unknown command `%s`\n  hint: `dwc help` lists the commands\n", argv[1]);

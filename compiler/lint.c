@@ -1,0 +1,1485 @@
+/* lint.c - `dwc check`: lint rules and structural analysis (see lint.h). */
+#include "lint.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "macros.h"
+#include "tcheck.h"
+#include "typecheck.h"
+#include "../lang/tast.h"
+
+/* ------------------------------------------------------------------ rules */
+
+enum {
+    R_PARSE, R_MACRO, R_TEMPORAL, R_VALIDATION, R_NO_ENV, R_UNKNOWN_ACTION, R_UNGUARDED, R_WINDOW_CAP,
+    R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
+    R_SHADOW_PERMIT, R_SHADOW_FORBID, R_OVERRIDDEN, R_TPERMIT_CAP, R_INERT, R_HOME_AFTER_WILD,
+    R_PROGRAM_SLASH, R_RESERVED_ACTION, R_PROVIDERS, R_OUTPUT_DECISION, R_IP_HISTORY, R_PRECOND_REQUEST,
+    R_MACRO_CALL, R_N
+};
+
+#define E DW_LINT_ERROR
+#define W DW_LINT_WARNING
+#define I DW_LINT_INFO
+const dw_lint_rule dw_lint_rules[R_N] = {
+    [R_PARSE] = { "dw-parse", NULL, E, E, false, "the policy text does not parse" },
+    [R_MACRO] = { "dw-macro", NULL, E, E, false, "a macro definition or call is invalid (dogwood.md §10.5)" },
+    [R_TEMPORAL] = { "dw-temporal", NULL, E, E, false, "temporal well-formedness or temporal validation (dogwood.md §9)" },
+    [R_VALIDATION] = { "dw-validation", NULL, E, E, false, "Cedar strict validation (dogwood.md §5)" },
+    [R_NO_ENV] = { "dw-no-applicable-action", NULL, E, E, false, "the scope admits no request environment of the schema" },
+    [R_UNKNOWN_ACTION] = { "dw-unknown-action", "box-unknown-action", E, E, false, "a rule names an action the schema does not declare" },
+    [R_UNGUARDED] = { "dw-unguarded-optional", "box-unguarded-optional", E, E, false, "an optional attribute is read without a dominating `has`" },
+    [R_WINDOW_CAP] = { "dw-window-over-cap", "box-window-over-cap", E, E, false, "a `within` window exceeds the event schema's max_window" },
+    [R_DUP_ID] = { "dw-duplicate-id", "box-duplicate-id", W, E, false, "two or more rules carry the same @id" },
+    [R_RESERVED_ATTR] = { "dw-reserved-attribute", NULL, E, E, false, "a rule reads a hoisted attribute name directly (dogwood.md §20 D4)" },
+    [R_EMPTY_STRING] = { "dw-empty-string-compare", NULL, W, W, false, "a context value or provider output is compared with \"\" (dogwood.md §20 Q15)" },
+    [R_BIDI] = { "dw-unicode-bidi", NULL, W, W, false, "the source contains a bidirectional control character" },
+    [R_MIXED] = { "dw-unicode-mixed-script", NULL, W, W, false, "a string literal mixes letters of several scripts" },
+    [R_CONFUSABLE] = { "dw-unicode-confusable", NULL, W, W, false, "two different string literals look the same (confusable characters)" },
+    [R_IMPOSSIBLE] = { "dw-impossible-policy", NULL, W, W, false, "a rule matches no request" },
+    [R_ALWAYS] = { "dw-always-true-policy", NULL, W, W, false, "a rule matches every request" },
+    [R_SHADOW_PERMIT] = { "dw-shadowed-permit", NULL, W, W, false, "every request a permit allows is also allowed by other permits" },
+    [R_SHADOW_FORBID] = { "dw-shadowed-forbid", NULL, W, W, false, "every request a forbid denies is also denied by other forbids" },
+    [R_OVERRIDDEN] = { "dw-overridden-permit", NULL, W, W, false, "every request a permit allows is denied by a forbid" },
+    [R_TPERMIT_CAP] = { "dw-temporal-permit-cap", "box-temporal-permit-cap", E, E, false, "a temporal permit beside another permit for the same action (a cap must be a forbid)" },
+    [R_INERT] = { "box-inert-home-literal", NULL, E, E, true, "a path literal spelled with the home's absolute path, or with a trailing slash" },
+    [R_HOME_AFTER_WILD] = { "box-home-after-wildcard", NULL, W, W, true, "a `like` path pattern has the home spelling after a `*`" },
+    [R_PROGRAM_SLASH] = { "box-program-slash", NULL, W, W, true, "a `program` literal contains `/`" },
+    [R_RESERVED_ACTION] = { "box-reserved-action-only", NULL, E, E, true, "a rule's action scope admits only the reserved fs:other" },
+    [R_PROVIDERS] = { "box-providers", NULL, E, E, true, "the policy calls an information provider" },
+    [R_OUTPUT_DECISION] = { "box-output-on-decision", NULL, W, W, true, "a non-temporal condition reads context.output" },
+    [R_IP_HISTORY] = { "box-ip-in-history", NULL, W, W, true, "a temporal predicate on net:connect names input.ip" },
+    [R_PRECOND_REQUEST] = { "box-precondition-on-request", NULL, W, W, true, "a precondition keys on ::request events" },
+    [R_MACRO_CALL] = { "box-macro-call", NULL, I, I, true, "a rule calls a macro (its temporal state resets when text before the call changes)" },
+};
+#undef E
+#undef W
+#undef I
+const size_t dw_lint_nrules = R_N;
+
+const char *dw_lint_sev_name(dw_lint_sev s)
+{
+    return s == DW_LINT_ERROR ? "error" : s == DW_LINT_WARNING ? "warning" : "info";
+}
+
+void dw_findings_free(dw_findings *f)
+{
+    for (size_t i = 0; i < f->n; i++) { free(f->v[i].msg); free(f->v[i].hint); }
+    free(f->v);
+    memset(f, 0, sizeof *f);
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+    const dw_finding *x = a, *y = b;
+    if (x->loc.off != y->loc.off) return x->loc.off < y->loc.off ? -1 : 1;
+    int c = strcmp(x->rule, y->rule);
+    if (c) return c;
+    return strcmp(x->msg, y->msg);
+}
+
+void dw_findings_sort(dw_findings *f)
+{
+    if (f->n > 1) qsort(f->v, f->n, sizeof *f->v, finding_cmp);
+}
+
+/* ------------------------------------------------------------------ state */
+
+enum { C_UNKNOWN = 0, C_ALWAYS = 1, C_NEVER = 2 };
+
+typedef struct pinfo {
+    const dw_annotation *id;    /* @id, or NULL */
+    bool temporal;              /* some clause holds a temporal leaf */
+    int cond;                   /* C_*: the folded condition (clauses only) */
+    uint8_t *acts;              /* admitted elements of the action universe */
+    size_t nacts;
+    bool all_acts;              /* admits every element */
+    bool impossible_reported;
+    bool fs;                    /* admits an fs:* action */
+    struct conj *cj;            /* conjuncts (analysis), computed once */
+    size_t ncj;
+    bool cj_done;
+} pinfo;
+
+typedef struct L {
+    const dw_source *src;
+    const dw_lint_options *opt;
+    dw_findings *out;
+    dw_policy_set *ps;
+    dw_arena a;
+    jmp_buf oom;
+    pinfo *pi;
+    size_t np;
+    /* action universe: the schema's actions, or (no schema) every action named
+     * in a scope, plus "descendants of A" for every `in A`, plus "others" */
+    size_t nu;
+    const char **uname;         /* display name of each element */
+    bool *u_fs, *u_fsother;
+} L;
+
+static void *alloc(L *l, size_t n)
+{
+    void *p = dw_arena_alloc(&l->a, n ? n : 1);
+    if (!p) longjmp(l->oom, 1);
+    return p;
+}
+
+static char *vfmt(L *l, const char *f, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, f, aq);
+    va_end(aq);
+    char *s = alloc(l, (size_t)(n > 0 ? n : 0) + 1);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    return s;
+}
+
+static char *fmt(L *l, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(L *l, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *s = vfmt(l, f, ap);
+    va_end(ap);
+    return s;
+}
+
+static char *xstrdup(L *l, const char *s)
+{
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) longjmp(l->oom, 1);
+    return d;
+}
+
+/* sev < 0: the rule's severity under the profile */
+static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
+{
+    const dw_lint_rule *r = &dw_lint_rules[rule];
+    if (r->box_only && !l->opt->box) return;
+    dw_findings *f = l->out;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        dw_finding *v = realloc(f->v, cap * sizeof *v);
+        if (!v) longjmp(l->oom, 1);
+        f->v = v;
+        f->cap = cap;
+    }
+    if (end < off) end = off;
+    dw_finding *g = &f->v[f->n];
+    memset(g, 0, sizeof *g);
+    g->rule_index = (size_t)rule;
+    g->rule = l->opt->box && r->box_id ? r->box_id : r->id;
+    g->sev = sev >= 0 ? (dw_lint_sev)sev : l->opt->box ? r->box_sev : r->sev;
+    g->loc = dw_loc_at(l->src, off, end);
+    dw_loc e = dw_loc_at(l->src, end, end);
+    g->end_line = e.line;
+    g->end_col = e.col;
+    g->msg = xstrdup(l, msg);
+    g->hint = hint ? strdup(hint) : NULL;
+    if (hint && !g->hint) { free(g->msg); longjmp(l->oom, 1); }
+    f->n++;
+}
+
+static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
+    __attribute__((format(printf, 6, 7)));
+static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *m = vfmt(l, f, ap);
+    va_end(ap);
+    addv(l, rule, sev, loc.off, loc.end, hint, m);
+}
+
+static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
+static bool str_is(dw_str a, const char *s) { return a.len == strlen(s) && memcmp(a.s, s, a.len) == 0; }
+
+/* `rule @id("x") (rule 3)` or `rule 3` (1-based, as Box numbers rules) */
+static const char *rname(L *l, size_t i)
+{
+    const dw_annotation *id = l->pi[i].id;
+    if (id) return fmt(l, "rule @id(\"%.*s\") (rule %zu)", (int)id->value.len, id->value.s, i + 1);
+    return fmt(l, "rule %zu", i + 1);
+}
+
+/* A Cedar string shown quoted, escaping `"`, `\` and control characters. */
+static const char *quote(L *l, const char *s, size_t n)
+{
+    char *o = alloc(l, n * 6 + 3), *p = o;
+    *p++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { *p++ = '\\'; *p++ = (char)c; }
+        else if (c == '\n') { *p++ = '\\'; *p++ = 'n'; }
+        else if (c == '\t') { *p++ = '\\'; *p++ = 't'; }
+        else if (c < 0x20 || c == 0x7f) p += sprintf(p, "\\u{%x}", c);
+        else *p++ = (char)c;
+    }
+    *p++ = '"';
+    *p = 0;
+    return o;
+}
+
+/* ------------------------------------------------------------------ diagnostics of the front end */
+
+static size_t policy_at(L *l, uint32_t off)
+{
+    if (!l->ps) return SIZE_MAX;
+    for (size_t i = 0; i < l->ps->npolicies; i++) {
+        const dw_policy *p = &l->ps->policies[i];
+        uint32_t s = p->loc.off < p->effect_loc.off ? p->loc.off : p->effect_loc.off;
+        if (off >= s && off <= p->loc.end) return i;
+    }
+    return SIZE_MAX;
+}
+
+static void take_diags(L *l, dw_diags *d, int stage)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const dw_diag *g = &d->v[i];
+        if (g->sev == DW_SEV_NOTE) continue;
+        int rule = stage;
+        const char *m = g->msg;
+        if (stage == R_VALIDATION && l->opt->box && strstr(m, "is not supported by the validator yet") &&
+            strstr(m, "call of `"))
+            continue;   /* a provider call: box-providers reports it */
+        if (stage == R_VALIDATION || stage == R_TEMPORAL) {
+            if (strstr(m, "exceeds the maximum allowed window")) rule = R_WINDOW_CAP;
+            else if (strstr(m, "unrecognized action")) rule = R_UNKNOWN_ACTION;
+            else if (strstr(m, "unable to guarantee safety of access to optional attribute")) rule = R_UNGUARDED;
+            else if (strstr(m, "policy is impossible")) rule = R_IMPOSSIBLE;
+            else if (strstr(m, "unable to find an applicable action")) rule = R_NO_ENV;
+        }
+        int sev = g->sev == DW_SEV_ERROR ? DW_LINT_ERROR : DW_LINT_WARNING;
+        uint32_t off = g->loc.off, end = g->loc.end;
+        if (g->src != l->src) off = end = 0;   /* e.g. the standard macro library */
+        if (rule == R_IMPOSSIBLE) {
+            size_t p = policy_at(l, off);
+            if (p != SIZE_MAX && l->pi) l->pi[p].impossible_reported = true;
+            sev = -1;
+        }
+        addv(l, rule, sev, off, end, g->hint, m);
+    }
+    dw_diags_free(d);
+    dw_diags_init(d);
+    d->limit = 1u << 20;
+}
+
+/* ------------------------------------------------------------------ walkers */
+
+typedef void (*expr_fn)(L *l, size_t pi, const dw_expr *e, void *ud);
+
+static void walk(L *l, size_t pi, const dw_expr *e, expr_fn fn, void *ud)
+{
+    if (!e) return;
+    fn(l, pi, e, ud);
+    switch (e->kind) {
+    case DW_E_IF: for (int k = 0; k < 3; k++) walk(l, pi, e->u.kids[k], fn, ud); break;
+    case DW_E_AND: case DW_E_OR:
+    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
+    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
+        walk(l, pi, e->u.kids[0], fn, ud);
+        walk(l, pi, e->u.kids[1], fn, ud);
+        break;
+    case DW_E_NOT: case DW_E_NEG: walk(l, pi, e->u.kids[0], fn, ud); break;
+    case DW_E_HAS: case DW_E_GETATTR: walk(l, pi, e->u.attr.kids0, fn, ud); break;
+    case DW_E_LIKE: walk(l, pi, e->u.like.kids0, fn, ud); break;
+    case DW_E_IS: walk(l, pi, e->u.is.kids0, fn, ud); walk(l, pi, e->u.is.in, fn, ud); break;
+    case DW_E_SET: for (size_t k = 0; k < e->u.list.n; k++) walk(l, pi, e->u.list.v[k], fn, ud); break;
+    case DW_E_RECORD: for (size_t k = 0; k < e->u.rec.n; k++) walk(l, pi, e->u.rec.v[k].value, fn, ud); break;
+    case DW_E_METHOD: case DW_E_CALL:
+        walk(l, pi, e->u.call.recv, fn, ud);
+        for (size_t k = 0; k < e->u.call.nargs; k++) walk(l, pi, e->u.call.args[k], fn, ud);
+        break;
+    default: break;
+    }
+}
+
+static void walk_policy(L *l, size_t pi, expr_fn fn, void *ud)
+{
+    const dw_policy *p = &l->ps->policies[pi];
+    for (size_t c = 0; c < p->nclauses; c++) walk(l, pi, p->clauses[c].body, fn, ud);
+}
+
+typedef void (*tnode_fn)(L *l, size_t pi, const dw_tnode *n, void *ud);
+
+static void twalk(L *l, size_t pi, const dw_tnode *n, tnode_fn fn, void *ud, int depth)
+{
+    if (!n || depth > DW_TCHECK_MAX_DEPTH) return;
+    fn(l, pi, n, ud);
+    for (int k = 0; k < 2; k++) twalk(l, pi, n->kids[k], fn, ud, depth + 1);
+    for (size_t k = 0; k < n->nargs; k++) twalk(l, pi, n->args[k], fn, ud, depth + 1);
+    for (size_t k = 0; k < n->nfields; k++) twalk(l, pi, n->fields[k].term, fn, ud, depth + 1);
+}
+
+typedef struct { tnode_fn fn; void *ud; } tleaf_ud;
+static void tleaf_cb(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    tleaf_ud *t = ud;
+    if (e->kind == DW_E_TEMPORAL && e->u.temporal) twalk(l, pi, e->u.temporal->root, t->fn, t->ud, 0);
+}
+static void walk_temporal(L *l, size_t pi, tnode_fn fn, void *ud)
+{
+    tleaf_ud t = { fn, ud };
+    walk_policy(l, pi, tleaf_cb, &t);
+}
+
+/* `context.a.b` as written: the dotted path after `context`, else NULL */
+static const char *ctx_path(L *l, const dw_expr *e)
+{
+    size_t n = 0;
+    const dw_expr *x = e;
+    while (x && x->kind == DW_E_GETATTR) { n += x->u.attr.attr.len + 1; x = x->u.attr.kids0; }
+    if (!x || x->kind != DW_E_VAR || x->u.var != DW_VAR_CONTEXT || x == e) return NULL;
+    n--;   /* no leading dot */
+    char *s = alloc(l, n + 1);
+    size_t at = n;
+    s[n] = 0;
+    for (x = e; x->kind == DW_E_GETATTR; x = x->u.attr.kids0) {
+        at -= x->u.attr.attr.len;
+        memcpy(s + at, x->u.attr.attr.s, x->u.attr.attr.len);
+        if (at) s[--at] = '.';
+    }
+    return s;
+}
+
+static bool is_provider_value(const dw_expr *e)
+{
+    while (e && (e->kind == DW_E_GETATTR || e->kind == DW_E_METHOD))
+        e = e->kind == DW_E_GETATTR ? e->u.attr.kids0 : e->u.call.recv;
+    return e && e->kind == DW_E_CALL && e->u.call.nsegs >= 2;
+}
+
+/* ------------------------------------------------------------------ structural equality and folding */
+
+static bool temporal_eq(L *l, const dw_temporal *a, const dw_temporal *b)
+{
+    if (!a || !b || !a->root || !b->root) return false;
+    size_t na, nb;
+    char *x = dw_temporal_canon_text(a, true, &na), *y = dw_temporal_canon_text(b, true, &nb);
+    bool eq = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    if (!x || !y) longjmp(l->oom, 1);
+    return eq;
+}
+
+static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b)
+{
+    if (a == b) return true;
+    if (!a || !b || a->kind != b->kind) return false;
+    switch (a->kind) {
+    case DW_E_BOOL: return a->u.b == b->u.b;
+    case DW_E_LONG: return a->u.i == b->u.i;
+    case DW_E_STRING: return str_eq(a->u.str, b->u.str);
+    case DW_E_ENTITY: return str_eq(a->u.euid.type, b->u.euid.type) && str_eq(a->u.euid.id, b->u.euid.id);
+    case DW_E_VAR: return a->u.var == b->u.var;
+    case DW_E_SLOT: case DW_E_BINDER: return str_eq(a->u.name, b->u.name);
+    case DW_E_IF:
+        return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]) &&
+               expr_eq(l, a->u.kids[2], b->u.kids[2]);
+    case DW_E_AND: case DW_E_OR:
+    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
+    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
+        return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]);
+    case DW_E_NOT: case DW_E_NEG: return expr_eq(l, a->u.kids[0], b->u.kids[0]);
+    case DW_E_HAS: case DW_E_GETATTR:
+        return str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(l, a->u.attr.kids0, b->u.attr.kids0);
+    case DW_E_LIKE: return str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(l, a->u.like.kids0, b->u.like.kids0);
+    case DW_E_IS:
+        return str_eq(a->u.is.type, b->u.is.type) && expr_eq(l, a->u.is.kids0, b->u.is.kids0) &&
+               ((!a->u.is.in && !b->u.is.in) || expr_eq(l, a->u.is.in, b->u.is.in));
+    case DW_E_SET:
+        if (a->u.list.n != b->u.list.n) return false;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (!expr_eq(l, a->u.list.v[i], b->u.list.v[i])) return false;
+        return true;
+    case DW_E_RECORD:
+        if (a->u.rec.n != b->u.rec.n) return false;
+        for (size_t i = 0; i < a->u.rec.n; i++)
+            if (!str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(l, a->u.rec.v[i].value, b->u.rec.v[i].value))
+                return false;
+        return true;
+    case DW_E_METHOD: case DW_E_CALL:
+        if (!str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs) return false;
+        if ((a->u.call.recv == NULL) != (b->u.call.recv == NULL)) return false;
+        if (a->u.call.recv && !expr_eq(l, a->u.call.recv, b->u.call.recv)) return false;
+        for (size_t i = 0; i < a->u.call.nargs; i++)
+            if (!expr_eq(l, a->u.call.args[i], b->u.call.args[i])) return false;
+        return true;
+    case DW_E_TEMPORAL: return temporal_eq(l, a->u.temporal, b->u.temporal);
+    }
+    return false;
+}
+
+/* Folding over literals only.  F_T / F_F: always true / false, without error;
+ * F_N: never true (false or an error); F_U: unknown. */
+enum { F_U, F_T, F_F, F_N };
+
+static int fold(const dw_expr *e)
+{
+    if (!e) return F_U;
+    switch (e->kind) {
+    case DW_E_BOOL: return e->u.b ? F_T : F_F;
+    case DW_E_NOT: {
+        int a = fold(e->u.kids[0]);
+        return a == F_T ? F_F : a == F_F ? F_T : a == F_N ? F_U : F_U;
+    }
+    case DW_E_AND: {
+        int a = fold(e->u.kids[0]);
+        if (a == F_F) return F_F;
+        if (a == F_N) return F_N;
+        int b = fold(e->u.kids[1]);
+        if (a == F_T) return b;
+        return b == F_F || b == F_N ? F_N : F_U;
+    }
+    case DW_E_OR: {
+        int a = fold(e->u.kids[0]);
+        if (a == F_T) return F_T;
+        int b = fold(e->u.kids[1]);
+        if (a == F_F) return b;
+        if (a == F_N) return b == F_F || b == F_N ? F_N : F_U;
+        return F_U;
+    }
+    case DW_E_IF: {
+        int c = fold(e->u.kids[0]);
+        if (c == F_T) return fold(e->u.kids[1]);
+        if (c == F_F) return fold(e->u.kids[2]);
+        int t = fold(e->u.kids[1]), f = fold(e->u.kids[2]);
+        if ((t == F_F || t == F_N) && (f == F_F || f == F_N)) return F_N;
+        if (c == F_N) return F_N;
+        return F_U;
+    }
+    case DW_E_EQ: case DW_E_NE: {
+        const dw_expr *a = e->u.kids[0], *b = e->u.kids[1];
+        if (a->kind != b->kind) {
+            bool lit = (a->kind == DW_E_BOOL || a->kind == DW_E_LONG || a->kind == DW_E_STRING || a->kind == DW_E_ENTITY) &&
+                       (b->kind == DW_E_BOOL || b->kind == DW_E_LONG || b->kind == DW_E_STRING || b->kind == DW_E_ENTITY);
+            if (!lit) return F_U;
+            return e->kind == DW_E_EQ ? F_F : F_T;
+        }
+        bool eq;
+        switch (a->kind) {
+        case DW_E_BOOL: eq = a->u.b == b->u.b; break;
+        case DW_E_LONG: eq = a->u.i == b->u.i; break;
+        case DW_E_STRING: eq = str_eq(a->u.str, b->u.str); break;
+        case DW_E_ENTITY: eq = str_eq(a->u.euid.type, b->u.euid.type) && str_eq(a->u.euid.id, b->u.euid.id); break;
+        default: return F_U;
+        }
+        return (eq == (e->kind == DW_E_EQ)) ? F_T : F_F;
+    }
+    default: return F_U;
+    }
+}
+
+/* A clause: C_ALWAYS (satisfied for every request), C_NEVER, or C_UNKNOWN. */
+static int clause_fold(const dw_clause *c)
+{
+    int v = fold(c->body);
+    if (c->is_when) return v == F_T ? C_ALWAYS : v == F_F || v == F_N ? C_NEVER : C_UNKNOWN;
+    return v == F_F ? C_ALWAYS : v == F_T ? C_NEVER : C_UNKNOWN;
+}
+
+static bool has_temporal(const dw_expr *e)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case DW_E_TEMPORAL: return true;
+    case DW_E_IF: return has_temporal(e->u.kids[0]) || has_temporal(e->u.kids[1]) || has_temporal(e->u.kids[2]);
+    case DW_E_AND: case DW_E_OR:
+    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
+    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
+        return has_temporal(e->u.kids[0]) || has_temporal(e->u.kids[1]);
+    case DW_E_NOT: case DW_E_NEG: return has_temporal(e->u.kids[0]);
+    case DW_E_HAS: case DW_E_GETATTR: return has_temporal(e->u.attr.kids0);
+    case DW_E_LIKE: return has_temporal(e->u.like.kids0);
+    case DW_E_IS: return has_temporal(e->u.is.kids0) || has_temporal(e->u.is.in);
+    case DW_E_SET:
+        for (size_t k = 0; k < e->u.list.n; k++) if (has_temporal(e->u.list.v[k])) return true;
+        return false;
+    case DW_E_RECORD:
+        for (size_t k = 0; k < e->u.rec.n; k++) if (has_temporal(e->u.rec.v[k].value)) return true;
+        return false;
+    case DW_E_METHOD: case DW_E_CALL:
+        if (has_temporal(e->u.call.recv)) return true;
+        for (size_t k = 0; k < e->u.call.nargs; k++) if (has_temporal(e->u.call.args[k])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* ------------------------------------------------------------------ the action universe */
+
+
+static long act_index(const dw_schema *s, dw_str type, dw_str id)
+{
+    const dw_action_decl *a = dw_schema_action(s, type.s, type.len, id.s, id.len);
+    return a ? (long)(a - s->actions) : -1;
+}
+
+/* is schema action x `in` action t (reflexive, transitive over parents)? */
+static bool act_in(const dw_schema *s, size_t x, size_t t, int depth)
+{
+    if (x == t) return true;
+    if (depth > 64) return false;
+    const dw_action_decl *a = &s->actions[x];
+    for (size_t k = 0; k < a->nparents; k++) {
+        long p = act_index(s, a->parents[k].type, a->parents[k].id);
+        if (p >= 0 && act_in(s, (size_t)p, t, depth + 1)) return true;
+    }
+    return false;
+}
+
+static long uindex(L *l, const char *name)
+{
+    for (size_t i = 0; i < l->nu; i++) if (strcmp(l->uname[i], name) == 0) return (long)i;
+    return -1;
+}
+
+static const char *euid_text(L *l, const dw_euid_lit *u)
+{
+    return fmt(l, "%.*s::%s", (int)u->type.len, u->type.s, quote(l, u->id.s, u->id.len));
+}
+
+static bool id_is_fs(dw_str id) { return id.len >= 3 && memcmp(id.s, "fs:", 3) == 0; }
+
+static void build_universe(L *l)
+{
+    const dw_schema *s = l->opt->schema;
+    if (s) {
+        l->nu = s->nactions;
+        l->uname = alloc(l, (l->nu + 1) * sizeof *l->uname);
+        l->u_fs = alloc(l, l->nu + 1);
+        l->u_fsother = alloc(l, l->nu + 1);
+        for (size_t i = 0; i < l->nu; i++) {
+            l->uname[i] = euid_text(l, &s->actions[i].uid);
+            l->u_fs[i] = id_is_fs(s->actions[i].uid.id);
+            l->u_fsother[i] = str_is(s->actions[i].uid.id, "fs:other");
+        }
+        return;
+    }
+    size_t cap = 1;
+    for (size_t i = 0; i < l->ps->npolicies; i++) cap += 2 * (l->ps->policies[i].action.nlist + 1);
+    l->uname = alloc(l, cap * sizeof *l->uname);
+    l->u_fs = alloc(l, cap);
+    l->u_fsother = alloc(l, cap);
+    for (size_t i = 0; i < l->ps->npolicies; i++) {
+        const dw_scope_con *c = &l->ps->policies[i].action;
+        const dw_euid_lit *v = c->kind == DW_SC_IN_LIST ? c->list : &c->target;
+        size_t n = c->kind == DW_SC_IN_LIST ? c->nlist : c->kind == DW_SC_EQ || c->kind == DW_SC_IN ? 1 : 0;
+        for (size_t k = 0; k < n; k++) {
+            const char *nm = euid_text(l, &v[k]);
+            if (uindex(l, nm) < 0) {
+                l->u_fs[l->nu] = id_is_fs(v[k].id);
+                l->u_fsother[l->nu] = str_is(v[k].id, "fs:other");
+                l->uname[l->nu++] = nm;
+            }
+            if (c->kind != DW_SC_EQ) {
+                const char *d = fmt(l, "descendants of %s", nm);
+                if (uindex(l, d) < 0) l->uname[l->nu++] = d;
+            }
+        }
+    }
+    l->uname[l->nu++] = "other actions";
+}
+
+static void admit_in(L *l, uint8_t *acts, const dw_euid_lit *t, bool eq)
+{
+    const dw_schema *s = l->opt->schema;
+    if (s) {
+        long ti = act_index(s, t->type, t->id);
+        if (ti < 0) return;
+        if (eq) { acts[ti] = 1; return; }
+        for (size_t x = 0; x < l->nu; x++) if (act_in(s, x, (size_t)ti, 0)) acts[x] = 1;
+        return;
+    }
+    const char *nm = euid_text(l, t);
+    long i = uindex(l, nm);
+    if (i >= 0) acts[i] = 1;
+    if (!eq && (i = uindex(l, fmt(l, "descendants of %s", nm))) >= 0) acts[i] = 1;
+}
+
+static void compute_acts(L *l, size_t pi)
+{
+    const dw_policy *p = &l->ps->policies[pi];
+    pinfo *f = &l->pi[pi];
+    f->acts = alloc(l, l->nu + 1);
+    const dw_scope_con *c = &p->action;
+    switch (c->kind) {
+    case DW_SC_ANY: memset(f->acts, 1, l->nu); break;
+    case DW_SC_EQ: admit_in(l, f->acts, &c->target, true); break;
+    case DW_SC_IN: admit_in(l, f->acts, &c->target, false); break;
+    case DW_SC_IN_LIST: for (size_t k = 0; k < c->nlist; k++) admit_in(l, f->acts, &c->list[k], false); break;
+    default: break;
+    }
+    f->all_acts = true;
+    for (size_t x = 0; x < l->nu; x++) {
+        if (f->acts[x]) { f->nacts++; if (l->u_fs[x]) f->fs = true; }
+        else f->all_acts = false;
+    }
+}
+
+/* ------------------------------------------------------------------ lowering for strict validation */
+
+typedef struct hoist { size_t policy; const char *name; } hoist;
+typedef struct lower_st { hoist *v; size_t n, cap; size_t k; } lower_st;
+
+static dw_expr *lower(L *l, size_t pi, dw_expr *e, lower_st *st)
+{
+    if (!e) return e;
+    if (e->kind == DW_E_TEMPORAL) {
+        const char *name = fmt(l, "policy_%zu__temporal_%zu", pi, st->k++);
+        if (st->n == st->cap) {
+            size_t cap = st->cap ? st->cap * 2 : 8;
+            hoist *v = alloc(l, cap * sizeof *v);
+            if (st->n) memcpy(v, st->v, st->n * sizeof *v);
+            st->v = v;
+            st->cap = cap;
+        }
+        st->v[st->n++] = (hoist){ pi, name };
+        dw_expr *ctx = alloc(l, sizeof *ctx);
+        ctx->kind = DW_E_VAR;
+        ctx->u.var = DW_VAR_CONTEXT;
+        ctx->loc = e->loc;
+        ctx->depth = 1;
+        dw_expr *g = alloc(l, sizeof *g);
+        g->kind = DW_E_GETATTR;
+        g->loc = e->loc;
+        g->u.attr.kids0 = ctx;
+        g->u.attr.attr = (dw_str){ name, strlen(name) };
+        g->depth = 2;
+        return g;
+    }
+    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) st->k++;   /* provider leaves share the ordinal */
+    dw_expr tmp = *e;
+    bool changed = false;
+#define LOW(slot) do { dw_expr *o_ = (slot), *n_ = lower(l, pi, o_, st); if (n_ != o_) { (slot) = n_; changed = true; } } while (0)
+    switch (e->kind) {
+    case DW_E_IF: LOW(tmp.u.kids[0]); LOW(tmp.u.kids[1]); LOW(tmp.u.kids[2]); break;
+    case DW_E_AND: case DW_E_OR:
+    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
+    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
+        LOW(tmp.u.kids[0]); LOW(tmp.u.kids[1]); break;
+    case DW_E_NOT: case DW_E_NEG: LOW(tmp.u.kids[0]); break;
+    case DW_E_HAS: case DW_E_GETATTR: LOW(tmp.u.attr.kids0); break;
+    case DW_E_LIKE: LOW(tmp.u.like.kids0); break;
+    case DW_E_IS: LOW(tmp.u.is.kids0); LOW(tmp.u.is.in); break;
+    case DW_E_SET: {
+        dw_expr **v = alloc(l, (e->u.list.n + 1) * sizeof *v);
+        for (size_t k = 0; k < e->u.list.n; k++) { v[k] = e->u.list.v[k]; LOW(v[k]); }
+        tmp.u.list.v = v;
+        break;
+    }
+    case DW_E_RECORD: {
+        dw_record_entry *v = alloc(l, (e->u.rec.n + 1) * sizeof *v);
+        for (size_t k = 0; k < e->u.rec.n; k++) { v[k] = e->u.rec.v[k]; LOW(v[k].value); }
+        tmp.u.rec.v = v;
+        break;
+    }
+    case DW_E_METHOD: case DW_E_CALL: {
+        LOW(tmp.u.call.recv);
+        dw_expr **v = alloc(l, (e->u.call.nargs + 1) * sizeof *v);
+        for (size_t k = 0; k < e->u.call.nargs; k++) { v[k] = e->u.call.args[k]; LOW(v[k]); }
+        tmp.u.call.args = v;
+        break;
+    }
+    default: break;
+    }
+#undef LOW
+    if (!changed) return e;
+    dw_expr *c = alloc(l, sizeof *c);
+    *c = tmp;
+    c->depth = dw_expr_compute_depth(c);
+    return c;
+}
+
+static int attr_cmp(const void *a, const void *b)
+{
+    const dw_attr_decl *x = a, *y = b;
+    size_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
+    int c = n ? memcmp(x->name.s, y->name.s, n) : 0;
+    if (c) return c;
+    return x->name.len < y->name.len ? -1 : x->name.len > y->name.len ? 1 : 0;
+}
+
+static void run_validation(L *l, dw_diags *d)
+{
+    const dw_schema *s = l->opt->schema;
+    dw_policy_set lowered = *l->ps;
+    lowered.policies = alloc(l, (l->ps->npolicies + 1) * sizeof *lowered.policies);
+    lower_st st = { 0 };
+    for (size_t i = 0; i < l->ps->npolicies; i++) {
+        dw_policy p = l->ps->policies[i];
+        st.k = 0;
+        dw_clause *cl = alloc(l, (p.nclauses + 1) * sizeof *cl);
+        for (size_t c = 0; c < p.nclauses; c++) { cl[c] = p.clauses[c]; cl[c].body = lower(l, i, cl[c].body, &st); }
+        p.clauses = cl;
+        lowered.policies[i] = p;
+    }
+    /* the augmented schema (§14.4): each hoisted name becomes a required Bool
+     * on the context of every action its rule's scope admits */
+    dw_schema aug = *s;
+    if (st.n) {
+        static dw_type bool_t = { .kind = DW_T_BOOL };
+        dw_action_decl *acts = alloc(l, (s->nactions + 1) * sizeof *acts);
+        memcpy(acts, s->actions, s->nactions * sizeof *acts);
+        for (size_t x = 0; x < s->nactions; x++) {
+            size_t extra = 0;
+            for (size_t h = 0; h < st.n; h++) if (l->pi[st.v[h].policy].acts[x]) extra++;
+            if (!extra || !acts[x].context || acts[x].context->kind != DW_T_RECORD) continue;
+            const dw_type *old = acts[x].context;
+            dw_type *t = alloc(l, sizeof *t);
+            *t = *old;
+            t->attrs = alloc(l, (old->nattrs + extra) * sizeof *t->attrs);
+            memcpy(t->attrs, old->attrs, old->nattrs * sizeof *t->attrs);
+            size_t n = old->nattrs;
+            for (size_t h = 0; h < st.n; h++) {
+                if (!l->pi[st.v[h].policy].acts[x]) continue;
+                dw_attr_decl *a = &t->attrs[n++];
+                memset(a, 0, sizeof *a);
+                a->name = (dw_str){ st.v[h].name, strlen(st.v[h].name) };
+                a->type = &bool_t;
+                a->required = true;
+            }
+            t->nattrs = n;
+            qsort(t->attrs, n, sizeof *t->attrs, attr_cmp);
+            acts[x].context = t;
+        }
+        aug.actions = acts;
+    }
+    dw_validate(&lowered, &aug, d);
+}
+
+/* ------------------------------------------------------------------ rules over the AST */
+
+static bool digits(const char *s, size_t n, size_t *used)
+{
+    size_t i = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    *used = i;
+    return i > 0;
+}
+
+/* policy_<d>__temporal_<d> (temporal) or policy_<d>_p_<d> (provider) */
+static bool reserved_name(dw_str a, bool provider)
+{
+    const char *s = a.s;
+    size_t n = a.len, u;
+    if (n < 7 || memcmp(s, "policy_", 7)) return false;
+    s += 7; n -= 7;
+    if (!digits(s, n, &u)) return false;
+    s += u; n -= u;
+    const char *mid = provider ? "_p_" : "__temporal_";
+    size_t ml = strlen(mid);
+    if (n < ml || memcmp(s, mid, ml)) return false;
+    s += ml; n -= ml;
+    return digits(s, n, &u) && u == n;
+}
+
+static void rule_reserved_attr(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
+    const dw_expr *o = e->u.attr.kids0;
+    bool hit = false;
+    if (o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT && reserved_name(e->u.attr.attr, false)) hit = true;
+    else if (reserved_name(e->u.attr.attr, true)) {
+        const char *p = ctx_path(l, o);
+        if (p && strcmp(p, "providers") == 0) hit = true;
+    }
+    if (hit)
+        add(l, R_RESERVED_ATTR, -1, e->loc, "write the condition itself (`temporal { … }` or the provider call)",
+            "reserved attribute: %s reads `%.*s`, a name reserved for hoisted temporal leaves and provider outputs "
+            "(policy_<i>__temporal_<k>, providers.policy_<i>_p_<k>)",
+            rname(l, pi), (int)e->u.attr.attr.len, e->u.attr.attr.s);
+}
+
+static void trule_reserved_attr(L *l, size_t pi, const dw_tnode *n, void *ud)
+{
+    if (n->kind != DW_T_CONTEXT) return;
+    const char *dot = memchr(n->path.s, '.', n->path.len);
+    dw_str first = { n->path.s, dot ? (size_t)(dot - n->path.s) : n->path.len };
+    bool hit = reserved_name(first, false);
+    if (!hit && dot && str_is(first, "providers")) {
+        const char *rest = dot + 1, *d2 = memchr(rest, '.', n->path.len - (size_t)(rest - n->path.s));
+        hit = reserved_name((dw_str){ rest, d2 ? (size_t)(d2 - rest) : n->path.len - (size_t)(rest - n->path.s) }, true);
+    }
+    if (hit)
+        add(l, R_RESERVED_ATTR, -1, n->loc, "write the condition itself (`temporal { … }` or the provider call)",
+            "reserved attribute: %s reads `context.%.*s`, a name reserved for hoisted temporal leaves and provider outputs",
+            rname(l, pi), (int)n->path.len, n->path.s);
+}
+
+static void rule_providers(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2)
+        add(l, R_PROVIDERS, -1, e->loc, "Box has no information providers; remove the call",
+            "information providers are not enabled in this build: %s calls `%.*s`", rname(l, pi),
+            (int)e->u.call.name.len, e->u.call.name.s);
+}
+
+static void rule_output(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
+    const dw_expr *o = e->u.attr.kids0;
+    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !str_is(e->u.attr.attr, "output")) return;
+    bool *once = ud;
+    if (*once) return;
+    *once = true;
+    add(l, R_OUTPUT_DECISION, -1, e->loc,
+        "read output fields in a temporal predicate on a ::response event, e.g. `output.status: 0`",
+        "%s reads context.output outside a temporal clause; decisions never carry output, so this test is inert",
+        rname(l, pi));
+}
+
+/* the comparisons of a string-valued context path with literals */
+typedef struct cmp_site { const char *path; const dw_expr *lit; bool like; dw_loc at; const dw_expr *pe; } cmp_site;
+typedef void (*cmp_fn)(L *l, size_t pi, const cmp_site *c);
+
+static void each_cmp(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    cmp_fn fn = *(cmp_fn *)ud;
+    if (e->kind == DW_E_EQ || e->kind == DW_E_NE) {
+        for (int s = 0; s < 2; s++) {
+            const dw_expr *a = e->u.kids[s], *b = e->u.kids[1 - s];
+            if (b->kind != DW_E_STRING) continue;
+            const char *p = ctx_path(l, a);
+            if (p || is_provider_value(a)) fn(l, pi, &(cmp_site){ p, b, false, b->loc, a });
+        }
+    } else if (e->kind == DW_E_LIKE) {
+        const char *p = ctx_path(l, e->u.like.kids0);
+        size_t rl = e->u.like.raw.len;
+        uint32_t off = e->loc.end >= rl + 2 ? e->loc.end - (uint32_t)rl - 2 : e->loc.off;
+        if (p) fn(l, pi, &(cmp_site){ p, e, true, dw_loc_at(l->src, off, e->loc.end), e->u.like.kids0 });
+    } else if (e->kind == DW_E_METHOD && str_is(e->u.call.name, "contains") && e->u.call.nargs == 1 &&
+               e->u.call.recv && e->u.call.recv->kind == DW_E_SET) {
+        const char *p = ctx_path(l, e->u.call.args[0]);
+        if (!p) return;
+        for (size_t k = 0; k < e->u.call.recv->u.list.n; k++) {
+            const dw_expr *x = e->u.call.recv->u.list.v[k];
+            if (x->kind == DW_E_STRING) fn(l, pi, &(cmp_site){ p, x, false, x->loc, e->u.call.args[0] });
+        }
+    }
+}
+
+static void walk_cmps(L *l, size_t pi, cmp_fn fn) { walk_policy(l, pi, each_cmp, &fn); }
+
+/* the literal (decoded) of a comparison site, and its source spelling */
+static dw_str site_text(const cmp_site *c) { return c->like ? c->lit->u.like.raw : c->lit->u.str; }
+
+/* Does s start with a home spelling?  Returns the length of the home prefix
+ * ("/Users/dev" in "/Users/dev/x"), or 0. */
+static size_t home_prefix(L *l, const char *s, size_t n)
+{
+    const char *h = l->opt->home;
+    if (h && *h) {
+        size_t hl = strlen(h);
+        while (hl > 1 && h[hl - 1] == '/') hl--;
+        if (n >= hl && memcmp(s, h, hl) == 0 && (n == hl || s[hl] == '/')) return hl;
+        return 0;
+    }
+    if (n >= 5 && memcmp(s, "/root", 5) == 0 && (n == 5 || s[5] == '/')) return 5;
+    size_t pl = n >= 6 && memcmp(s, "/home/", 6) == 0 ? 6 : n >= 7 && memcmp(s, "/Users/", 7) == 0 ? 7 : 0;
+    if (!pl) return 0;
+    size_t i = pl;
+    while (i < n && s[i] != '/') {
+        if (s[i] == '*') return 0;
+        i++;
+    }
+    return i > pl ? i : 0;
+}
+
+static void site_inert(L *l, size_t pi, const cmp_site *c)
+{
+    if (!c->path || strcmp(c->path, "input.path") != 0 || !l->pi[pi].fs) return;
+    dw_str t = site_text(c);
+    const char *what = c->like ? "the pattern" : "";
+    const char *sep = c->like ? " " : "";
+    size_t hp = home_prefix(l, t.s, t.len);
+    if (hp) {
+        const char *fix = fmt(l, "~%.*s", (int)(t.len - hp), t.s + hp);
+        const char *qfix = quote(l, fix, strlen(fix));
+        if (c->like) qfix = fmt(l, "\"%s\"", fix);
+        add(l, R_INERT, -1, c->at, fmt(l, "write %s", qfix),
+            "policy compares an inert literal: %s compares context.input.path with %s%s%s, and a path under the "
+            "operator home is spelled ~/…; write %s",
+            rname(l, pi), what, sep, c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : quote(l, t.s, t.len), qfix);
+        return;
+    }
+    if (t.len > 1 && t.s[t.len - 1] == '/') {
+        size_t k = t.len;
+        while (k > 1 && t.s[k - 1] == '/') k--;
+        const char *lit = c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : quote(l, t.s, t.len);
+        const char *fix = c->like ? fmt(l, "\"%.*s\" (the directory) or \"%.*s/*\" (what is under it)", (int)k, t.s, (int)k, t.s)
+                                  : quote(l, t.s, k);
+        add(l, R_INERT, -1, c->at, fmt(l, "write %s", fix),
+            "policy compares an inert literal: %s compares context.input.path with %s%s%s, and paths never end with /; write %s",
+            rname(l, pi), what, sep, lit, fix);
+    }
+}
+
+static void site_home_after_wild(L *l, size_t pi, const cmp_site *c)
+{
+    if (!c->like || !c->path || strcmp(c->path, "input.path") != 0 || !l->pi[pi].fs) return;
+    const dw_like_pattern *p = &c->lit->u.like.pat;
+    for (size_t k = 1; k < p->nseg; k++) {
+        const char *s = p->seg[k].s;
+        size_t n = p->seg[k].len;
+        for (size_t i = 0; i < n; i++) {
+            bool tilde = s[i] == '~' && i + 1 < n && s[i + 1] == '/' && (i == 0 || s[i - 1] == '/');
+            bool abs = s[i] == '/' && home_prefix(l, s + i, n - i) && (l->opt->home || i == 0 || s[i - 1] != '/');
+            if (tilde || abs) {
+                dw_str t = site_text(c);
+                add(l, R_HOME_AFTER_WILD, -1, c->at,
+                    "paths under home start with \"~/\": put the home spelling first, or drop the leading wildcard",
+                    "%s matches context.input.path with the pattern \"%.*s\", which has the home spelling after a `*`; "
+                    "it can match only paths outside home", rname(l, pi), (int)t.len, t.s);
+                return;
+            }
+        }
+    }
+}
+
+static void site_program(L *l, size_t pi, const cmp_site *c)
+{
+    if (!c->path || strcmp(c->path, "input.program") != 0) return;
+    dw_str t = site_text(c);
+    if (!memchr(t.s, '/', t.len)) return;
+    const char *slash = t.s + t.len;
+    while (slash > t.s && slash[-1] != '/') slash--;
+    size_t bl = t.len - (size_t)(slash - t.s);
+    add(l, R_PROGRAM_SLASH, -1, c->at,
+        bl ? fmt(l, "compare context.input.program with \"%.*s\", or context.input.program_path with the path", (int)bl, slash)
+           : "compare context.input.program_path with the path",
+        "%s compares context.input.program with \"%.*s\", which contains `/`; program is the resolved command name",
+        rname(l, pi), (int)t.len, t.s);
+}
+
+static void site_empty(L *l, size_t pi, const cmp_site *c)
+{
+    if (c->like || c->lit->u.str.len != 0) return;
+    const char *what = c->path ? fmt(l, "the context value context.%s", c->path) : "a provider output";
+    add(l, R_EMPTY_STRING, -1, c->at,
+        c->path ? "test presence with `has` first, or compare with a non-empty value"
+                : "test the provider output's own fields, or compare with a non-empty value",
+        "%s compares %s with \"\", which is also true when the value is missing (a Null becomes \"\", dogwood.md §20 Q15)",
+        rname(l, pi), what);
+}
+
+static void trule_empty(L *l, size_t pi, const dw_tnode *n, void *ud)
+{
+    if (n->kind != DW_T_CMP || (n->op != DW_TC_EQ && n->op != DW_TC_NE)) return;
+    for (int s = 0; s < 2; s++) {
+        const dw_tnode *a = n->kids[s], *b = n->kids[1 - s];
+        if (a && b && a->kind == DW_T_CONTEXT && b->kind == DW_T_LIT_STRING && b->str.len == 0)
+            add(l, R_EMPTY_STRING, -1, n->loc, "test presence with `has` in the plain condition, or compare with a non-empty value",
+                "%s compares the context value context.%.*s with \"\", which is also true when the value is missing "
+                "(a Null becomes \"\", dogwood.md §20 Q15)", rname(l, pi), (int)a->path.len, a->path.s);
+    }
+}
+
+static void trule_ip(L *l, size_t pi, const dw_tnode *n, void *ud)
+{
+    if (n->kind != DW_T_PRED || !str_is(n->str, "net:connect")) return;
+    for (size_t k = 0; k < n->nfields; k++)
+        if (str_is(n->fields[k].path, "input.ip"))
+            add(l, R_IP_HISTORY, -1, n->fields[k].loc,
+                "match input.host in the predicate, or test context.input.ip in the plain condition",
+                "%s: history events of net:connect never record input.ip, so this predicate never matches", rname(l, pi));
+}
+
+static void trule_request(L *l, size_t pi, const dw_tnode *n, void *ud)
+{
+    if (n->kind == DW_T_PRED && str_is(n->ekind, "request"))
+        add(l, R_PRECOND_REQUEST, -1, n->loc, "key the precondition on ::response events",
+            "%s keys a precondition on ::request events, which include denied attempts", rname(l, pi));
+}
+
+/* ---- before expansion: macro calls (Box profile, info) ---- */
+static bool is_ext_ctor(dw_str n)
+{
+    return str_is(n, "decimal") || str_is(n, "ip") || str_is(n, "datetime") || str_is(n, "duration");
+}
+
+/* is `name` a temporal macro of the set or of the library? */
+static bool temporal_macro(L *l, const dw_policy_set *lib, dw_str name)
+{
+    for (size_t k = 0; k < l->ps->nmacros; k++)
+        if (str_eq(l->ps->macros[k].name, name)) return l->ps->macros[k].kind == DW_MACRO_TEMPORAL;
+    for (size_t k = 0; lib && k < lib->nmacros; k++)
+        if (str_eq(lib->macros[k].name, name)) return lib->macros[k].kind == DW_MACRO_TEMPORAL;
+    return false;
+}
+
+static void rule_macro_call(L *l, size_t pi, const dw_expr *e, void *ud)
+{
+    if (e->kind == DW_E_CALL && e->u.call.nsegs == 1 && !is_ext_ctor(e->u.call.name) && temporal_macro(l, ud, e->u.call.name))
+        add(l, R_MACRO_CALL, -1, e->loc, "write the expanded condition instead of the macro call",
+            "%s calls the macro `%.*s`; in the reference engine its fresh binders are named after text offsets, so "
+            "editing text before the call resets the rule's temporal state on reload (dogwood.md §20 D8)",
+            rname(l, pi), (int)e->u.call.name.len, e->u.call.name.s);
+}
+
+static void trule_macro_call(L *l, size_t pi, const dw_tnode *n, void *ud)
+{
+    if (n->kind == DW_T_CALL && temporal_macro(l, ud, n->name))
+        add(l, R_MACRO_CALL, -1, n->loc, "write the expanded condition instead of the macro call",
+            "%s calls the macro `%.*s`; in the reference engine its fresh binders are named after text offsets, so "
+            "editing text before the call resets the rule's temporal state on reload (dogwood.md §20 D8)",
+            rname(l, pi), (int)n->name.len, n->name.s);
+}
+
+/* ------------------------------------------------------------------ Unicode hygiene (lexical) */
+
+static uint32_t utf8_next(const char *s, size_t n, size_t *i)
+{
+    unsigned char c = (unsigned char)s[*i];
+    uint32_t cp;
+    size_t k;
+    if (c < 0x80) { (*i)++; return c; }
+    if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; k = 1; }
+    else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; k = 2; }
+    else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; k = 3; }
+    else { (*i)++; return 0xFFFD; }
+    size_t j = *i + 1;
+    for (size_t m = 0; m < k; m++, j++) {
+        if (j >= n || ((unsigned char)s[j] & 0xC0) != 0x80) { (*i)++; return 0xFFFD; }
+        cp = (cp << 6) | ((unsigned char)s[j] & 0x3F);
+    }
+    *i = j;
+    return cp;
+}
+
+static bool is_bidi(uint32_t c)
+{
+    return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C;
+}
+
+enum { S_NONE, S_LATIN, S_GREEK, S_CYRILLIC, S_ARMENIAN, S_HEBREW, S_ARABIC, S_GEORGIAN, S_CHEROKEE, S_N };
+static const char *const script_name[S_N] = { "", "Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Georgian", "Cherokee" };
+
+static int script_of(uint32_t c)
+{
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return S_LATIN;
+    if (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7) return S_LATIN;
+    if (c >= 0x1E00 && c <= 0x1EFF) return S_LATIN;
+    if ((c >= 0x370 && c <= 0x3FF && c != 0x37E && c != 0x387) || (c >= 0x1F00 && c <= 0x1FFF)) return S_GREEK;
+    if (c >= 0x400 && c <= 0x52F) return S_CYRILLIC;
+    if (c >= 0x531 && c <= 0x58F) return S_ARMENIAN;
+    if (c >= 0x5D0 && c <= 0x5FF) return S_HEBREW;
+    if (c >= 0x620 && c <= 0x6FF && !(c >= 0x660 && c <= 0x669)) return S_ARABIC;
+    if (c >= 0x10A0 && c <= 0x10FF) return S_GEORGIAN;
+    if (c >= 0x13A0 && c <= 0x13FF) return S_CHEROKEE;
+    return S_NONE;
+}
+
+/* A small subset of Unicode's confusables (UTS #39): letters that look like
+ * ASCII letters, and fullwidth ASCII.  0 = no mapping. */
+static char skeleton_of(uint32_t c)
+{
+    static const struct { uint32_t cp; char a; } map[] = {
+        { 0x0391, 'A' }, { 0x0392, 'B' }, { 0x0395, 'E' }, { 0x0396, 'Z' }, { 0x0397, 'H' }, { 0x0399, 'I' },
+        { 0x039A, 'K' }, { 0x039C, 'M' }, { 0x039D, 'N' }, { 0x039F, 'O' }, { 0x03A1, 'P' }, { 0x03A4, 'T' },
+        { 0x03A5, 'Y' }, { 0x03A7, 'X' }, { 0x03B1, 'a' }, { 0x03B9, 'i' }, { 0x03BD, 'v' }, { 0x03BF, 'o' },
+        { 0x03C1, 'p' }, { 0x0405, 'S' }, { 0x0406, 'I' }, { 0x0408, 'J' }, { 0x0410, 'A' }, { 0x0412, 'B' },
+        { 0x0415, 'E' }, { 0x041A, 'K' }, { 0x041C, 'M' }, { 0x041D, 'H' }, { 0x041E, 'O' }, { 0x0420, 'P' },
+        { 0x0421, 'C' }, { 0x0422, 'T' }, { 0x0423, 'Y' }, { 0x0425, 'X' }, { 0x0430, 'a' }, { 0x0435, 'e' },
+        { 0x043E, 'o' }, { 0x0440, 'p' }, { 0x0441, 'c' }, { 0x0443, 'y' }, { 0x0445, 'x' }, { 0x0455, 's' },
+        { 0x0456, 'i' }, { 0x0458, 'j' }, { 0x04BB, 'h' }, { 0x04CF, 'l' }, { 0x0501, 'd' }, { 0x051B, 'q' },
+        { 0x051D, 'w' }, { 0x0261, 'g' }, { 0x0131, 'i' },
+    };
+    if (c < 0x80) return (char)c;
+    if (c >= 0xFF01 && c <= 0xFF5E) return (char)(c - 0xFEE0);
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++) if (map[i].cp == c) return map[i].a;
+    return 0;
+}
+
+typedef struct strtok_ { uint32_t off, end; dw_str text; char *skel; bool ascii; } strtok_;
+
+static void rule_unicode(L *l)
+{
+    const char *s = l->src->text;
+    size_t n = l->src->len;
+    strtok_ *toks = NULL;
+    size_t nt = 0, capt = 0;
+    /* bidi controls anywhere, including comments (Trojan Source) */
+    for (size_t i = 0; i < n;) {
+        size_t at = i;
+        uint32_t c = utf8_next(s, n, &i);
+        if (is_bidi(c))
+            add(l, R_BIDI, -1, dw_loc_at(l->src, (uint32_t)at, (uint32_t)i), "delete it, or write it as an escape (\\u{202e}) inside a string",
+                "bidirectional control character U+%04X: the text may display in a different order than it is read", c);
+    }
+    /* string literals (outside comments) */
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') { while (i < n && s[i] != '\n') i++; continue; }
+        if (s[i] != '"') { i++; continue; }
+        size_t st = ++i;
+        while (i < n && s[i] != '"' && s[i] != '\n') { if (s[i] == '\\' && i + 1 < n) i++; i++; }
+        size_t en = i < n ? i : n;
+        if (i < n) i++;
+        /* scripts */
+        bool seen[S_N] = { 0 };
+        int nscripts = 0;
+        bool ascii = true;
+        char *skel = alloc(l, en - st + 1);
+        size_t sk = 0;
+        for (size_t j = st; j < en;) {
+            uint32_t c = utf8_next(s, en, &j);
+            if (c >= 0x80) ascii = false;
+            int sc = script_of(c);
+            if (sc && !seen[sc]) { seen[sc] = true; nscripts++; }
+            char a = skeleton_of(c);
+            if (a && sk < en - st) skel[sk++] = a;
+            else if (!a) { skel = NULL; break; }
+        }
+        if (skel) skel[sk] = 0;
+        if (nscripts > 1) {
+            char list[128] = "";
+            for (int k = 1; k < S_N; k++)
+                if (seen[k]) { if (*list) strcat(list, ", "); strcat(list, script_name[k]); }
+            add(l, R_MIXED, -1, dw_loc_at(l->src, (uint32_t)st - 1, (uint32_t)(en < n ? en + 1 : en)),
+                "write the literal in one script; look-alike letters from another script make it match different text",
+                "string literal %s mixes letters of several scripts (%s)", quote(l, s + st, en - st), list);
+        }
+        if (nt == capt) {
+            capt = capt ? capt * 2 : 32;
+            strtok_ *v = alloc(l, capt * sizeof *v);
+            if (nt) memcpy(v, toks, nt * sizeof *v);
+            toks = v;
+        }
+        toks[nt++] = (strtok_){ (uint32_t)st - 1, (uint32_t)(en < n ? en + 1 : en), { s + st, en - st }, skel, ascii };
+    }
+    /* confusable pairs: a non-ASCII literal whose skeleton equals another
+     * literal's skeleton while the texts differ */
+    for (size_t a = 0; a < nt; a++) {
+        if (toks[a].ascii || !toks[a].skel) continue;
+        for (size_t b = 0; b < nt; b++) {
+            if (a == b || !toks[b].skel || str_eq(toks[a].text, toks[b].text) || strcmp(toks[a].skel, toks[b].skel)) continue;
+            if (!toks[b].ascii && b > a) continue;   /* two non-ASCII look-alikes: report once, at the later */
+            dw_loc bl = dw_loc_at(l->src, toks[b].off, toks[b].end);
+            add(l, R_CONFUSABLE, -1, dw_loc_at(l->src, toks[a].off, toks[a].end),
+                "write both literals with the same characters (usually plain ASCII)",
+                "string literal %s looks like %s at line %u but is different text",
+                quote(l, toks[a].text.s, toks[a].text.len), quote(l, toks[b].text.s, toks[b].text.len), bl.line);
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ scope analysis */
+
+static bool euid_eq(const dw_euid_lit *a, const dw_euid_lit *b) { return str_eq(a->type, b->type) && str_eq(a->id, b->id); }
+
+/* does principal/resource constraint a admit everything b admits? (syntactic) */
+static bool scope_sup(const dw_scope_con *a, const dw_scope_con *b)
+{
+    if (a->kind == DW_SC_ANY) return true;
+    if (a->target_is_slot || b->target_is_slot) return false;
+    switch (a->kind) {
+    case DW_SC_EQ: return b->kind == DW_SC_EQ && euid_eq(&a->target, &b->target);
+    case DW_SC_IN:
+        return (b->kind == DW_SC_EQ || b->kind == DW_SC_IN || b->kind == DW_SC_IS_IN) && euid_eq(&a->target, &b->target);
+    case DW_SC_IS:
+        if (b->kind == DW_SC_IS || b->kind == DW_SC_IS_IN) return str_eq(a->is_type, b->is_type);
+        return b->kind == DW_SC_EQ && str_eq(a->is_type, b->target.type);
+    case DW_SC_IS_IN:
+        if (b->kind == DW_SC_IS_IN) return str_eq(a->is_type, b->is_type) && euid_eq(&a->target, &b->target);
+        return b->kind == DW_SC_EQ && str_eq(a->is_type, b->target.type) && euid_eq(&a->target, &b->target);
+    default: return false;
+    }
+}
+
+/* The conjuncts of a rule's condition: the `&&` operands of every `when`
+ * clause, and every `unless` clause as a whole (negated). */
+typedef struct conj { const dw_expr *e; bool neg; } conj;
+
+static size_t conjuncts(const dw_expr *e, bool neg, conj *v, size_t n, size_t cap)
+{
+    if (!neg && e && e->kind == DW_E_AND) {
+        n = conjuncts(e->u.kids[0], false, v, n, cap);
+        return conjuncts(e->u.kids[1], false, v, n, cap);
+    }
+    if (n < cap) v[n] = (conj){ e, neg };
+    return n + 1;
+}
+
+static size_t policy_conjuncts(L *l, const dw_policy *p, conj **out)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < p->nclauses; c++) n = conjuncts(p->clauses[c].body, !p->clauses[c].is_when, NULL, n, 0);
+    conj *v = alloc(l, (n + 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t c = 0; c < p->nclauses; c++) k = conjuncts(p->clauses[c].body, !p->clauses[c].is_when, v, k, n);
+    *out = v;
+    return n;
+}
+
+/* Does rule a's condition hold whenever rule b's does (ignoring the action)?
+ * Sound cases: a's principal and resource constraints admit b's, and every
+ * conjunct of a is always true or appears verbatim among b's conjuncts (when
+ * b holds, each of its conjuncts evaluated to true without error). */
+static bool covers(L *l, size_t ai, size_t bi)
+{
+    const dw_policy *a = &l->ps->policies[ai], *b = &l->ps->policies[bi];
+    if (!scope_sup(&a->principal, &b->principal) || !scope_sup(&a->resource, &b->resource)) return false;
+    pinfo *fa = &l->pi[ai], *fb = &l->pi[bi];
+    if (!fa->cj_done) { fa->ncj = policy_conjuncts(l, a, &fa->cj); fa->cj_done = true; }
+    if (!fb->cj_done) { fb->ncj = policy_conjuncts(l, b, &fb->cj); fb->cj_done = true; }
+    const conj *ca = fa->cj, *cb = fb->cj;
+    size_t na = fa->ncj, nb = fb->ncj;
+    for (size_t i = 0; i < na; i++) {
+        int v = fold(ca[i].e);
+        if (ca[i].neg ? v == F_F : v == F_T) continue;
+        bool found = false;
+        for (size_t j = 0; j < nb && !found; j++) found = ca[i].neg == cb[j].neg && expr_eq(l, ca[i].e, cb[j].e);
+        if (!found) return false;
+    }
+    return true;
+}
+
+static bool analysable(L *l, size_t i)
+{
+    const dw_policy *p = &l->ps->policies[i];
+    return !p->is_template && l->pi[i].cond != C_NEVER && l->pi[i].nacts > 0;
+}
+
+/* Is every action of rule i covered by some rule of `effect` (marked in who)? */
+static bool covered_by(L *l, size_t i, dw_effect effect, bool *who, const bool *cov, const bool *rev)
+{
+    const pinfo *f = &l->pi[i];
+    for (size_t x = 0; x < l->nu; x++) {
+        if (!f->acts[x]) continue;
+        bool ok = false;
+        for (size_t j = 0; j < l->np; j++) {
+            if (j == i || !cov[j] || !l->pi[j].acts[x] || l->ps->policies[j].effect != effect) continue;
+            /* two rules equivalent on this action: only the later one is redundant */
+            if (rev && rev[j] && j > i) {
+                bool narrower = true;   /* acts(j) within acts(i): j is the redundant one */
+                for (size_t y = 0; y < l->nu; y++) if (l->pi[j].acts[y] && !l->pi[i].acts[y]) narrower = false;
+                if (narrower) continue;
+            }
+            ok = true;
+            who[j] = true;
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static const char *rule_list(L *l, const bool *who)
+{
+    const char *s = "";
+    size_t k = 0, n = 0;
+    for (size_t j = 0; j < l->np; j++) if (who[j]) n++;
+    for (size_t j = 0; j < l->np; j++) {
+        if (!who[j]) continue;
+        s = fmt(l, "%s%s%s", s, k == 0 ? "" : k + 1 == n ? " and " : ", ", rname(l, j));
+        k++;
+    }
+    return s;
+}
+
+static void analysis(L *l)
+{
+    size_t np = l->np;
+    bool *cov = alloc(l, np + 1), *rev = alloc(l, np + 1), *who = alloc(l, np + 1);
+    for (size_t i = 0; i < np; i++) {
+        const dw_policy *p = &l->ps->policies[i];
+        pinfo *f = &l->pi[i];
+        dw_loc at = p->effect_loc;
+        const char *eff = p->effect == DW_PERMIT ? "permit" : "forbid";
+        /* vacuous */
+        if (!p->is_template) {
+            bool empty_scope = p->action.kind == DW_SC_IN_LIST && p->action.nlist == 0;
+            if (!f->impossible_reported && (f->cond == C_NEVER || (!l->opt->schema && empty_scope))) {
+                f->impossible_reported = true;
+                add(l, R_IMPOSSIBLE, -1, at, "remove the rule, or fix the condition that can never hold",
+                    "policy is impossible: %s %s matches no request (%s)", eff, rname(l, i),
+                    f->cond == C_NEVER ? "a clause can never be satisfied" : "its action scope is empty");
+            }
+            if (f->cond == C_ALWAYS && f->all_acts && p->principal.kind == DW_SC_ANY && p->resource.kind == DW_SC_ANY)
+                add(l, R_ALWAYS, -1, at,
+                    p->effect == DW_PERMIT ? "constrain the scope or add a condition" : "constrain the scope or add a condition (a deny-all is better written as no policy at all)",
+                    "%s %s matches every request: its scope is unconstrained and its condition is always true%s",
+                    eff, rname(l, i), p->effect == DW_PERMIT ? ", so it allows everything no forbid denies" : ", so it denies everything");
+        }
+        if (!analysable(l, i)) continue;
+        for (size_t j = 0; j < np; j++) {
+            cov[j] = j != i && analysable(l, j) && covers(l, j, i);
+            rev[j] = cov[j] && covers(l, i, j);
+        }
+        memset(who, 0, np);
+        if (p->effect == DW_PERMIT && covered_by(l, i, DW_FORBID, who, cov, NULL)) {
+            add(l, R_OVERRIDDEN, -1, at, "remove the permit, or narrow the forbid",
+                "permit %s never takes effect: every request it allows is denied by %s", rname(l, i), rule_list(l, who));
+            continue;
+        }
+        memset(who, 0, np);
+        if (covered_by(l, i, p->effect, who, cov, rev))
+            add(l, p->effect == DW_PERMIT ? R_SHADOW_PERMIT : R_SHADOW_FORBID, -1, at,
+                p->effect == DW_PERMIT ? "remove the redundant permit, or narrow the broader one" : "remove the redundant forbid",
+                "%s %s is shadowed: every request it %s is also %s by %s", eff, rname(l, i),
+                p->effect == DW_PERMIT ? "allows" : "denies", p->effect == DW_PERMIT ? "allowed" : "denied", rule_list(l, who));
+    }
+    /* a temporal permit beside another permit for the same action */
+    for (size_t i = 0; i < np; i++) {
+        const dw_policy *p = &l->ps->policies[i];
+        if (p->effect != DW_PERMIT || !l->pi[i].temporal || p->is_template) continue;
+        long hard = -1, soft = -1;
+        for (size_t j = 0; j < np; j++) {
+            const dw_policy *q = &l->ps->policies[j];
+            if (j == i || q->effect != DW_PERMIT || l->pi[j].cond == C_NEVER) continue;
+            bool share = false;
+            for (size_t x = 0; x < l->nu && !share; x++) share = l->pi[i].acts[x] && l->pi[j].acts[x];
+            if (!share) continue;
+            if (l->pi[j].cond == C_ALWAYS && !l->pi[j].temporal) { if (hard < 0) hard = (long)j; }
+            else if (soft < 0) soft = (long)j;
+        }
+        if (hard < 0 && soft < 0) continue;
+        dw_loc at = p->effect_loc;
+        for (size_t c = 0; c < p->nclauses; c++) if (has_temporal(p->clauses[c].body)) { at = p->clauses[c].loc; break; }
+        size_t j = (size_t)(hard >= 0 ? hard : soft);
+        add(l, R_TPERMIT_CAP, hard >= 0 ? DW_LINT_ERROR : DW_LINT_WARNING, at,
+            "write the cap as a `forbid` (with the temporal condition that should deny), or make this the only permit for its actions",
+            "policy writes a cap as a permit: %s carries a temporal clause beside %s, which permits the same action %s",
+            rname(l, i), rname(l, j), hard >= 0 ? "without a condition, so the cap never denies anything" : "under its own conditions, so the cap does not bound those requests");
+    }
+    /* Box: a rule that names only the reserved fs:other */
+    for (size_t i = 0; i < np; i++) {
+        const pinfo *f = &l->pi[i];
+        if (!f->nacts || f->all_acts) continue;
+        bool only = true;
+        for (size_t x = 0; x < l->nu; x++) if (f->acts[x] && !l->u_fsother[x]) only = false;
+        if (only)
+            add(l, R_RESERVED_ACTION, -1, l->ps->policies[i].action.loc,
+                "name the fs:* action the rule is meant for (fs:read, fs:write, fs:delete or fs:move)",
+                "policy names only a reserved action: %s applies only to Box::Action::\"fs:other\", which Box never raises",
+                rname(l, i));
+    }
+}
+
+/* ------------------------------------------------------------------ driver */
+
+static void rule_duplicate_ids(L *l)
+{
+    for (size_t i = 0; i < l->np; i++) {
+        const dw_annotation *a = l->pi[i].id;
+        if (!a) continue;
+        bool first = true;
+        for (size_t j = 0; j < i; j++) if (l->pi[j].id && str_eq(l->pi[j].id->value, a->value)) first = false;
+        if (!first) continue;
+        const char *list = fmt(l, "%zu", i + 1);
+        size_t n = 1;
+        const dw_annotation *second = NULL;
+        for (size_t j = i + 1; j < l->np; j++)
+            if (l->pi[j].id && str_eq(l->pi[j].id->value, a->value)) {
+                list = fmt(l, "%s, %zu", list, j + 1);
+                if (!second) second = l->pi[j].id;
+                n++;
+            }
+        if (n < 2) continue;
+        add(l, R_DUP_ID, -1, second->loc, "give every rule its own @id",
+            "policy gives one @id to more than one rule: @id(%s) is on rules %s", quote(l, a->value.s, a->value.len), list);
+    }
+}
+
+int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+{
+    L *l = calloc(1, sizeof *l);
+    if (!l) return -1;
+    l->src = src;
+    l->opt = opt;
+    l->out = out;
+    dw_arena_init(&l->a, 1 << 16);
+    dw_diags d;
+    dw_diags_init(&d);
+    d.limit = 1u << 20;
+    dw_policy_set *lib = NULL;
+    int rc = 0;
+    if (setjmp(l->oom)) { rc = -1; goto done; }
+
+    rule_unicode(l);
+    l->ps = dw_parse_policy_set(src, &d);
+    if (!l->ps) { rc = -1; goto done; }
+    if (d.nerrors) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
+    take_diags(l, &d, R_PARSE);   /* parser warnings, if any */
+    l->np = l->ps->npolicies;
+    l->pi = alloc(l, (l->np + 1) * sizeof *l->pi);
+    for (size_t i = 0; i < l->np; i++) {
+        const dw_policy *p = &l->ps->policies[i];
+        for (size_t k = 0; k < p->nannots; k++)
+            if (str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
+    }
+    /* macro expansion (§10) */
+    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+    lib = dw_macro_library_parse(&lsrc, &d);
+    if (opt->box) {
+        for (size_t i = 0; i < l->np; i++) {
+            walk_policy(l, i, rule_macro_call, lib);
+            walk_temporal(l, i, trule_macro_call, lib);
+        }
+    }
+    int ex = lib ? dw_expand_macros(l->ps, lib, &d) : -1;
+    if (ex || d.nerrors) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }
+    take_diags(l, &d, R_MACRO);
+
+    for (size_t i = 0; i < l->np; i++) {
+        const dw_policy *p = &l->ps->policies[i];
+        pinfo *f = &l->pi[i];
+        f->cond = C_ALWAYS;
+        for (size_t c = 0; c < p->nclauses; c++) {
+            int v = clause_fold(&p->clauses[c]);
+            if (v == C_NEVER) f->cond = C_NEVER;
+            else if (v == C_UNKNOWN && f->cond == C_ALWAYS) f->cond = C_UNKNOWN;
+            if (has_temporal(p->clauses[c].body)) f->temporal = true;
+        }
+    }
+    build_universe(l);
+    for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
+
+    /* temporal well-formedness and temporal validation (§9) */
+    dw_tcheck_structure(l->ps, &d);
+    dw_tcheck_schema(l->ps, opt->schema, opt->dv, &d);
+    take_diags(l, &d, R_TEMPORAL);
+    /* strict validation of the lowered set (§5, §14) */
+    if (opt->schema) {
+        run_validation(l, &d);
+        take_diags(l, &d, R_VALIDATION);
+    }
+
+    rule_duplicate_ids(l);
+    for (size_t i = 0; i < l->np; i++) {
+        walk_policy(l, i, rule_reserved_attr, NULL);
+        walk_temporal(l, i, trule_reserved_attr, NULL);
+        walk_cmps(l, i, site_empty);
+        walk_temporal(l, i, trule_empty, NULL);
+        if (opt->box) {
+            walk_policy(l, i, rule_providers, NULL);
+            bool once = false;
+            walk_policy(l, i, rule_output, &once);
+            walk_cmps(l, i, site_inert);
+            walk_cmps(l, i, site_home_after_wild);
+            walk_cmps(l, i, site_program);
+            walk_temporal(l, i, trule_ip, NULL);
+            const dw_policy *p = &l->ps->policies[i];
+            for (size_t c = 0; c < p->nclauses; c++) {
+                const dw_expr *b = p->clauses[c].body;
+                if (!p->clauses[c].is_when && b && b->kind == DW_E_TEMPORAL && b->u.temporal)
+                    twalk(l, i, b->u.temporal->root, trule_request, NULL, 0);
+            }
+        }
+    }
+    analysis(l);
+
+done:
+    dw_diags_free(&d);
+    if (lib) dw_policy_set_free(lib);
+    if (l->ps) dw_policy_set_free(l->ps);
+    dw_arena_free(&l->a);
+    free(l);
+    return rc;
+}

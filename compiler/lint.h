@@ -1,0 +1,70 @@
+/* lint.h - `dwc check`: lint rules and structural analysis of a policy set
+ * (issue "dwc --check"; box.md §11, dogwood.md §5.8, §16, §20 Q15, D4).
+ *
+ * dw_lint_run takes the policy text and runs the whole front end itself
+ * (parse, macro expansion, temporal well-formedness, temporal validation,
+ * strict validation of the lowered set against the augmented schema), turning
+ * every diagnostic into a finding with a stable rule id, then adds its own
+ * rules and the scope-level analysis (vacuous, shadowed and overridden rules).
+ *
+ * Rule ids: kebab-case, `dw-…` for Dogwood rules and `box-…` for the rules
+ * box.md §11 names.  A Dogwood rule that Box also enforces carries Box's name
+ * when the Box profile is on (e.g. `dw-duplicate-id` is reported as
+ * `box-duplicate-id`, with Box's severity); `box-…` rules run only in the Box
+ * profile.  tests/golden/check/README.md lists every rule. */
+#ifndef DW_LINT_H
+#define DW_LINT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../lang/ast.h"
+#include "../lang/diag.h"
+#include "../lang/eventschema.h"
+#include "../lang/schema.h"
+
+typedef enum dw_lint_sev { DW_LINT_ERROR, DW_LINT_WARNING, DW_LINT_INFO } dw_lint_sev;
+
+typedef struct dw_lint_rule {
+    const char *id;           /* Dogwood id ("dw-…"), or the Box id for Box-only rules */
+    const char *box_id;       /* id under the Box profile (NULL: same as id) */
+    dw_lint_sev sev;          /* default severity */
+    dw_lint_sev box_sev;      /* severity under the Box profile */
+    bool box_only;            /* runs only with the Box profile */
+    const char *summary;      /* one line, for SARIF and the README */
+} dw_lint_rule;
+
+extern const dw_lint_rule dw_lint_rules[];
+extern const size_t dw_lint_nrules;
+
+typedef struct dw_finding {
+    const char *rule;         /* stable id as reported (profile applied) */
+    size_t rule_index;        /* into dw_lint_rules */
+    dw_lint_sev sev;
+    dw_loc loc;               /* start; loc.end is the end byte offset */
+    uint32_t end_line, end_col;
+    char *msg;                /* heap, one line */
+    char *hint;               /* heap, one line, may be NULL */
+} dw_finding;
+
+typedef struct dw_findings { dw_finding *v; size_t n, cap; } dw_findings;
+
+void dw_findings_free(dw_findings *f);
+/* Sort by byte offset, then rule id, then message (deterministic output). */
+void dw_findings_sort(dw_findings *f);
+
+typedef struct dw_lint_options {
+    bool box;                              /* the Box profile (`--schema box`) */
+    const char *home;                      /* the operator home (`--home DIR`), may be NULL */
+    const dw_schema *schema;               /* may be NULL: no strict validation */
+    const dw_event_derivation *dv;         /* may be NULL: default 24h cap, no §9.9 */
+} dw_lint_options;
+
+/* Lint the policy text `src`.  Findings are appended to *out (unsorted).
+ * Returns 0 when the text parsed (findings may include errors), 1 when it
+ * did not parse or a macro could not be expanded (findings `dw-parse` /
+ * `dw-macro` describe why; no other rule ran), -1 on out of memory. */
+int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out);
+
+const char *dw_lint_sev_name(dw_lint_sev s);
+
+#endif
