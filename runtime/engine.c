@@ -14,12 +14,15 @@
 #include <time.h>
 #include "load.h"
 #include "../vm/teval.h"
+#include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
 
 typedef struct history {
     dw_event *ev;            /* events [0, n), oldest first */
     uint32_t n, cap;
     dw_arena arena;          /* logged records of every retained event */
     uint32_t dropped;        /* events dropped by retention since the arena was rebuilt */
+    uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
+                                (retention's cursor: each event is tested once, not per decision) */
 } history;
 
 struct dw_engine {
@@ -32,6 +35,7 @@ struct dw_engine {
     dw_arena scratch;        /* per-decision */
     char **names;            /* Box rule names, built on demand */
     uint32_t *leaf_policies; uint32_t nleaf_policies;   /* policies that own temporal leaves */
+    dw_monitors *mon;        /* incremental monitors of the idiom leaves; NULL: teval only */
 };
 
 const char *dw_cause_name(dw_cause c)
@@ -71,6 +75,14 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     if (!e->leaf_policies) { snprintf(err, errcap, "out of memory"); dw_engine_close(e); return NULL; }
     for (uint32_t i = 0; i < p->npolicies; i++)
         if (p->policies[i].nleaves) e->leaf_policies[e->nleaf_policies++] = i;
+    /* monitors: optional (on OOM every leaf simply runs through teval) */
+    e->mon = p->temporal.nleaves ? dw_monitors_new(p, e->tps) : NULL;
+    if (e->mon && e->s.es && e->s.es->nkey) {   /* key-local (§8.9): partition the monitors' state too */
+        dw_bytes kp[16];
+        size_t nk = e->s.es->nkey;
+        for (size_t k = 0; k < nk && k < 16; k++) kp[k] = (dw_bytes){ e->s.es->key[k].path.s, e->s.es->key[k].path.len };
+        if (nk > 16 || dw_monitors_set_partition(e->mon, kp, (uint32_t)nk)) { dw_monitors_free(e->mon); e->mon = NULL; }
+    }
     return e;
 }
 
@@ -82,6 +94,7 @@ void dw_engine_close(dw_engine *e)
         free(e->names);
     }
     free(e->leaf_policies);
+    dw_monitors_free(e->mon);
     free(e->h.ev);
     dw_arena_free(&e->h.arena);
     dw_arena_free(&e->scratch);
@@ -93,7 +106,9 @@ void dw_engine_reset_history(dw_engine *e)
 {
     e->h.n = 0;
     e->h.dropped = 0;
+    e->h.scan = 0;
     dw_arena_reset(&e->h.arena);
+    dw_monitors_reset(e->mon);   /* monitors follow the history */
     e->have_ts = false;
 }
 
@@ -282,6 +297,9 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
     ev->kind = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
     if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
     h->n++;
+    /* monitors see every appended event before its decision; a failure only
+     * disables them (teval takes over), it is not a fault of this event */
+    if (e->mon) dw_monitors_observe(e->mon, e->s.prog, ev);
     return 0;
 }
 
@@ -295,8 +313,11 @@ static void history_retain(dw_engine *e)
     int64_t horizon;
     if (__builtin_mul_overflow(reach, e->tps, &horizon)) return;
     int64_t now = h->ev[h->n - 1].ts;
-    uint32_t keep_from = 0;
+    /* timestamps strictly increase here, so an event out of reach stays out:
+     * resume from the cursor (amortized O(1) per event, not O(window)) */
+    uint32_t keep_from = h->scan < h->n ? h->scan : 0;
     while (keep_from < h->n - 1 && now - h->ev[keep_from].ts > horizon) keep_from++;
+    h->scan = keep_from;
     if (keep_from < h->n / 2) return;
     /* rebuild: copy the retained events into a fresh arena */
     dw_arena fresh;
@@ -315,6 +336,7 @@ static void history_retain(dw_engine *e)
     dw_arena_free(&h->arena);
     h->arena = fresh;
     h->n = w;
+    h->scan = 0;
 }
 
 static int64_t stamp(dw_engine *e, int64_t ts)
@@ -348,24 +370,14 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
     req->leaf_values = vals;
     req->nleaf_values = nl;
 
-    /* the history view: every retained event, or only the current key's (§8.9) */
-    const dw_event **view = dw_arena_alloc_raw(&e->scratch, (e->h.n + 1) * sizeof *view);
-    if (!view) { fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
+    /* the history view (every retained event, or only the current key's,
+     * §8.9) is built only when some leaf has no monitor (teval fallback):
+     * an all-idiom decision then costs O(1) in the window (vm/monitor.h) */
+    const dw_event **view = NULL;
     uint32_t nv = 0;
     const dw_event *cur = &e->h.ev[e->h.n - 1];
     const dw_event_schema *es = e->s.es;
-    for (uint32_t i = 0; i < e->h.n; i++) {
-        const dw_event *ev = &e->h.ev[i];
-        bool same_key = true;
-        for (size_t k = 0; es && k < es->nkey && same_key; k++) {
-            const dw_str *path = &es->key[k].path;
-            const dw_value *a = dw_record_get(&ev->logged, path->s, path->len);
-            const dw_value *b = dw_record_get(&cur->logged, path->s, path->len);
-            same_key = (!a && !b) || (a && b && dw_value_eq(a, b));
-        }
-        if (same_key) view[nv++] = ev;
-    }
-    dw_history_view hv = { view, nv, e->tps };
+    dw_history_view hv = { NULL, 0, e->tps };
     dw_tanchor anchor = { 0 };
     anchor.context = req->vars[DW_VAR_C];
     anchor.principal = req->vars[DW_VAR_P];
@@ -384,11 +396,30 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
         if (dw_eval_code(&cx, pc->scope_entry, &in_scope) != DW_EVAL_OK) { fault(v, "temporal evaluation: scope test failed%s", NULL); return -1; }
         if (!in_scope) continue;
         for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
+            bool holds = false;
+            int mrc = e->mon ? dw_monitors_eval(e->mon, p, l, &anchor, cur, &holds) : DW_MON_FALLBACK;
+            if (mrc == 0) { vals[l] = holds ? 1 : 0; continue; }   /* incremental */
+            if (!view) {        /* first fallback of this decision: build the view */
+                view = dw_arena_alloc_raw(&e->scratch, (e->h.n + 1) * sizeof *view);
+                if (!view) { fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
+                for (uint32_t i = 0; i < e->h.n; i++) {
+                    const dw_event *ev = &e->h.ev[i];
+                    bool same_key = true;
+                    for (size_t q = 0; es && q < es->nkey && same_key; q++) {
+                        const dw_str *path = &es->key[q].path;
+                        const dw_value *a = dw_record_get(&ev->logged, path->s, path->len);
+                        const dw_value *b = dw_record_get(&cur->logged, path->s, path->len);
+                        same_key = (!a && !b) || (a && b && dw_value_eq(a, b));
+                    }
+                    if (same_key) view[nv++] = ev;
+                }
+                hv.ev = view;
+                hv.n = nv;
+            }
             dw_teval_ctx tc = {
                 .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
                 .h = &hv, .anchor = &anchor, .scratch = &e->scratch, .budget = 50000000,
             };
-            bool holds = false;
             if (dw_teval_leaf(&tc, l, &holds)) {
                 fault(v, "temporal evaluation: leaf of %s failed (work bound or memory)", dw_engine_rule_name(e, e->leaf_policies[k]));
                 return -1;
@@ -521,4 +552,310 @@ int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, in
     }
     if (!b.decision) { fault(v, "`request` is not a decision kind of this event schema%s", NULL); return 0; }
     return decide_built(e, &b, ts, v);
+}
+
+/* ---- events given by their parts (dogwood.h: dw_engine_decide_event) ----
+ * Used by the `.log` replay (runtime/trace_log.c).  Unlike the Box forms it
+ * does not mirror the scope into the logged record (§20 Q3), takes the
+ * request context groups verbatim (§15.1 step 5), builds a per-event entity
+ * store (step 7) and gives Cedar's verdict (§15.2) rather than Box's mapping. */
+
+/* An event value as JSON for the schema-directed Cedar reader: entities as
+ * __entity, decimals and other extension values as __extn, Null as "" (§20
+ * Q15), or dropped as a record member when `drop_null` (entity attributes). */
+static dw_json *ev_json(dw_arena *a, const dw_value *v, bool drop_null, int depth)
+{
+    dw_json *j = dw_arena_alloc(a, sizeof *j);
+    if (!j || depth > 256) return NULL;
+    switch (v->kind) {
+    case DW_V_BOOL: j->kind = DW_JSON_BOOL; j->u.b = v->u.b; return j;
+    case DW_V_LONG: j->kind = DW_JSON_INT; j->u.i = v->u.i; return j;
+    case DW_V_STRING: j->kind = DW_JSON_STRING; j->u.str = (dw_str){ v->u.s, v->n }; return j;
+    case DW_V_NULL: j->kind = DW_JSON_STRING; j->u.str = (dw_str){ "", 0 }; return j;
+    case DW_V_ENTITY: {
+        dw_json *in = dw_arena_alloc(a, sizeof *in), *t = dw_arena_alloc(a, sizeof *t), *id = dw_arena_alloc(a, sizeof *id);
+        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
+        if (!in || !t || !id || !m) return NULL;
+        t->kind = id->kind = DW_JSON_STRING;
+        t->u.str = (dw_str){ v->u.uid->type, v->u.uid->tlen };
+        id->u.str = (dw_str){ v->u.uid->id, v->u.uid->idlen };
+        m[0] = (dw_json_member){ { "type", 4 }, t, 0 };
+        m[1] = (dw_json_member){ { "id", 2 }, id, 0 };
+        in->kind = DW_JSON_OBJECT; in->u.obj.v = m; in->u.obj.n = 2;
+        m[2] = (dw_json_member){ { "__entity", 8 }, in, 0 };
+        j->kind = DW_JSON_OBJECT; j->u.obj.v = &m[2]; j->u.obj.n = 1;
+        return j;
+    }
+    case DW_V_DECIMAL: case DW_V_IPADDR: case DW_V_DATETIME: case DW_V_DURATION: {
+        char buf[64];
+        const char *fn = "decimal";
+        if (v->kind == DW_V_DECIMAL) dw_decimal_format(v->u.i, buf, sizeof buf);
+        else if (v->kind == DW_V_IPADDR) fn = "ip", dw_ip_format(v->u.ip, buf, sizeof buf);
+        else if (v->kind == DW_V_DATETIME) fn = "datetime", dw_datetime_format(v->u.i, buf, sizeof buf);
+        else fn = "duration", dw_duration_format(v->u.i, buf, sizeof buf);
+        dw_json *x = dw_arena_alloc(a, sizeof *x), *f = dw_arena_alloc(a, sizeof *f), *arg = dw_arena_alloc(a, sizeof *arg);
+        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
+        char *text = dw_arena_memdup(a, buf, strlen(buf));
+        if (!x || !f || !arg || !m || !text) return NULL;
+        f->kind = arg->kind = DW_JSON_STRING;
+        f->u.str = (dw_str){ fn, strlen(fn) };
+        arg->u.str = (dw_str){ text, strlen(text) };
+        m[0] = (dw_json_member){ { "fn", 2 }, f, 0 };
+        m[1] = (dw_json_member){ { "arg", 3 }, arg, 0 };
+        x->kind = DW_JSON_OBJECT; x->u.obj.v = m; x->u.obj.n = 2;
+        m[2] = (dw_json_member){ { "__extn", 6 }, x, 0 };
+        j->kind = DW_JSON_OBJECT; j->u.obj.v = &m[2]; j->u.obj.n = 1;
+        return j;
+    }
+    case DW_V_SET: case DW_V_ARRAY: {
+        j->kind = DW_JSON_ARRAY;
+        j->u.arr.n = v->n;
+        j->u.arr.v = v->n ? dw_arena_alloc(a, v->n * sizeof *j->u.arr.v) : NULL;
+        if (v->n && !j->u.arr.v) return NULL;
+        for (uint32_t k = 0; k < v->n; k++)
+            if (!(j->u.arr.v[k] = ev_json(a, &v->u.elems[k], drop_null, depth + 1))) return NULL;
+        return j;
+    }
+    case DW_V_RECORD: {
+        j->kind = DW_JSON_OBJECT;
+        j->u.obj.v = v->n ? dw_arena_alloc(a, v->n * sizeof *j->u.obj.v) : NULL;
+        if (v->n && !j->u.obj.v) return NULL;
+        size_t n = 0;
+        for (uint32_t k = 0; k < v->n; k++) {
+            const dw_field *f = &v->u.fields[k];
+            if (drop_null && f->v.kind == DW_V_NULL) continue;
+            dw_json *fj = ev_json(a, &f->v, drop_null, depth + 1);
+            if (!fj) return NULL;
+            j->u.obj.v[n++] = (dw_json_member){ { f->key, f->klen }, fj, 0 };
+        }
+        j->u.obj.n = n;
+        return j;
+    }
+    default: return NULL;
+    }
+}
+
+/* A deep copy for the history in which arrays travel as DW_V_SET in their
+ * given order (dw_value_clone copies sets element-wise and dw_tval_cmp reads
+ * a set as an array in stored order; it does not copy DW_V_ARRAY). */
+static bool ev_carry(dw_arena *a, const dw_value *v, dw_value *out, int depth)
+{
+    if (depth > 256) return false;
+    *out = *v;
+    if (v->kind == DW_V_ARRAY || v->kind == DW_V_SET) {
+        out->kind = DW_V_SET;
+        if (!v->n) return true;
+        dw_value *el = dw_arena_alloc(a, v->n * sizeof *el);
+        if (!el) return false;
+        for (uint32_t k = 0; k < v->n; k++) if (!ev_carry(a, &v->u.elems[k], &el[k], depth + 1)) return false;
+        out->u.elems = el;
+    } else if (v->kind == DW_V_RECORD && v->n) {
+        dw_field *f = dw_arena_alloc(a, v->n * sizeof *f);
+        if (!f) return false;
+        for (uint32_t k = 0; k < v->n; k++) {
+            f[k] = v->u.fields[k];
+            if (!ev_carry(a, &v->u.fields[k].v, &f[k].v, depth + 1)) return false;
+        }
+        out->u.fields = f;
+    }
+    return true;
+}
+
+static dw_json *uid_json(dw_arena *a, const dw_uid *u)
+{
+    dw_value v = { .kind = DW_V_ENTITY };
+    v.u.uid = u;
+    dw_json *j = ev_json(a, &v, false, 0);
+    return j ? (dw_json *)j->u.obj.v[0].value : NULL;    /* the bare {"type","id"} */
+}
+
+/* The JSON reader's " (at byte N)" means nothing for values built in memory. */
+static void strip_offsets(char *m)
+{
+    static const char tag[] = " (at byte 0)";
+    for (char *p; (p = strstr(m, tag));) memmove(p, p + sizeof tag - 1, strlen(p + sizeof tag - 1) + 1);
+}
+
+static void errors_append(dw_verdict *v, const char *msg)
+{
+    size_t n = strlen(v->message);
+    if (n && n + 1 < sizeof v->message) v->message[n++] = '\n';
+    if (n < sizeof v->message) snprintf(v->message + n, sizeof v->message - n, "%s", msg);
+}
+
+/* Steps 3-9 of §15.1 for an appended decision event. */
+static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
+{
+    dw_arena *a = &e->scratch;
+    const dw_schema *schema = e->s.schema;
+    if (!in->principal || !in->resource) {
+        fault(v, "decision event has no %s in scope", in->principal ? "resource" : "principal");
+        return;
+    }
+    const dw_action_decl *ad = schema ? dw_schema_action(schema, in->atype, in->atype_len, in->aid, in->aid_len) : NULL;
+    if (schema && !ad) {
+        char m[200];
+        snprintf(m, sizeof m, "%.*s::\"%.*s\"", (int)in->atype_len, in->atype, (int)in->aid_len, in->aid);
+        fault(v, "action %s is not declared in the schema", m);
+        return;
+    }
+    /* step 5: the Cedar context = the request-context groups (+ hoisted leaves, via the LEAF instruction) */
+    dw_value empty = { .kind = DW_V_RECORD };
+    const dw_value *ectx = in->context && in->context->kind == DW_V_RECORD ? in->context : &empty;
+    dw_json *cj = ev_json(a, ectx, false, 0);
+    if (!cj) { fault(v, "request context: out of memory or nested too deeply%s", NULL); return; }
+    dw_value cctx;
+    dw_buf err = { 0 };
+    if (dw_value_from_json(a, cj, ad ? ad->context : NULL, &cctx, &err)) {
+        fault(v, "request does not conform to the schema: context: %s", err.p ? err.p : "?");
+        strip_offsets(v->message);
+        dw_buf_free(&err);
+        return;
+    }
+    /* step 6: principal and resource types */
+    if (ad) {
+        bool pok = false, rok = false;
+        for (size_t k = 0; k < ad->nprincipals; k++)
+            if (ad->principals[k].len == in->principal->tlen && !memcmp(ad->principals[k].s, in->principal->type, in->principal->tlen)) pok = true;
+        for (size_t k = 0; k < ad->nresources; k++)
+            if (ad->resources[k].len == in->resource->tlen && !memcmp(ad->resources[k].s, in->resource->type, in->resource->tlen)) rok = true;
+        if (!pok || !rok) {
+            fault(v, "request does not conform to the schema: %s type is not allowed for this action", pok ? "resource" : "principal");
+            return;
+        }
+    }
+    /* step 7: the per-event entity store: supplied entities, then the scope
+     * entities without attributes, then the schema's actions */
+    size_t ne = in->nentities + 2, n = 0;
+    dw_json *arr = dw_arena_alloc(a, sizeof *arr);
+    dw_json **items = dw_arena_alloc(a, ne * sizeof *items);
+    if (!arr || !items) { fault(v, "entities: out of memory%s", NULL); return; }
+    bool have_p = false, have_r = false;
+    for (uint32_t k = 0; k < in->nentities + 2; k++) {
+        const dw_uid *uid;
+        const dw_value *attrs = NULL;
+        const dw_uid *const *parents = NULL;
+        uint32_t np = 0;
+        if (k < in->nentities) {
+            const dw_event_entity *x = &in->entities[k];
+            uid = x->uid;
+            attrs = x->attrs;
+            parents = x->parents;
+            np = x->nparents;
+            if (dw_uid_eq(uid, in->principal)) have_p = true;
+            if (dw_uid_eq(uid, in->resource)) have_r = true;
+        } else if (k == in->nentities) {
+            if (have_p) continue;
+            uid = in->principal;
+            if (dw_uid_eq(uid, in->resource)) have_r = true;
+        } else {
+            if (have_r) continue;
+            uid = in->resource;
+        }
+        dw_json *o = dw_arena_alloc(a, sizeof *o);
+        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
+        dw_json *uj = uid_json(a, uid);
+        if (!o || !m || !uj) { fault(v, "entities: out of memory%s", NULL); return; }
+        size_t nm = 0;
+        m[nm++] = (dw_json_member){ { "uid", 3 }, uj, 0 };
+        if (attrs) {
+            dw_json *aj = ev_json(a, attrs, true, 0);
+            if (!aj) { fault(v, "entities: out of memory or nested too deeply%s", NULL); return; }
+            m[nm++] = (dw_json_member){ { "attrs", 5 }, aj, 0 };
+        }
+        if (np) {
+            dw_json *pj = dw_arena_alloc(a, sizeof *pj);
+            dw_json **pv = dw_arena_alloc(a, np * sizeof *pv);
+            if (!pj || !pv) { fault(v, "entities: out of memory%s", NULL); return; }
+            for (uint32_t q = 0; q < np; q++)
+                if (!(pv[q] = uid_json(a, parents[q]))) { fault(v, "entities: out of memory%s", NULL); return; }
+            pj->kind = DW_JSON_ARRAY;
+            pj->u.arr.v = pv;
+            pj->u.arr.n = np;
+            m[nm++] = (dw_json_member){ { "parents", 7 }, pj, 0 };
+        }
+        o->kind = DW_JSON_OBJECT;
+        o->u.obj.v = m;
+        o->u.obj.n = nm;
+        items[n++] = o;
+    }
+    arr->kind = DW_JSON_ARRAY;
+    arr->u.arr.v = items;
+    arr->u.arr.n = n;
+    dw_store st;
+    dw_store_init(&st);
+    if (dw_store_load_json(&st, arr, schema, &err)) {
+        fault(v, "entities: %s", err.p ? err.p : "invalid");
+        strip_offsets(v->message);
+        dw_buf_free(&err);
+        dw_store_free(&st);
+        return;
+    }
+    dw_buf_free(&err);
+    /* the request; the leaves read the event-valued context (§8.1), Cedar the converted one */
+    dw_request req;
+    memset(&req, 0, sizeof req);
+    req.vars[DW_VAR_P].kind = DW_V_ENTITY;
+    req.vars[DW_VAR_P].u.uid = in->principal;
+    req.vars[DW_VAR_R].kind = DW_V_ENTITY;
+    req.vars[DW_VAR_R].u.uid = in->resource;
+    req.vars[DW_VAR_A].kind = DW_V_ENTITY;
+    req.vars[DW_VAR_A].u.uid = dw_make_uid(a, in->atype, in->atype_len, in->aid, in->aid_len);
+    dw_value lctx;
+    if (!req.vars[DW_VAR_A].u.uid || !ev_carry(a, ectx, &lctx, 0)) { fault(v, "request: out of memory%s", NULL); dw_store_free(&st); return; }
+    req.vars[DW_VAR_C] = lctx;
+    dw_store saved = e->s.store;
+    e->s.store = st;
+    dw_request_bind(&req, e->s.prog, &e->s.store);
+    dw_response resp;
+    int rc = evaluate_leaves(e, &req, v);
+    if (!rc) {
+        req.vars[DW_VAR_C] = cctx;
+        if (dw_authorize(e->s.prog, &e->s.store, &req, a, &resp)) { fault(v, "decision: out of memory%s", NULL); rc = -1; }
+    }
+    st = e->s.store;
+    e->s.store = saved;
+    dw_store_free(&st);
+    if (rc) return;
+    v->allow = resp.allow;
+    v->cause = resp.allow ? DW_CAUSE_PERMITTED : resp.ndetermining ? DW_CAUSE_FORBIDDEN : DW_CAUSE_NO_MATCH;
+    v->ndetermining = resp.ndetermining < DW_VERDICT_MAX_RULES ? resp.ndetermining : DW_VERDICT_MAX_RULES;
+    memcpy(v->determining, resp.determining, v->ndetermining * sizeof *v->determining);
+    v->nerrors = resp.nerrors;
+    v->message[0] = 0;
+    for (uint32_t k = 0; k < resp.nerrors; k++) {
+        char m[200];
+        snprintf(m, sizeof m, "policy_%u: %s%s%s", resp.errors[k].policy, dw_eval_status_name(resp.errors[k].status),
+                 resp.errors[k].detail ? ": " : "", resp.errors[k].detail ? resp.errors[k].detail : "");
+        errors_append(v, m);
+    }
+}
+
+int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!e || !in || !e->s.prog) return -1;
+    dw_arena_reset(&e->scratch);
+    built b;
+    memset(&b, 0, sizeof b);
+    b.ev.atype = (dw_bytes){ in->atype, in->atype_len };
+    b.ev.aid = (dw_bytes){ in->aid, in->aid_len };
+    b.ev.kind = (dw_bytes){ in->kind, in->kind_len };
+    b.decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, in->kind, in->kind_len)
+                         : (in->kind_len == 7 && !memcmp(in->kind, "request", 7));
+    v->decided = b.decision;
+    dw_value empty = { .kind = DW_V_RECORD };
+    if (!ev_carry(&e->scratch, in->logged && in->logged->kind == DW_V_RECORD ? in->logged : &empty, &b.ev.logged, 0)) {
+        fault(v, "event: out of memory or nested too deeply%s", NULL);
+        return 0;
+    }
+    if (e->replay_ts) {
+        e->last_ts = in->ts;
+        e->have_ts = true;
+        v->timestamp = in->ts;
+    } else v->timestamp = stamp(e, in->ts);
+    if (history_append(e, &b, v->timestamp)) { fault(v, "history: out of memory%s", NULL); return 0; }
+    if (b.decision) decide_parts(e, in, v);
+    history_retain(e);
+    return 0;
 }

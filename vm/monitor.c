@@ -63,6 +63,9 @@ static bool enc_value(mbuf *b, const dw_value *v, bool raw, int depth)
     uint8_t k = v->kind;
     if (k == DW_V_SET && !raw) k = DW_V_ARRAY;
     mb_u8(b, k);
+    /* raw mirrors dw_value_eq, the engine's partition test, which does not
+     * know event Arrays: any two of them are equal there */
+    if (raw && k == DW_V_ARRAY) return true;
     switch (v->kind) {
     case DW_V_BOOL: mb_u8(b, v->u.b ? 1 : 0); return true;
     case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: mb_i64(b, v->u.i); return true;

@@ -16,8 +16,10 @@
  *   SINCE_NEG  !Q since within W P
  *   PREVIOUS   previous within W P
  *
- * State (updated by dw_monitors_observe on every appended event, expired
- * there, so memory follows the window):
+ * State (updated by dw_monitors_observe, which feeds an event only to the
+ * monitors whose predicates name its identity (a hash dispatch) plus the
+ * `previous` ones, and expires what it fed; dw_monitors_eval expires the
+ * leaf it decides first; so memory follows the window):
  *   FORMERLY   per tuple of (partition key, values of P's anchored fields):
  *              the latest matching timestamp (hash map + LRU list by time);
  *   COUNT/SUM  per tuple: count and exact (128-bit) running total, with one
