@@ -1,0 +1,155 @@
+/* histlog.h - the durable event history of one engine (box.md §7, dogwood.md
+ * §7.3, §20 Q17): an append-only, checksummed, group-committed log in a state
+ * directory, with atomic checkpoints and window-based retention.
+ *
+ * Payloads are opaque bytes (the engine serialises its events).  The store
+ * assigns every record its sequence number (= its timepoint, 0-based, never
+ * reused) and its timestamp (nanoseconds; strictly increasing, previous + 1
+ * when the clock does not advance, persisted so it also holds across
+ * restarts: Q17).
+ *
+ * State directory:
+ *   LOCK                     flock(2)ed while open (one process per log)
+ *   seg-<base seq, hex>.log  log segments; records base, base+1, ...
+ *   ckpt-<seq, hex>.ckpt     the latest checkpoint (state covering seq < S)
+ *   *.tmp                    leftovers of an interrupted create; removed
+ *
+ * On-disk format (all integers little-endian; version 1):
+ *   segment header, 48 bytes:
+ *     0  magic "DWHIST\r\n"   8  u32 version   12 u32 header length (48)
+ *     16 u64 event-schema digest   24 u64 base seq
+ *     32 u64 timestamp of the record before base (0 if none)
+ *     40 u64 XXH3-64 of bytes [0, 40)
+ *   record, 32 + len bytes:
+ *     0  u64 XXH3-64 of bytes [8, 32 + len)   8 u32 len   12 u32 flags (0)
+ *     16 u64 seq   24 u64 timestamp   32 payload
+ *   checkpoint, 72-byte header + state:
+ *     0  magic "DWCKPT\r\n"   8 u32 version   12 u32 header length (72)
+ *     16 u64 digest   24 u64 seq S (state covers records < S)
+ *     32 u64 keep_from   40 u64 timestamp of record S-1   48 u64 state length
+ *     56 u64 XXH3-64 of the state   64 u64 XXH3-64 of bytes [0, 64)
+ * Every version keeps magic, version and header length at the same offsets
+ * and the header checksum in the header's last 8 bytes, so a file from a
+ * newer format is recognised (and refused) rather than mistaken for damage.
+ *
+ * Durability (box.md §7): under DW_DURABILITY_FULL dw_histlog_append returns
+ * only once its record is on disk.  Concurrent appenders share syncs (group
+ * commit, leader/follower): the first waiter becomes the leader, writes every
+ * record queued so far with one pwrite and covers them all with one
+ * fdatasync, while new appenders queue behind it; no lock is held across the
+ * write or the sync.  An engine must assign the sequence number under its own
+ * lock (dw_histlog_enqueue) and wait for durability after releasing it
+ * (dw_histlog_wait), or every decision pays a sync of its own.
+ *
+ * Errors are sticky: after a failed write or sync every later append fails
+ * (the caller denies) until the log is closed and reopened, which recovers
+ * the longest valid prefix.  Recovery never fails on damage: a torn or
+ * corrupt record ends the history there (the file is truncated and the
+ * dropped bytes reported); only a different schema digest, a newer format
+ * or an I/O error refuses to open. */
+#ifndef DW_HISTLOG_H
+#define DW_HISTLOG_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DW_HISTLOG_VERSION 1u
+#define DW_HISTLOG_MAX_RECORD (64u << 20)   /* payload bytes */
+#define DW_HISTLOG_SCHEMA_MISMATCH "dogwood history uses a different event schema"
+
+typedef enum dw_durability {
+    DW_DURABILITY_FULL = 0,  /* append returns once its record is synced */
+    DW_DURABILITY_BATCH,     /* returns after write(2); a flusher thread syncs
+                                every batch_ms, or sooner once batch_records
+                                records are unsynced (soft bound) */
+    DW_DURABILITY_NONE       /* returns after write(2); never syncs records
+                                (checkpoints are still synced) */
+} dw_durability;
+
+typedef struct dw_histlog dw_histlog;
+
+/* Recovery callbacks, called during dw_histlog_open in order: the latest
+ * valid checkpoint (if any), then every surviving record after it.  A
+ * non-zero return aborts the open (error "recovery callback failed"). */
+typedef int (*dw_histlog_ckpt_fn)(void *ctx, uint64_t seq, uint64_t last_ts,
+                                  const void *state, size_t len);
+typedef int (*dw_histlog_record_fn)(void *ctx, uint64_t seq, uint64_t ts,
+                                    const void *payload, size_t len);
+
+typedef struct dw_histlog_options {
+    uint64_t schema_digest;          /* event-schema digest; must match */
+    dw_durability durability;
+    uint32_t batch_ms;               /* BATCH: 0 = 5 ms */
+    uint32_t batch_records;          /* BATCH: 0 = 256 */
+    uint64_t (*clock)(void *ctx);    /* ns since the epoch; NULL = CLOCK_REALTIME */
+    void *clock_ctx;
+    dw_histlog_ckpt_fn on_checkpoint;    /* may be NULL */
+    dw_histlog_record_fn on_record;      /* may be NULL */
+    void *cb_ctx;
+} dw_histlog_options;
+
+typedef struct dw_histlog_recovery {
+    bool has_checkpoint;
+    uint64_t checkpoint_seq;         /* records < this are in the checkpoint */
+    uint32_t checkpoints_rejected;   /* damaged checkpoints skipped */
+    uint64_t first_seq;              /* first record handed to on_record */
+    uint64_t records;                /* records handed to on_record */
+    uint64_t next_seq;               /* the next append gets this seq */
+    uint64_t last_ts;
+    uint64_t dropped_bytes;          /* torn / corrupt bytes removed */
+    uint32_t dropped_segments;       /* whole segment files removed as damaged */
+    uint32_t segments;               /* segment files kept */
+    char note[256];                  /* what was dropped and why; "" if nothing */
+} dw_histlog_recovery;
+
+typedef struct dw_histlog_stats {
+    uint64_t appends, syncs, writes, synced_records;
+    uint64_t max_batch;              /* most records covered by one sync */
+} dw_histlog_stats;
+
+/* Open (creating the directory and a fresh log if needed) and recover.
+ * Returns NULL with a message in err on refusal or I/O error. */
+dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
+                            dw_histlog_recovery *rec, char *err, size_t errlen);
+
+/* Append one record and wait as the durability mode says.  0 on success with
+ * *seq (and *ts) set; -1 on failure (errno set; dw_histlog_error explains):
+ * the caller must treat the event as not recorded and deny. */
+int dw_histlog_append(dw_histlog *log, const void *bytes, size_t len, uint64_t *seq);
+int dw_histlog_append_ts(dw_histlog *log, const void *bytes, size_t len,
+                         uint64_t *seq, uint64_t *ts);
+
+/* Split append: enqueue assigns seq and timestamp and returns at once (cheap,
+ * for use under the engine's lock; never touches the disk); wait blocks until
+ * record `seq` is written (BATCH, NONE) or durable (FULL).  Records reach the
+ * file in seq order.  wait_durable forces a sync in any mode. */
+int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len,
+                       uint64_t *seq, uint64_t *ts);
+int dw_histlog_wait(dw_histlog *log, uint64_t seq);
+int dw_histlog_wait_durable(dw_histlog *log, uint64_t seq);
+/* Make every record enqueued so far durable. */
+int dw_histlog_sync(dw_histlog *log);
+
+/* Write a checkpoint of the caller's state, which must cover every record
+ * enqueued before the call (seq < dw_histlog_next_seq at the call: hold the
+ * engine lock), atomically (temp + fsync + rename + fsync dir), start a new
+ * segment and retire segments whose records are all < keep_from_seq (the
+ * oldest record any window can still reach; clamped to the checkpoint).
+ * Reopening then loads this state and replays only later records; should the
+ * checkpoint ever be unreadable, the records from keep_from_seq on are
+ * replayed instead.  Returns 0, or -1 with dw_histlog_error set (a failure to
+ * write the checkpoint leaves the log usable). */
+int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len,
+                          uint64_t keep_from_seq);
+
+uint64_t dw_histlog_next_seq(dw_histlog *log);
+/* Every record with seq < this is known durable (synced). */
+uint64_t dw_histlog_durable_end(dw_histlog *log);
+const char *dw_histlog_error(dw_histlog *log);
+void dw_histlog_get_stats(dw_histlog *log, dw_histlog_stats *st);
+
+/* Write and (unless DW_DURABILITY_NONE) sync what is queued, then free.
+ * Returns -1 if that final flush failed. */
+int dw_histlog_close(dw_histlog *log);
+
+#endif

@@ -1,0 +1,930 @@
+/* test_histlog.c - runtime/histlog.c, the durable history store.
+ *
+ * Round trip; a torn tail at every byte offset and a flipped byte at every
+ * offset of a small log (never a crash, always the longest valid prefix, and
+ * the log keeps working); a corrupt middle record; schema-digest mismatch
+ * and newer-format refusals; checkpoint + retention + reopen (including a
+ * checkpoint torn at every offset and a crash between checkpoint and the new
+ * segment); 8 threads appending at once; every durability mode; a write
+ * error (RLIMIT_FSIZE as a full disk) fails the append and sticks; the
+ * directory lock; strictly increasing timestamps across restarts (Q17).
+ * Everything happens in a mkdtemp directory under /tmp, removed afterwards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "runtime/histlog.h"
+
+#define DIGEST 0x5eed5eed12345678ull
+
+/* ================================================================ fixtures */
+
+static char g_root[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(g_root, "/tmp/dw-histlog-XXXXXX");
+    return mkdtemp(g_root) ? 0 : -1;
+}
+
+static void rm_rf(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+            rm_rf(p);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_rf(g_root);
+    return 0;
+}
+
+static void subdir(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", g_root, name);
+}
+
+/* Recovered records. */
+typedef struct rec_t { uint64_t seq, ts; size_t len; uint8_t *bytes; } rec_t;
+typedef struct collect {
+    rec_t *v; size_t n, cap;
+    int have_ckpt; uint64_t ckpt_seq; size_t ckpt_len; uint8_t ckpt[256];
+} collect;
+
+static int on_rec(void *ctx, uint64_t seq, uint64_t ts, const void *p, size_t len)
+{
+    collect *c = ctx;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->v = realloc(c->v, c->cap * sizeof *c->v);
+    }
+    rec_t *r = &c->v[c->n++];
+    r->seq = seq; r->ts = ts; r->len = len;
+    r->bytes = malloc(len ? len : 1);
+    memcpy(r->bytes, p, len);
+    return 0;
+}
+
+static int on_ckpt(void *ctx, uint64_t seq, uint64_t last_ts, const void *state, size_t len)
+{
+    collect *c = ctx;
+    c->have_ckpt = 1;
+    c->ckpt_seq = seq;
+    c->ckpt_len = len < sizeof c->ckpt ? len : sizeof c->ckpt;
+    memcpy(c->ckpt, state, c->ckpt_len);
+    return 0;
+}
+
+static void collect_free(collect *c)
+{
+    for (size_t i = 0; i < c->n; i++) free(c->v[i].bytes);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+static dw_histlog_options opts(dw_durability mode, collect *c)
+{
+    dw_histlog_options o;
+    memset(&o, 0, sizeof o);
+    o.schema_digest = DIGEST;
+    o.durability = mode;
+    o.on_record = c ? on_rec : NULL;
+    o.on_checkpoint = c ? on_ckpt : NULL;
+    o.cb_ctx = c;
+    return o;
+}
+
+static dw_histlog *open_ok(const char *dir, dw_durability mode, collect *c, dw_histlog_recovery *rec)
+{
+    dw_histlog_options o = opts(mode, c);
+    char err[256];
+    dw_histlog *log = dw_histlog_open(dir, &o, rec, err, sizeof err);
+    if (!log) fprintf(stderr, "open %s: %s\n", dir, err);
+    assert_non_null(log);
+    return log;
+}
+
+/* Payload of record i: varying length (0..40), recognisable bytes. */
+static size_t payload(uint64_t i, uint8_t *buf)
+{
+    size_t len = (size_t)(i * 7 % 41);
+    for (size_t k = 0; k < len; k++) buf[k] = (uint8_t)(i * 31 + k);
+    return len;
+}
+
+static void check_records(const collect *c, uint64_t first, uint64_t n)
+{
+    assert_int_equal(c->n, n);
+    uint8_t buf[64];
+    for (uint64_t i = 0; i < n; i++) {
+        const rec_t *r = &c->v[i];
+        assert_int_equal(r->seq, first + i);
+        size_t len = payload(first + i, buf);
+        assert_int_equal(r->len, len);
+        assert_memory_equal(r->bytes, buf, len);
+        if (i) assert_true(r->ts > c->v[i - 1].ts);
+    }
+}
+
+static void append_n(dw_histlog *log, uint64_t from, uint64_t n)
+{
+    uint8_t buf[64];
+    for (uint64_t i = from; i < from + n; i++) {
+        uint64_t seq = ~0ull;
+        size_t len = payload(i, buf);
+        assert_int_equal(dw_histlog_append(log, buf, len, &seq), 0);
+        assert_int_equal(seq, i);
+    }
+}
+
+/* Whole-directory snapshots, to damage a copy again and again. */
+typedef struct file_t { char name[256]; uint8_t *data; size_t len; } file_t;
+typedef struct snap { file_t f[16]; int n; } snap;
+
+static void snap_take(const char *dir, snap *s)
+{
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || !strcmp(de->d_name, "LOCK")) continue;
+        assert_true(s->n < 16);
+        file_t *f = &s->f[s->n++];
+        snprintf(f->name, sizeof f->name, "%s", de->d_name);
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        FILE *fp = fopen(p, "rb");
+        assert_non_null(fp);
+        fseek(fp, 0, SEEK_END);
+        f->len = (size_t)ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        f->data = malloc(f->len + 1);
+        assert_int_equal(fread(f->data, 1, f->len, fp), f->len);
+        fclose(fp);
+    }
+    closedir(d);
+}
+
+static file_t *snap_find(snap *s, const char *prefix)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strncmp(s->f[i].name, prefix, strlen(prefix))) return &s->f[i];
+    return NULL;
+}
+
+/* Recreate dir from s; file `victim` (may be NULL) is written with len bytes
+ * and, if flip >= 0, byte `flip` inverted. */
+static void snap_restore(const char *dir, const snap *s, const file_t *victim, size_t len, long flip)
+{
+    rm_rf(dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    for (int i = 0; i < s->n; i++) {
+        const file_t *f = &s->f[i];
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, f->name);
+        FILE *fp = fopen(p, "wb");
+        assert_non_null(fp);
+        size_t n = f == victim ? len : f->len;
+        if (f == victim && flip >= 0) {
+            uint8_t *tmp = malloc(f->len + 1);
+            memcpy(tmp, f->data, f->len);
+            tmp[flip] ^= 0xff;
+            fwrite(tmp, 1, n, fp);
+            free(tmp);
+        } else {
+            fwrite(f->data, 1, n, fp);
+        }
+        fclose(fp);
+    }
+}
+
+static void snap_free(snap *s)
+{
+    for (int i = 0; i < s->n; i++) free(s->f[i].data);
+    s->n = 0;
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (!strncmp(de->d_name, prefix, strlen(prefix))) n++;
+    closedir(d);
+    return n;
+}
+
+/* Offsets where record i ends in a fresh single segment. */
+static size_t rec_end(uint64_t i)
+{
+    size_t off = 48;
+    uint8_t buf[64];
+    for (uint64_t k = 0; k <= i; k++) off += 32 + payload(k, buf);
+    return off;
+}
+
+/* ================================================================ tests */
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "rt");
+    dw_histlog_recovery rec;
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, &rec);
+    assert_int_equal(rec.next_seq, 0);
+    assert_int_equal(rec.records, 0);
+    append_n(log, 0, 100);
+    assert_int_equal(dw_histlog_next_seq(log), 100);
+    assert_int_equal(dw_histlog_close(log), 0);
+
+    collect c = { 0 };
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    check_records(&c, 0, 100);
+    assert_int_equal(rec.dropped_bytes, 0);
+    assert_string_equal(rec.note, "");
+    assert_int_equal(rec.next_seq, 100);
+    assert_int_equal(rec.first_seq, 0);
+    assert_int_equal(rec.last_ts, c.v[99].ts);
+    append_n(log, 100, 5);
+    assert_int_equal(dw_histlog_close(log), 0);
+    collect_free(&c);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    check_records(&c, 0, 105);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+static void test_torn_tail_every_offset(void **state)
+{
+    (void)state;
+    char dir[128], work[128];
+    subdir(dir, sizeof dir, "torn");
+    subdir(work, sizeof work, "torn-work");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
+    const uint64_t N = 8;
+    append_n(log, 0, N);
+    assert_int_equal(dw_histlog_close(log), 0);
+    snap s;
+    snap_take(dir, &s);
+    file_t *seg = snap_find(&s, "seg-");
+    assert_non_null(seg);
+    assert_int_equal(seg->len, rec_end(N - 1));
+    for (size_t L = 0; L <= seg->len; L++) {
+        snap_restore(work, &s, seg, L, -1);
+        collect c = { 0 };
+        dw_histlog_recovery rec;
+        log = open_ok(work, DW_DURABILITY_NONE, &c, &rec);
+        uint64_t k = 0;
+        while (k < N && rec_end(k) <= L) k++;
+        check_records(&c, 0, k);
+        size_t valid = L < 48 ? 0 : (k ? rec_end(k - 1) : 48);
+        assert_int_equal(rec.dropped_bytes, L - valid);
+        if (L != valid) assert_true(rec.note[0] != 0);
+        assert_int_equal(rec.next_seq, k);
+        /* the log goes on from the prefix */
+        append_n(log, k, 1);
+        assert_int_equal(dw_histlog_close(log), 0);
+        collect_free(&c);
+        log = open_ok(work, DW_DURABILITY_NONE, &c, &rec);
+        check_records(&c, 0, k + 1);
+        assert_int_equal(rec.dropped_bytes, 0);
+        dw_histlog_close(log);
+        collect_free(&c);
+    }
+    snap_free(&s);
+}
+
+static void test_corrupt_every_offset(void **state)
+{
+    (void)state;
+    char dir[128], work[128];
+    subdir(dir, sizeof dir, "flip");
+    subdir(work, sizeof work, "flip-work");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
+    const uint64_t N = 6;
+    append_n(log, 0, N);
+    assert_int_equal(dw_histlog_close(log), 0);
+    snap s;
+    snap_take(dir, &s);
+    file_t *seg = snap_find(&s, "seg-");
+    for (size_t off = 0; off < seg->len; off++) {
+        snap_restore(work, &s, seg, seg->len, (long)off);
+        collect c = { 0 };
+        dw_histlog_recovery rec;
+        log = open_ok(work, DW_DURABILITY_NONE, &c, &rec);
+        /* every record that ends at or before the flipped byte survives */
+        uint64_t k = 0;
+        while (k < N && rec_end(k) <= off) k++;
+        if (off < 48) k = 0;
+        check_records(&c, 0, k);
+        assert_true(rec.dropped_bytes > 0);
+        assert_true(rec.note[0] != 0);
+        append_n(log, k, 1);
+        dw_histlog_close(log);
+        collect_free(&c);
+    }
+    snap_free(&s);
+}
+
+static void test_corrupt_middle_record(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "mid");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    append_n(log, 0, 10);
+    dw_histlog_close(log);
+    char p[256];
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 0);
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    struct stat sb;
+    fstat(fd, &sb);
+    off_t at = (off_t)rec_end(4) + 32 + 1;      /* payload of record 5 */
+    uint8_t b;
+    assert_int_equal(pread(fd, &b, 1, at), 1);
+    b ^= 0x01;
+    assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    check_records(&c, 0, 5);
+    assert_int_equal(rec.dropped_bytes, (uint64_t)sb.st_size - rec_end(4));
+    assert_non_null(strstr(rec.note, "corrupt"));
+    assert_int_equal(dw_histlog_next_seq(log), 5);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+static void patch_version(const char *path, uint32_t hlen, uint32_t version)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t h[128];
+    assert_int_equal(pread(fd, h, hlen, 0), (ssize_t)hlen);
+    for (int i = 0; i < 4; i++) h[8 + i] = (uint8_t)(version >> (8 * i));
+    uint64_t x = XXH3_64bits(h, hlen - 8);
+    for (int i = 0; i < 8; i++) h[hlen - 8 + i] = (uint8_t)(x >> (8 * i));
+    assert_int_equal(pwrite(fd, h, hlen, 0), (ssize_t)hlen);
+    close(fd);
+}
+
+static void test_schema_and_format_refusals(void **state)
+{
+    (void)state;
+    char dir[128], err[256];
+    subdir(dir, sizeof dir, "schema");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    append_n(log, 0, 3);
+    dw_histlog_close(log);
+
+    dw_histlog_options o = opts(DW_DURABILITY_FULL, NULL);
+    o.schema_digest = DIGEST ^ 1;
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "dogwood history uses a different event schema"));
+
+    /* nothing was harmed: the right digest still opens everything */
+    collect c = { 0 };
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, NULL);
+    check_records(&c, 0, 3);
+    dw_histlog_close(log);
+    collect_free(&c);
+
+    /* a segment from a newer format */
+    char p[256];
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 0);
+    patch_version(p, 48, 2);
+    o.schema_digest = DIGEST;
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "newer format"));
+    patch_version(p, 48, 1);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, NULL);
+    check_records(&c, 0, 3);
+    /* a checkpoint from a newer format, and a checkpoint under another schema */
+    assert_int_equal(dw_histlog_checkpoint(log, "st", 2, 0), 0);
+    dw_histlog_close(log);
+    collect_free(&c);
+    snprintf(p, sizeof p, "%s/ckpt-%016x.ckpt", dir, 3);
+    patch_version(p, 72, 7);
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "newer format"));
+    patch_version(p, 72, 1);
+    o.schema_digest = DIGEST ^ 2;
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "dogwood history uses a different event schema"));
+}
+
+static void test_checkpoint_retention_reopen(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "ckpt");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_BATCH, NULL, NULL);
+    append_n(log, 0, 1000);
+    assert_int_equal(dw_histlog_checkpoint(log, "state@1000", 10, 900), 0);
+    /* keep_from 900 still needs segment 0 */
+    assert_int_equal(count_files(dir, "seg-"), 2);
+    append_n(log, 1000, 1000);
+    assert_int_equal(dw_histlog_checkpoint(log, "state@2000", 10, 1900), 0);
+    assert_int_equal(count_files(dir, "seg-"), 2);          /* seg 0 retired */
+    assert_int_equal(count_files(dir, "ckpt-"), 1);
+    char p[256];
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 0);
+    assert_int_equal(access(p, F_OK), -1);
+    append_n(log, 2000, 10);
+    assert_int_equal(dw_histlog_close(log), 0);
+
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_true(c.have_ckpt);
+    assert_int_equal(c.ckpt_seq, 2000);
+    assert_int_equal(c.ckpt_len, 10);
+    assert_memory_equal(c.ckpt, "state@2000", 10);
+    assert_true(rec.has_checkpoint);
+    check_records(&c, 2000, 10);             /* only what follows the checkpoint */
+    assert_int_equal(rec.first_seq, 2000);
+    assert_int_equal(rec.next_seq, 2010);
+    dw_histlog_close(log);
+    collect_free(&c);
+
+    /* the checkpoint torn at every offset, or flipped: never a crash; without a
+     * whole checkpoint, every retained record (from 1000) is replayed */
+    snap s;
+    snap_take(dir, &s);
+    file_t *ck = snap_find(&s, "ckpt-");
+    assert_non_null(ck);
+    char work[128];
+    subdir(work, sizeof work, "ckpt-work");
+    for (size_t L = 0; L <= ck->len; L++) {
+        for (int mode = 0; mode < 2; mode++) {
+            if (mode == 1 && L == ck->len) continue;
+            if (mode == 0) snap_restore(work, &s, ck, L, -1);
+            else snap_restore(work, &s, ck, ck->len, (long)L);
+            log = open_ok(work, DW_DURABILITY_NONE, &c, &rec);
+            if (mode == 0 && L == ck->len) {
+                assert_true(c.have_ckpt);
+                check_records(&c, 2000, 10);
+            } else {
+                assert_false(c.have_ckpt);
+                assert_int_equal(rec.checkpoints_rejected, 1);
+                check_records(&c, 1000, 1010);
+            }
+            assert_int_equal(rec.next_seq, 2010);
+            dw_histlog_close(log);
+            collect_free(&c);
+        }
+    }
+    snap_free(&s);
+
+    /* a crash between the checkpoint and its new segment */
+    log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    assert_int_equal(dw_histlog_checkpoint(log, "state@2010", 10, 2000), 0);
+    dw_histlog_close(log);
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 2010);
+    assert_int_equal(unlink(p), 0);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_true(c.have_ckpt);
+    assert_int_equal(c.ckpt_seq, 2010);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(rec.next_seq, 2010);
+    assert_int_equal(rec.dropped_bytes, 0);    /* segment 2000 stays whole */
+    assert_int_equal(rec.segments, 1);
+    append_n(log, 2010, 3);
+    dw_histlog_close(log);
+    collect_free(&c);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_int_equal(c.ckpt_seq, 2010);
+    check_records(&c, 2010, 3);
+    assert_int_equal(rec.dropped_bytes, 0);
+    dw_histlog_close(log);
+    collect_free(&c);
+    /* without the checkpoint, segment 2000 replays whole: 2000..2012 */
+    snprintf(p, sizeof p, "%s/ckpt-%016x.ckpt", dir, 2010);
+    assert_int_equal(unlink(p), 0);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_false(c.have_ckpt);
+    check_records(&c, 2000, 13);
+    assert_int_equal(rec.dropped_bytes, 0);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+/* Damage in an older segment (replayed because the checkpoint is gone):
+ * the history ends there and every later segment goes. */
+static void test_corrupt_older_segment(void **state)
+{
+    (void)state;
+    char dir[128], p[256];
+    subdir(dir, sizeof dir, "older");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
+    append_n(log, 0, 10);
+    assert_int_equal(dw_histlog_checkpoint(log, "s", 1, 0), 0);
+    append_n(log, 10, 10);
+    dw_histlog_close(log);
+    snprintf(p, sizeof p, "%s/ckpt-%016x.ckpt", dir, 10);
+    assert_int_equal(unlink(p), 0);
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 0);
+    int fd = open(p, O_RDWR);
+    uint8_t b = 0x55;
+    assert_int_equal(pwrite(fd, &b, 1, (off_t)rec_end(6) + 20), 1);   /* inside record 7 */
+    close(fd);
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_ok(dir, DW_DURABILITY_NONE, &c, &rec);
+    check_records(&c, 0, 7);
+    assert_int_equal(rec.dropped_segments, 1);
+    assert_int_equal(rec.next_seq, 7);
+    assert_int_equal(count_files(dir, "seg-"), 1);
+    append_n(log, 7, 2);
+    dw_histlog_close(log);
+    collect_free(&c);
+    log = open_ok(dir, DW_DURABILITY_NONE, &c, &rec);
+    check_records(&c, 0, 9);
+    assert_int_equal(rec.dropped_bytes, 0);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+/* Reopen cost follows the window: many checkpoints, bounded files. */
+static void test_retention_bounds_history(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "bounded");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
+    for (uint64_t round = 0; round < 20; round++) {
+        append_n(log, round * 500, 500);
+        uint64_t next = (round + 1) * 500;
+        assert_int_equal(dw_histlog_checkpoint(log, "s", 1, next > 700 ? next - 700 : 0), 0);
+        assert_true(count_files(dir, "seg-") <= 3);
+    }
+    dw_histlog_close(log);
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_ok(dir, DW_DURABILITY_NONE, &c, &rec);
+    assert_int_equal(c.ckpt_seq, 10000);
+    assert_int_equal(c.n, 0);
+    assert_true(rec.segments <= 3);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+/* ---- 8 threads */
+#define NTHREADS 8
+#define PER_THREAD 150
+typedef struct thr { dw_histlog *log; int id; uint64_t seqs[PER_THREAD]; int fails; } thr;
+
+static void *appender(void *arg)
+{
+    thr *t = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "t%d:%d", t->id, i);
+        if (dw_histlog_append(t->log, buf, (size_t)n, &t->seqs[i]) != 0) t->fails++;
+    }
+    return NULL;
+}
+
+static void test_concurrent_appends(void **state)
+{
+    (void)state;
+    for (int mode = DW_DURABILITY_FULL; mode <= DW_DURABILITY_NONE; mode++) {
+        char dir[128];
+        snprintf(dir, sizeof dir, "%s/threads%d", g_root, mode);
+        dw_histlog *log = open_ok(dir, (dw_durability)mode, NULL, NULL);
+        thr t[NTHREADS];
+        pthread_t th[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) {
+            t[i].log = log; t[i].id = i; t[i].fails = 0;
+            assert_int_equal(pthread_create(&th[i], NULL, appender, &t[i]), 0);
+        }
+        for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+        dw_histlog_stats st;
+        dw_histlog_get_stats(log, &st);
+        assert_int_equal(st.appends, NTHREADS * PER_THREAD);
+        if (mode == DW_DURABILITY_FULL) {
+            assert_int_equal(st.synced_records, NTHREADS * PER_THREAD);
+            assert_true(st.syncs <= st.appends);
+            print_message("    full: %d appends, %llu syncs, up to %llu records per sync\n",
+                          NTHREADS * PER_THREAD, (unsigned long long)st.syncs, (unsigned long long)st.max_batch);
+        }
+        assert_int_equal(dw_histlog_close(log), 0);
+
+        collect c = { 0 };
+        log = open_ok(dir, DW_DURABILITY_FULL, &c, NULL);
+        assert_int_equal(c.n, NTHREADS * PER_THREAD);
+        char *seen = calloc(NTHREADS * PER_THREAD, 1);
+        for (int i = 0; i < NTHREADS; i++) {
+            assert_int_equal(t[i].fails, 0);
+            for (int k = 0; k < PER_THREAD; k++) {
+                uint64_t s = t[i].seqs[k];
+                if (k) assert_true(s > t[i].seqs[k - 1]);
+                assert_true(s < NTHREADS * PER_THREAD);
+                assert_false(seen[s]);
+                seen[s] = 1;
+                char buf[32];
+                int n = snprintf(buf, sizeof buf, "t%d:%d", i, k);
+                assert_int_equal(c.v[s].seq, s);
+                assert_int_equal(c.v[s].len, (size_t)n);
+                assert_memory_equal(c.v[s].bytes, buf, (size_t)n);
+            }
+        }
+        for (size_t i = 1; i < c.n; i++) assert_true(c.v[i].ts > c.v[i - 1].ts);
+        free(seen);
+        dw_histlog_close(log);
+        collect_free(&c);
+    }
+}
+
+/* Checkpoints taken while 4 threads append (leadership hand-over, segment
+ * rotation, the BATCH flusher): nothing is lost or duplicated. */
+static void test_checkpoint_during_appends(void **state)
+{
+    (void)state;
+    for (int mode = DW_DURABILITY_FULL; mode <= DW_DURABILITY_BATCH; mode++) {
+        char dir[128];
+        snprintf(dir, sizeof dir, "%s/ckpt-threads%d", g_root, mode);
+        dw_histlog_options o = opts((dw_durability)mode, NULL);
+        o.batch_ms = 1;
+        o.batch_records = 16;
+        dw_histlog *log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+        assert_non_null(log);
+        thr t[4];
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            t[i].log = log; t[i].id = i; t[i].fails = 0;
+            assert_int_equal(pthread_create(&th[i], NULL, appender, &t[i]), 0);
+        }
+        uint64_t last = 0;
+        for (int k = 0; k < 6; k++) {
+            usleep(2000);
+            uint64_t n = dw_histlog_next_seq(log);   /* keep everything: keep_from 0 */
+            assert_int_equal(dw_histlog_checkpoint(log, &n, sizeof n, 0), 0);
+            last = n;
+        }
+        for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+        assert_int_equal(dw_histlog_close(log), 0);
+        (void)last;
+        collect c = { 0 };
+        dw_histlog_recovery rec;
+        log = open_ok(dir, DW_DURABILITY_NONE, &c, &rec);
+        assert_true(c.have_ckpt);
+        assert_int_equal(rec.next_seq, 4 * PER_THREAD);
+        assert_int_equal(c.n, 4 * PER_THREAD - c.ckpt_seq);
+        assert_int_equal(rec.dropped_bytes, 0);
+        dw_histlog_close(log);
+        collect_free(&c);
+        /* without checkpoints, every record from 0 replays, in seq order */
+        char p[256];
+        snprintf(p, sizeof p, "%s/ckpt-%016llx.ckpt", dir, (unsigned long long)rec.checkpoint_seq);
+        assert_int_equal(unlink(p), 0);
+        log = open_ok(dir, DW_DURABILITY_NONE, &c, &rec);
+        assert_int_equal(c.n, 4 * PER_THREAD);
+        for (size_t i = 0; i < c.n; i++) assert_int_equal(c.v[i].seq, i);
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(t[i].fails, 0);
+            for (int k = 0; k < PER_THREAD; k++) {
+                char buf[32];
+                int n = snprintf(buf, sizeof buf, "t%d:%d", i, k);
+                assert_memory_equal(c.v[t[i].seqs[k]].bytes, buf, (size_t)n);
+            }
+        }
+        dw_histlog_close(log);
+        collect_free(&c);
+    }
+}
+
+static void test_durability_modes(void **state)
+{
+    (void)state;
+    char dir[128];
+    dw_histlog_stats st;
+    /* FULL: every returned append is covered by a sync */
+    subdir(dir, sizeof dir, "mode-full");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    append_n(log, 0, 20);
+    dw_histlog_get_stats(log, &st);
+    assert_int_equal(st.synced_records, 20);
+    assert_int_equal(st.syncs, 20);            /* one thread: one sync each */
+    dw_histlog_close(log);
+
+    /* BATCH: returns after write; the flusher syncs within batch_ms */
+    subdir(dir, sizeof dir, "mode-batch");
+    dw_histlog_options o = opts(DW_DURABILITY_BATCH, NULL);
+    o.batch_ms = 20;
+    o.batch_records = 1000000;
+    log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+    assert_non_null(log);
+    append_n(log, 0, 20);
+    dw_histlog_get_stats(log, &st);
+    assert_true(st.synced_records < 20);
+    usleep(150 * 1000);
+    dw_histlog_get_stats(log, &st);
+    assert_int_equal(st.synced_records, 20);
+    assert_true(st.syncs >= 1 && st.syncs <= 3);
+    /* ...or once batch_records records are unsynced */
+    dw_histlog_close(log);
+    o.batch_ms = 60000;
+    o.batch_records = 10;
+    log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+    assert_non_null(log);
+    append_n(log, 20, 30);
+    for (int i = 0; i < 200; i++) {
+        dw_histlog_get_stats(log, &st);
+        if (st.synced_records >= 20) break;
+        usleep(5000);
+    }
+    assert_true(st.synced_records >= 20);
+    dw_histlog_close(log);
+
+    /* NONE: no sync at all, unless asked */
+    subdir(dir, sizeof dir, "mode-none");
+    log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
+    append_n(log, 0, 20);
+    dw_histlog_get_stats(log, &st);
+    assert_int_equal(st.syncs, 0);
+    assert_int_equal(dw_histlog_wait_durable(log, 19), 0);
+    dw_histlog_get_stats(log, &st);
+    assert_int_equal(st.syncs, 1);
+    assert_int_equal(st.synced_records, 20);
+    dw_histlog_close(log);
+
+    /* split append: enqueue under a caller's lock, wait outside it */
+    subdir(dir, sizeof dir, "mode-split");
+    log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    uint64_t seq[5], ts;
+    uint8_t buf[64];
+    for (int i = 0; i < 5; i++) {
+        size_t len = payload((uint64_t)i, buf);
+        assert_int_equal(dw_histlog_enqueue(log, buf, len, &seq[i], &ts), 0);
+        assert_int_equal(seq[i], (uint64_t)i);
+    }
+    assert_int_equal(dw_histlog_wait(log, seq[4]), 0);
+    dw_histlog_get_stats(log, &st);
+    assert_int_equal(st.syncs, 1);             /* one sync for all five */
+    assert_int_equal(st.synced_records, 5);
+    assert_int_equal(dw_histlog_wait(log, seq[0]), 0);
+    assert_int_equal(dw_histlog_wait(log, 99), -1);   /* never enqueued */
+    dw_histlog_close(log);
+    collect c = { 0 };
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, NULL);
+    check_records(&c, 0, 5);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+static void test_write_error_fails_append(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "full");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    append_n(log, 0, 5);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = rec_end(4) + 100;        /* room for about two more */
+    setrlimit(RLIMIT_FSIZE, &lim);
+    uint64_t ok = 5;
+    uint8_t buf[64];
+    int failed = 0;
+    for (uint64_t i = 5; i < 20; i++) {
+        uint64_t seq;
+        size_t len = payload(i, buf);
+        if (dw_histlog_append(log, buf, len, &seq) != 0) { failed = 1; break; }
+        ok++;
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    assert_true(failed);
+    assert_non_null(strstr(dw_histlog_error(log), "failed"));
+    /* sticky: the disk has room again, but the log stays failed until reopened */
+    uint64_t seq;
+    assert_int_equal(dw_histlog_append(log, "x", 1, &seq), -1);
+    assert_int_equal(dw_histlog_checkpoint(log, "s", 1, 0), -1);
+    assert_int_equal(dw_histlog_close(log), -1);
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    check_records(&c, 0, ok);                  /* every acknowledged record */
+    assert_int_equal(rec.next_seq, ok);
+    append_n(log, ok, 1);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+static void test_lock_and_limits(void **state)
+{
+    (void)state;
+    char dir[128], err[256];
+    subdir(dir, sizeof dir, "lock");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    dw_histlog_options o = opts(DW_DURABILITY_FULL, NULL);
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "in use"));
+    uint64_t seq;
+    assert_int_equal(dw_histlog_append(log, "x", (size_t)DW_HISTLOG_MAX_RECORD + 1, &seq), -1);
+    assert_int_equal(errno, EMSGSIZE);
+    assert_int_equal(dw_histlog_append(log, "x", 1, &seq), 0);   /* not sticky */
+    dw_histlog_close(log);
+    log = dw_histlog_open(dir, &o, NULL, err, sizeof err);
+    assert_non_null(log);
+    dw_histlog_close(log);
+    o.durability = (dw_durability)7;
+    assert_null(dw_histlog_open(dir, &o, NULL, err, sizeof err));
+}
+
+static uint64_t fixed_clock(void *ctx) { return *(uint64_t *)ctx; }
+
+static void test_timestamps_strictly_increase(void **state)
+{
+    (void)state;
+    char dir[128];
+    subdir(dir, sizeof dir, "ts");
+    uint64_t now = 1000;
+    dw_histlog_options o = opts(DW_DURABILITY_NONE, NULL);
+    o.clock = fixed_clock;
+    o.clock_ctx = &now;
+    dw_histlog *log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+    uint64_t seq, ts;
+    assert_int_equal(dw_histlog_append_ts(log, "a", 1, &seq, &ts), 0);
+    assert_int_equal(ts, 1000);
+    assert_int_equal(dw_histlog_append_ts(log, "b", 1, &seq, &ts), 0);
+    assert_int_equal(ts, 1001);                /* the clock did not advance */
+    now = 5000;
+    assert_int_equal(dw_histlog_append_ts(log, "c", 1, &seq, &ts), 0);
+    assert_int_equal(ts, 5000);
+    assert_int_equal(dw_histlog_checkpoint(log, "", 0, 3), 0);
+    dw_histlog_close(log);
+    /* the clock stepped back across the restart (and past a checkpoint) */
+    now = 10;
+    collect c = { 0 };
+    o.on_record = on_rec; o.on_checkpoint = on_ckpt; o.cb_ctx = &c;
+    dw_histlog_recovery rec;
+    log = dw_histlog_open(dir, &o, &rec, NULL, 0);
+    assert_non_null(log);
+    assert_int_equal(rec.last_ts, 5000);
+    assert_int_equal(c.ckpt_len, 0);
+    assert_int_equal(dw_histlog_append_ts(log, "d", 1, &seq, &ts), 0);
+    assert_int_equal(seq, 3);
+    assert_int_equal(ts, 5001);
+    dw_histlog_close(log);
+    collect_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_torn_tail_every_offset),
+        cmocka_unit_test(test_corrupt_every_offset),
+        cmocka_unit_test(test_corrupt_middle_record),
+        cmocka_unit_test(test_schema_and_format_refusals),
+        cmocka_unit_test(test_checkpoint_retention_reopen),
+        cmocka_unit_test(test_corrupt_older_segment),
+        cmocka_unit_test(test_retention_bounds_history),
+        cmocka_unit_test(test_concurrent_appends),
+        cmocka_unit_test(test_checkpoint_during_appends),
+        cmocka_unit_test(test_durability_modes),
+        cmocka_unit_test(test_write_error_fails_append),
+        cmocka_unit_test(test_lock_and_limits),
+        cmocka_unit_test(test_timestamps_strictly_increase),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
