@@ -403,15 +403,13 @@ static int cmd_validate(int argc, char **argv)
     /* §16's order: macros, temporal acceptance rules, then the Cedar side and
      * the temporal dialect against the schemas */
     dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    dw_policy_set *lib = dw_macro_library_parse(&lsrc, &s.diags);
-    if (!lib || dw_expand_macros(s.ps, lib, &s.diags) || dw_tcheck_structure(s.ps, &s.diags)) {
-        if (lib) dw_policy_set_free(lib);
+    s.macro_lib = dw_macro_library_parse(&lsrc, &s.diags);   /* freed with the session */
+    if (!s.macro_lib || dw_expand_macros(s.ps, s.macro_lib, &s.diags) || dw_tcheck_structure(s.ps, &s.diags)) {
         dw_diags_print(&s.diags, stdout);
         printf("validation failed\n");
         rc = 3;
         goto out;
     }
-    dw_policy_set_free(lib);
     size_t terr = dw_tcheck_schema(s.ps, s.schema, s.dv, &s.diags);
     dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
     r.nerrors += terr;

@@ -19,6 +19,7 @@ void dw_session_free(dw_session *s)
 {
     if (s->prog) dw_program_free(s->prog);
     if (s->ps) dw_policy_set_free(s->ps);
+    if (s->macro_lib) dw_policy_set_free(s->macro_lib);
     if (s->dv) dw_event_derivation_free(s->dv);
     if (s->es) dw_event_schema_free(s->es);
     if (s->schema) dw_schema_free(s->schema);
@@ -67,9 +68,8 @@ int dw_session_load_policies(dw_session *s, const char *path)
     if (!s->ps || s->diags.nerrors) { flush_diags(s); return 2; }
     /* the standard macro library, then expansion (dogwood.md §10) */
     dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    dw_policy_set *lib = dw_macro_library_parse(&lsrc, &s->diags);
-    int ex = lib ? dw_expand_macros(s->ps, lib, &s->diags) : -1;
-    if (lib) dw_policy_set_free(lib);
+    s->macro_lib = dw_macro_library_parse(&lsrc, &s->diags);
+    int ex = s->macro_lib ? dw_expand_macros(s->ps, s->macro_lib, &s->diags) : -1;
     if (ex || s->diags.nerrors) { flush_diags(s); return 2; }
     /* temporal acceptance rules (§9.1-§9.5) are fatal; the schema-dependent ones
      * (§9.6-§9.9) are validation findings, also fatal before compiling (D13) */

@@ -27,6 +27,7 @@ typedef struct dw_session {
     dw_source events_src;
     char *events_text;
     bool box;                /* --schema box: Box's built-in actions and events */
+    dw_policy_set *macro_lib;   /* the macro library: expanded policies point into it */
 } dw_session;
 
 void dw_session_init(dw_session *s);

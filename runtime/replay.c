@@ -1,18 +1,32 @@
-/* replay.c - `dwc replay`: feed a trace to one authorizer and check the
- * verdicts it carries.  Box's JSON-lines traces (box.md §15.2): each line an
- * event; `request` lines are decided and compared with `expect`, `rules`
- * (by Box name, as a set) and `cause`; other lines are recorded. */
+/* replay.c - `dwc replay`: feed a trace to one authorizer.
+ *
+ * The format is chosen by content: first non-blank character `{` -> Box's
+ * JSON lines (box.md §15.2): each line an event; `request` lines are decided
+ * and compared with `expect`, `rules` (by Box name, as a set) and `cause`;
+ * other lines are recorded; ends with `N passed, N failed`, exit 3 on a
+ * mismatch.  `@` -> the reference's `.log` format (dogwood.md §17, parsed
+ * whole by trace_log.c before any event is replayed): one line per decision
+ * in §18's format, `--format json` for `{"verdicts":[...]}`; exit 0, 1 (I/O)
+ * or 2 (rejected input), verdicts never affect it. */
 #include "replay.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dogwood.h"
 #include "load.h"
+#include "trace_log.h"
 
 const char dw_replay_usage[] =
-    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] TRACE\n"
-    "Feed a trace to one authorizer, in order; print one verdict per decision and check\n"
-    "the expectations the trace carries.  TRACE is Box's JSON lines (box.md §15.2):\n"
+    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json] TRACE\n"
+    "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
+    "The trace format is chosen by its first non-blank character:\n"
+    "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
+    "       default pinned event schema unless --events names a .dwschema file or a built-in\n"
+    "       (default, unpinned, session-pinned, box).  1 tick = 1 second.  Prints\n"
+    "       `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]} with\n"
+    "       --format json; exit 0, 1 on an I/O error, 2 on rejected input (no verdicts then).\n"
+    "  `{`  Box's JSON lines (box.md §15.2), checking the expectations they carry:\n"
     "  {\"time\":\"2025-06-02T09:00:00Z\",\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{...},\n"
     "   \"expect\":\"deny\",\"rules\":[\"tests_before_release\"],\"cause\":\"forbidden\"}\n"
     "Ends with `N passed, N failed` (decisions whose expectations hold); exit 0 when all\n"
@@ -46,22 +60,156 @@ static void print_rules(dw_engine *e, const dw_verdict *v)
     printf("]");
 }
 
+/* ---- the .log path ---- */
+
+static bool readable(const char *path)
+{
+    if (!strcmp(path, "-")) return true;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    fclose(f);
+    return true;
+}
+
+static bool builtin_events(const char *name) { return dw_event_schema_builtin_text(name) != NULL; }
+
+static void json_rules(const dw_verdict *v)
+{
+    printf("[");
+    for (uint32_t k = 0; k < v->ndetermining; k++) printf("%s%u", k ? "," : "", v->determining[k]);
+    printf("]");
+}
+
+static void json_errors(const dw_verdict *v)
+{
+    printf("[");
+    const char *m = v->message;
+    bool first = true;
+    if (v->cause == DW_CAUSE_INTERNAL_FAULT || v->nerrors)
+        while (*m) {
+            const char *nl = strchr(m, '\n');
+            size_t n = nl ? (size_t)(nl - m) : strlen(m);
+            if (!first) printf(",");
+            dw_json_write_string(stdout, m, n);
+            first = false;
+            m += n + (nl ? 1 : 0);
+        }
+    printf("]");
+}
+
+static int replay_log(const char *trace, char *text, size_t len, const char *pol, const char *sch, const char *ev, bool json)
+{
+    if (!sch) {
+        fprintf(stderr, "dwc replay: error: a .log trace needs the action schema: -s SCHEMA\n");
+        return 2;
+    }
+    /* I/O errors first (exit 1), then rejected input (exit 2) */
+    const char *files[3] = { pol, strcmp(sch, "box") ? sch : NULL, ev && !builtin_events(ev) ? ev : NULL };
+    for (int k = 0; k < 3; k++)
+        if (files[k] && !readable(files[k])) { fprintf(stderr, "dwc replay: %s: %s\n", files[k], strerror(errno)); return 1; }
+    dw_arena a;
+    dw_arena_init(&a, 256 * 1024);
+    dw_source src = { trace, text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_tlog log;
+    int prc = dw_tlog_parse(&a, &src, &d, &log);
+    if (prc || d.nerrors) {
+        dw_diags_print(&d, stderr);
+        dw_diags_free(&d);
+        dw_tlog_free(&log);
+        dw_arena_free(&a);
+        return 2;
+    }
+    dw_diags_free(&d);
+    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = ev,
+                             .ticks_per_second = 1, .replay_timestamps = true };
+    char err[256];
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    if (!e) {
+        fprintf(stderr, "dwc replay: error: %s\n", err);
+        dw_tlog_free(&log);
+        dw_arena_free(&a);
+        return 2;
+    }
+    if (json) printf("{\"verdicts\":[");
+    uint64_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; i < log.n; i++) {
+        const dw_tlog_event *x = &log.ev[i];
+        dw_event_entity *ents = x->nentities ? dw_arena_alloc(&a, x->nentities * sizeof *ents) : NULL;
+        if (x->nentities && !ents) { fprintf(stderr, "dwc replay: out of memory\n"); rc = 2; break; }
+        for (uint32_t k = 0; k < x->nentities; k++)
+            ents[k] = (dw_event_entity){ x->entities[k].uid, &x->entities[k].attrs,
+                                         (const dw_uid *const *)x->entities[k].parents, x->entities[k].nparents };
+        dw_event_input in = {
+            .atype = x->atype.s, .atype_len = x->atype.len, .aid = x->aid.s, .aid_len = x->aid.len,
+            .kind = x->kind.s, .kind_len = x->kind.len, .ts = x->ts,
+            .principal = x->principal, .resource = x->resource,
+            .logged = &x->logged, .context = x->has_context ? &x->context : NULL,
+            .entities = ents, .nentities = x->nentities,
+        };
+        dw_verdict v;
+        if (dw_engine_decide_event(e, &in, &v)) { fprintf(stderr, "%s:%u: error: the engine cannot take this event\n", trace, x->line); rc = 2; break; }
+        if (!v.decided) continue;
+        if (json) {
+            printf("%s{\"index\":%llu,\"timestamp\":%lld,\"verdict\":\"%s\",\"determining_rules\":", n ? "," : "",
+                   (unsigned long long)n, (long long)x->ts, v.allow ? "allow" : "deny");
+            json_rules(&v);
+            printf(",\"errors\":");
+            json_errors(&v);
+            printf("}");
+        } else {
+            printf("@%lld (time point %llu): %s", (long long)x->ts, (unsigned long long)n, v.allow ? "ALLOW" : "DENY");
+            if (v.ndetermining) {
+                printf("  [rules: ");
+                for (uint32_t k = 0; k < v.ndetermining; k++) printf("%s%u", k ? ", " : "", v.determining[k]);
+                printf("]");
+            }
+            printf("\n");
+        }
+        n++;
+    }
+    if (json) printf("]}\n");
+    dw_engine_close(e);
+    dw_tlog_free(&log);
+    dw_arena_free(&a);
+    return rc;
+}
+
 int dw_cmd_replay(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL;
+    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((!strcmp(a, "-p") || !strcmp(a, "--policies")) && i + 1 < argc) pol = argv[++i];
         else if ((!strcmp(a, "-s") || !strcmp(a, "--schema")) && i + 1 < argc) sch = argv[++i];
         else if (!strcmp(a, "--events") && i + 1 < argc) ev = argv[++i];
+        else if (!strcmp(a, "--format") && i + 1 < argc) fmt = argv[++i];
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(dw_replay_usage, stdout); return 0; }
-        else if (a[0] != '-' && !trace) trace = a;
+        else if ((a[0] != '-' || !strcmp(a, "-")) && !trace) trace = a;
         else { fprintf(stderr, "dwc replay: unexpected argument `%s`\n", a); fputs(dw_replay_usage, stderr); return 2; }
     }
     if (!pol || !trace) { fputs(dw_replay_usage, stderr); return 2; }
+    if (strcmp(fmt, "human") && strcmp(fmt, "json")) {
+        fprintf(stderr, "dwc replay: --format must be human or json, not `%s`\n", fmt);
+        return 2;
+    }
     char *text;
     size_t len;
     if (dw_read_file(trace, &text, &len)) { perror(trace); return 1; }
+    size_t first = 0;
+    while (first < len && (text[first] == ' ' || text[first] == '\t' || text[first] == '\r' || text[first] == '\n')) first++;
+    if (first < len && text[first] == '@') {
+        int rc = replay_log(trace, text, len, pol, sch, ev, !strcmp(fmt, "json"));
+        free(text);
+        return rc;
+    }
+    if (first < len && text[first] != '{') {
+        fprintf(stderr, "%s: error: not a trace: expected `@` (a .log trace, dogwood.md §17) or `{` (Box's JSON lines)\n", trace);
+        free(text);
+        return 2;
+    }
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
                              .ticks_per_second = 1000000000, .replay_timestamps = true };
     char err[256];

@@ -56,6 +56,7 @@ suites() {
     run_suite "conformance$tag" "$B/dw-conformance" build/corpus
     run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
     run_suite "regress$tag" tests/regress.sh "$B/dwc"
+    run_suite "traces$tag" tests/traces.sh "$B/dwc"
     run_suite "check$tag" tests/golden/check/run.sh "$PWD/$B/dwc"
 }
 
