@@ -298,30 +298,11 @@ static void check_def(X *x, mdef *d)
 
 /* ------------------------------------------------------- diagnostics */
 
-static size_t edit_distance(dw_str a, dw_str b)
-{
-    if (a.len > 64 || b.len > 64) return 99;
-    size_t row[65];
-    for (size_t j = 0; j <= b.len; j++) row[j] = j;
-    for (size_t i = 1; i <= a.len; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.len; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a.s[i - 1] != b.s[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[b.len];
-}
 
 static bool similar(dw_str want, dw_str have)
 {
     size_t lim = want.len / 3 > 2 ? want.len / 3 : 2;
-    if (edit_distance(want, have) <= lim) return true;
+    if (dw_edit_distance(want.s, want.len, have.s, have.len) <= lim) return true;
     /* `count` for `count_within`: a shared prefix of 4+ characters */
     size_t p = 0;
     while (p < want.len && p < have.len && want.s[p] == have.s[p]) p++;

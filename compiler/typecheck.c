@@ -1062,30 +1062,10 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
  * validate_enum_entity): runs over the whole policy, skipped code included ---- */
 
 /* Edit distance for "did you mean" hints; long names are not compared. */
-static size_t edit_distance(dw_str a, dw_str b)
-{
-    enum { MAXL = 64 };
-    if (a.len > MAXL || b.len > MAXL) return (size_t)-1;
-    size_t row[MAXL + 1];
-    for (size_t j = 0; j <= b.len; j++) row[j] = j;
-    for (size_t i = 1; i <= a.len; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.len; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a.s[i - 1] != b.s[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[b.len];
-}
 
 static bool close_enough(dw_str want, dw_str cand, size_t *best)
 {
-    size_t d = edit_distance(want, cand);
+    size_t d = dw_edit_distance(want.s, want.len, cand.s, cand.len);
     size_t lim = want.len <= 2 ? 1 : want.len / 3 > 2 ? want.len / 3 : 2;
     if (d == 0 || d > lim || d >= *best) return false;
     *best = d;

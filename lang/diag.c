@@ -136,3 +136,24 @@ int dw_read_file(const char *path, char **text, size_t *len)
     *len = n;
     return 0;
 }
+
+size_t dw_edit_distance(const char *a, size_t an, const char *b, size_t bn)
+{
+    enum { MAXL = 64 };
+    if (an > MAXL || bn > MAXL) return (size_t)-1;
+    size_t row[MAXL + 1];
+    for (size_t j = 0; j <= bn; j++) row[j] = j;
+    for (size_t i = 1; i <= an; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= bn; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[bn];
+}

@@ -53,6 +53,10 @@ void dw_diag_print(const dw_diag *g, FILE *out);
 /* Compute line/col for a byte offset (used by parsers that track only offsets). */
 dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);
 
+/* Levenshtein distance for "did you mean" hints; SIZE_MAX when either string
+ * is longer than 64 bytes (no hint is worth that much work). */
+size_t dw_edit_distance(const char *a, size_t an, const char *b, size_t bn);
+
 /* Read a whole file ("-" = stdin) into a NUL-terminated heap buffer and strip
  * a leading UTF-8 BOM.  Returns 0, or -1 with errno set. */
 int dw_read_file(const char *path, char **text, size_t *len);
