@@ -100,19 +100,6 @@ static bool enc_value(mbuf *b, const dw_value *v, bool raw, int depth)
     }
 }
 
-/* The value at a dotted path inside nested records (teval.c's path_get). */
-static const dw_value *path_get(const dw_value *v, const char *p, size_t n)
-{
-    size_t k = 0;
-    for (;;) {
-        if (v->kind != DW_V_RECORD) return NULL;
-        size_t e = k;
-        while (e < n && p[e] != '.') e++;
-        v = dw_record_get(v, p + k, e - k);
-        if (!v || e == n) return v;
-        k = e + 1;
-    }
-}
 
 static bool bytes_eq(dw_bytes a, dw_bytes b)
 {
@@ -690,7 +677,7 @@ static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int6
     *amt = 0;
     for (uint32_t k = 0; k < pr->n; k++) {
         const mpat *mp = &pr->pats[k];
-        const dw_value *v = path_get(&ev->logged, mp->path.s, mp->path.len);
+        const dw_value *v = dw_record_path(&ev->logged, mp->path.s, mp->path.len);
         if (!v) return 0;
         switch (mp->cls) {
         case PC_WILD: break;
@@ -843,7 +830,7 @@ static bool resolve_scope(const dw_value *uid, const dw_value *attrs, dw_bytes p
         if (uid->kind == DW_V_ENTITY) { *out = *uid; return true; }
         return false;
     }
-    const dw_value *v = attrs->kind == DW_V_RECORD ? path_get(attrs, p.s, p.len) : NULL;
+    const dw_value *v = attrs->kind == DW_V_RECORD ? dw_record_path(attrs, p.s, p.len) : NULL;
     if (v) { *out = *v; return true; }
     if (uid->kind != DW_V_ENTITY) return false;
     const dw_uid *u = uid->u.uid;
@@ -864,7 +851,7 @@ static int resolve_scalar(const dw_program *p, const dw_tanchor *an, uint32_t ti
     case DW_TT_CONST: *out = p->consts[tt->a]; return 1;
     case DW_TT_CONTEXT: {
         dw_bytes s = p->strs[tt->a];
-        const dw_value *v = an->context.kind == DW_V_RECORD ? path_get(&an->context, s.s, s.len) : NULL;
+        const dw_value *v = an->context.kind == DW_V_RECORD ? dw_record_path(&an->context, s.s, s.len) : NULL;
         if (!v) return 0;
         *out = *v;
         return 1;

@@ -78,19 +78,6 @@ int dw_tval_cmp(const dw_value *a, const dw_value *b)
     return dw_value_cmp(a, b);  /* scalars; DECIMAL is fixed-point, so numeric */
 }
 
-/* The value at a dotted path inside nested records, or NULL if absent. */
-static const dw_value *path_get(const dw_value *v, const char *p, size_t n)
-{
-    size_t k = 0;
-    for (;;) {
-        if (v->kind != DW_V_RECORD) return NULL;
-        size_t e = k;
-        while (e < n && p[e] != '.') e++;
-        v = dw_record_get(v, p + k, e - k);
-        if (!v || e == n) return v;
-        k = e + 1;
-    }
-}
 
 static bool bytes_eq(dw_bytes a, dw_bytes b)
 {
@@ -403,7 +390,7 @@ static void resolve_scope(const dw_value *uid, const dw_value *attrs, dw_bytes p
         if (uid->kind == DW_V_ENTITY) { *out = *uid; *ok = true; }
         return;
     }
-    const dw_value *v = attrs->kind == DW_V_RECORD ? path_get(attrs, p.s, p.len) : NULL;
+    const dw_value *v = attrs->kind == DW_V_RECORD ? dw_record_path(attrs, p.s, p.len) : NULL;
     if (v) { *out = *v; *ok = true; return; }
     /* id and type come from the uid unless an attribute of that name exists */
     if (uid->kind != DW_V_ENTITY) return;
@@ -482,7 +469,7 @@ static int resolve(dw_tstate *s, uint32_t ti, uint32_t i, bool *ok, dw_value *ou
         break;
     case DW_TT_CONTEXT: {
         if (str_of(s, tt->a, &p)) return -1;
-        const dw_value *v = an->context.kind == DW_V_RECORD ? path_get(&an->context, p.s, p.len) : NULL;
+        const dw_value *v = an->context.kind == DW_V_RECORD ? dw_record_path(&an->context, p.s, p.len) : NULL;
         if (v) { *out = *v; *ok = true; }
         break;
     }
@@ -542,7 +529,7 @@ static int match(dw_tstate *s, const dw_tf *f, uint32_t j, bool *ok)
         dw_bytes path;
         if (str_of(s, fp->path_str, &path)) return -1;
         if (fp->term >= t->ntterms) return fail(s, DW_TEVAL_EMALFORMED);
-        const dw_value *v = path_get(&e->logged, path.s, path.len);
+        const dw_value *v = dw_record_path(&e->logged, path.s, path.len);
         if (!v) return 0;       /* absent fails, even for a wildcard */
         const dw_tterm *tt = &t->tterms[fp->term];
         if (tt->kind == DW_TT_WILD) continue;

@@ -169,6 +169,19 @@ const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen)
     return NULL;
 }
 
+const dw_value *dw_record_path(const dw_value *v, const char *p, size_t n)
+{
+    size_t k = 0;
+    for (;;) {
+        if (v->kind != DW_V_RECORD) return NULL;
+        size_t e = k;
+        while (e < n && p[e] != '.') e++;
+        v = dw_record_get(v, p + k, e - k);
+        if (!v || e == n) return v;
+        k = e + 1;
+    }
+}
+
 bool dw_set_contains(const dw_value *set, const dw_value *v)
 {
     size_t lo = 0, hi = set->n;

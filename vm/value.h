@@ -81,6 +81,8 @@ bool dw_value_clone(dw_arena *a, const dw_value *v, dw_value *out);
 const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen);
 /* The same with the key's dw_key_hash precomputed (the VM's attribute names). */
 const dw_value *dw_record_get_h(const dw_value *rec, const char *key, size_t klen, uint32_t khash);
+/* The value at a dotted path ("input.host") inside nested records, or NULL. */
+const dw_value *dw_record_path(const dw_value *v, const char *path, size_t n);
 /* Membership in a set value (binary search). */
 bool dw_set_contains(const dw_value *set, const dw_value *v);
 
