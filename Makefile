@@ -25,7 +25,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/box_actions.o
 
 .PHONY: all deps demo test conformance clean unit fuzz bench difftest
-all: $(BUILD)/dwc $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
+all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- generated front end ----
 $(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h: lang/parser.y
@@ -63,10 +63,13 @@ $(BUILD)/libdogwood.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/libdogwood.so: $(LIB_OBJS)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(CC) -shared -o $@ $^ $(LDLIBS) -lseccomp -lpthread
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+# dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup
+$(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread
 $(BUILD)/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -106,7 +109,7 @@ testbins: all unit $(BUILD)/dw-golden
 SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
-	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS)
+	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS) -lseccomp -lpthread
 .PHONY: testbins fuzz-link
 # The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.
 fuzz:

@@ -108,4 +108,24 @@ typedef struct dw_event_input {
  * unusable. */
 int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v);
 
+/* ---- for the decision service (runtime/dwd_main.c) ---- */
+typedef enum dw_observe_mode {
+    DW_OBSERVE_DECIDE,   /* the kind must be a decision kind: gate, hook, append, evaluate */
+    DW_OBSERVE_RECORD,   /* the kind must not be a decision kind: hook, append */
+    DW_OBSERVE_RESTORE,  /* any kind: append without evaluating (a recovered history) */
+} dw_observe_mode;
+/* Called after the gate, before the event enters the history, with the
+ * timestamp the engine will give it; non-zero refuses the event (a deny with
+ * cause internal_fault, nothing appended). */
+typedef int (*dw_engine_append_hook)(void *ctx, int64_t ts);
+/* Box's JSON event form (as dw_engine_decide_json).  Returns 1 when the event
+ * was appended to the history (v filled; v->timestamp its time), 0 when it
+ * was refused (gate failure, wrong kind, hook failure: v->message says why;
+ * for DECIDE v is a deny with cause internal_fault), -1 if the engine is
+ * unusable. */
+int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                           dw_engine_append_hook hook, void *ctx, dw_verdict *v);
+/* A rule's @description into buf (truncated); returns its length, 0 if none. */
+size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap);
+
 #endif

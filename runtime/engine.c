@@ -859,3 +859,90 @@ int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v
     history_retain(e);
     return 0;
 }
+
+/* ---- for the decision service (runtime/dwd_main.c) ----
+ * dw_engine_observe_json: Box's JSON event form with a hook that runs after
+ * the gate and before the event enters the history (dwd appends it to its
+ * durable log there), or without evaluation (restoring a recovered history). */
+
+static int64_t peek_stamp(dw_engine *e, int64_t ts)
+{
+    if (!ts) ts = clock_ticks(e);
+    if (!e->replay_ts && e->have_ts && ts <= e->last_ts) ts = e->last_ts + 1;
+    return ts;
+}
+
+int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                           dw_engine_append_hook hook, void *ctx, dw_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!e || !e->s.prog) return -1;
+    v->decided = mode == DW_OBSERVE_DECIDE;
+    dw_arena_reset(&e->scratch);
+    dw_source src = { "event", json, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(&e->scratch, &src, &d);
+    dw_diags_free(&d);
+    if (!j || j->kind != DW_JSON_OBJECT) { fault(v, "event is not a JSON object%s", NULL); return 0; }
+    const dw_json *action = dw_json_get(j, "action"), *kind = dw_json_get(j, "kind"), *ns = dw_json_get(j, "namespace");
+    const dw_json *time = dw_json_get(j, "time");
+    if (!action || action->kind != DW_JSON_STRING || !kind || kind->kind != DW_JSON_STRING) {
+        fault(v, "event needs string members \"action\" and \"kind\"%s", NULL);
+        return 0;
+    }
+    if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { fault(v, "event \"namespace\" must be a short string%s", NULL); return 0; }
+    char atype[256];
+    snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
+    if (!ts && time && time->kind == DW_JSON_STRING) {
+        int64_t ns_time;
+        if (!parse_rfc3339(time->u.str.s, time->u.str.len, &ns_time)) {
+            fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
+            return 0;
+        }
+        ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
+    }
+    const dw_uid *P = dw_make_uid(&e->scratch, "Box::Agent", 10, "self", 4);
+    const dw_uid *R = dw_make_uid(&e->scratch, "Box::Resource", 13, "unused", 6);
+    const dw_json *pj = dw_json_get(j, "principal"), *rj = dw_json_get(j, "resource");
+    dw_buf err = { 0 };
+    if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
+    if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
+    dw_buf_free(&err);
+    built b;
+    if (build_event(e, &b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
+                    P, R, dw_json_get(j, "input"), dw_json_get(j, "output"), dw_json_get(j, "request_id"),
+                    v->message, sizeof v->message)) {
+        v->allow = false;          /* a gate failure: denied and not recorded (box.md §6.1) */
+        v->cause = DW_CAUSE_INTERNAL_FAULT;
+        return 0;
+    }
+    if (mode == DW_OBSERVE_DECIDE && !b.decision) { fault(v, "the event's kind is not a decision kind%s", NULL); return 0; }
+    if (mode == DW_OBSERVE_RECORD && b.decision) { fault(v, "a decision kind cannot be recorded without a decision%s", NULL); return 0; }
+    ts = peek_stamp(e, ts);
+    v->timestamp = ts;
+    if (hook && hook(ctx, ts)) { fault(v, "history: the event could not be appended to the durable log%s", NULL); return 0; }
+    if (mode == DW_OBSERVE_RESTORE) {
+        v->decided = false;
+        v->timestamp = stamp(e, ts);
+        if (history_append(e, &b, v->timestamp)) { fault(v, "history: out of memory%s", NULL); return 0; }
+        history_retain(e);
+        return 1;
+    }
+    decide_built(e, &b, ts, v);
+    return 1;
+}
+
+size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap)
+{
+    if (cap) buf[0] = 0;
+    const dw_program *p = e->s.prog;
+    if (!p || rule >= p->npolicies) return 0;
+    const dw_policy_code *pc = &p->policies[rule];
+    for (uint32_t k = 0; k < pc->nannots; k++)
+        if (pc->annots[k].key.len == 11 && memcmp(pc->annots[k].key.s, "description", 11) == 0) {
+            if (cap) snprintf(buf, cap, "%.*s", (int)pc->annots[k].value.len, pc->annots[k].value.s);
+            return pc->annots[k].value.len ? pc->annots[k].value.len : 0;
+        }
+    return 0;
+}

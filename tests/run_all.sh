@@ -57,6 +57,7 @@ suites() {
     run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
     run_suite "regress$tag" tests/regress.sh "$B/dwc"
     run_suite "traces$tag" tests/traces.sh "$B/dwc"
+    run_suite "dwd$tag" tests/dwd/run.sh "$B/dwd" "$B/dwc"
     run_suite "check$tag" tests/golden/check/run.sh "$PWD/$B/dwc"
 }
 

@@ -1,0 +1,393 @@
+/* dwd_protocol.c - request parsing and reply formatting for dwd (see
+ * dwd_protocol.h and docs/DWD.md). */
+#include "dwd_protocol.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../lang/json.h"
+#include "../stdlib/arena.h"
+
+/* ---- buffers ---- */
+
+static bool reserve(dwd_buf *b, size_t extra)
+{
+    if (b->oom) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < b->len + extra + 1) nc *= 2;
+    char *p = realloc(b->p, nc);
+    if (!p) { b->oom = true; return false; }
+    b->p = p;
+    b->cap = nc;
+    return true;
+}
+
+void dwd_buf_put(dwd_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n)) return;
+    if (n) memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+void dwd_buf_puts(dwd_buf *b, const char *s) { dwd_buf_put(b, s, strlen(s)); }
+
+void dwd_buf_printf(dwd_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) { dwd_buf_put(b, tmp, (size_t)n); return; }
+    if (!reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n)
+{
+    dwd_buf_put(b, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        dwd_buf_put(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': dwd_buf_put(b, "\\\"", 2); break;
+        case '\\': dwd_buf_put(b, "\\\\", 2); break;
+        case '\n': dwd_buf_put(b, "\\n", 2); break;
+        case '\r': dwd_buf_put(b, "\\r", 2); break;
+        case '\t': dwd_buf_put(b, "\\t", 2); break;
+        default: dwd_buf_printf(b, "\\u%04x", c);
+        }
+    }
+    dwd_buf_put(b, s + run, n - run);
+    dwd_buf_put(b, "\"", 1);
+}
+
+void dwd_buf_free(dwd_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* Append at most `cap` bytes of s; a truncated part ends with "..." (within
+ * the cap) and is not cut inside a UTF-8 sequence. */
+static void put_capped(dwd_buf *b, const char *s, size_t n, size_t cap)
+{
+    if (n <= cap) { dwd_buf_put(b, s, n); return; }
+    size_t k = cap > 3 ? cap - 3 : 0;
+    while (k && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    dwd_buf_put(b, s, k);
+    dwd_buf_put(b, "...", 3);
+}
+
+/* ---- requests ---- */
+
+static void put_span(dwd_buf *b, const char *line, const dw_json *j) { dwd_buf_put(b, line + j->off, j->end - j->off); }
+
+static const dw_json *str_member(const dw_json *o, const char *k)
+{
+    const dw_json *j = dw_json_get(o, k);
+    return j && j->kind == DW_JSON_STRING ? j : NULL;
+}
+
+static void attr_str(dwd_buf *a, const char *key, const char *s, size_t n)
+{
+    if (a->len) dwd_buf_put(a, ",", 1);
+    dwd_buf_printf(a, "{\"key\":\"%s\",\"value\":{\"stringValue\":", key);
+    dwd_buf_json_string(a, s, n);
+    dwd_buf_puts(a, "}}");
+}
+
+static void attr_int(dwd_buf *a, const char *key, int64_t v)
+{
+    if (a->len) dwd_buf_put(a, ",", 1);
+    dwd_buf_printf(a, "{\"key\":\"%s\",\"value\":{\"intValue\":\"%lld\"}}", key, (long long)v);
+}
+
+/* box.md §10.3: the subject string and the subject attributes. */
+static void subject_of(dwd_request *rq, const dw_json *in)
+{
+    const char *a = rq->action;
+    const dw_json *s;
+    if (!in || in->kind != DW_JSON_OBJECT) return;
+    if (!strncmp(a, "fs:", 3)) {
+        snprintf(rq->category, sizeof rq->category, "fs");
+        if ((s = str_member(in, "path"))) {
+            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
+            attr_str(&rq->attrs, "file.path", s->u.str.s, s->u.str.len);
+        }
+    } else if (!strcmp(a, "net:connect") || !strcmp(a, "http:request")) {
+        bool http = a[0] == 'h';
+        snprintf(rq->category, sizeof rq->category, http ? "http" : "net");
+        const dw_json *port = dw_json_get(in, "port"), *path = str_member(in, "path"), *m = str_member(in, "method");
+        if ((s = str_member(in, "host"))) {
+            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
+            attr_str(&rq->attrs, "server.address", s->u.str.s, s->u.str.len);
+        }
+        if (port && port->kind == DW_JSON_INT) {
+            dwd_buf_printf(&rq->subject, ":%lld", (long long)port->u.i);
+            attr_int(&rq->attrs, "server.port", port->u.i);
+        }
+        if (http && path) {
+            if (!path->u.str.len || path->u.str.s[0] != '/') dwd_buf_put(&rq->subject, "/", 1);
+            dwd_buf_put(&rq->subject, path->u.str.s, path->u.str.len);
+        }
+        if (http && m) attr_str(&rq->attrs, "http.request.method", m->u.str.s, m->u.str.len);
+    } else if (!strcmp(a, "shell:exec") || !strcmp(a, "shell:spawn")) {
+        snprintf(rq->category, sizeof rq->category, "shell");
+        s = str_member(in, a[6] == 'e' ? "program" : "program_path");
+        if (s) {
+            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
+            attr_str(&rq->attrs, "process.command", s->u.str.s, s->u.str.len);
+        }
+    } else if (!strncmp(a, "mcp:", 4)) {
+        snprintf(rq->category, sizeof rq->category, "mcp");
+        const dw_json *srv = str_member(in, "server"), *item = str_member(in, "tool");
+        if (!item) item = str_member(in, "prompt");
+        if (!item) item = str_member(in, "uri");
+        if (!item) item = str_member(in, "method");
+        if (srv) dwd_buf_put(&rq->subject, srv->u.str.s, srv->u.str.len);
+        dwd_buf_put(&rq->subject, "/", 1);
+        if (item) dwd_buf_put(&rq->subject, item->u.str.s, item->u.str.len);
+    }
+}
+
+static bool member_allowed(const char *k, size_t n, dwd_op op)
+{
+    static const char *common[] = { "op", "action", "input", "request_id", "namespace", "principal", "resource", "time", NULL };
+    for (int i = 0; common[i]; i++) if (strlen(common[i]) == n && !memcmp(common[i], k, n)) return true;
+    if (op == DWD_OP_RECORD && ((n == 4 && !memcmp(k, "kind", 4)) || (n == 6 && !memcmp(k, "output", 6)))) return true;
+    return false;
+}
+
+int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request *rq, char *err, size_t errcap)
+{
+    memset(rq, 0, sizeof *rq);
+    if (len > DWD_MAX_LINE) { snprintf(err, errcap, "request line longer than %u bytes", DWD_MAX_LINE); return -1; }
+    char *text = malloc(len + 1);
+    if (!text) { snprintf(err, errcap, "out of memory"); return -1; }
+    memcpy(text, line, len);
+    text[len] = 0;
+    dw_arena a;
+    dw_arena_init(&a, 16 * 1024);
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_source src = { "request", text, len };
+    int rc = -1;
+    const dw_json *j = dw_json_parse(&a, &src, &d);
+    if (!j) {
+        snprintf(err, errcap, "malformed JSON%s%s", d.n ? ": " : "", d.n ? d.v[0].msg : "");
+        goto out;
+    }
+    if (j->kind != DW_JSON_OBJECT) { snprintf(err, errcap, "a request must be a JSON object"); goto out; }
+    for (size_t i = 0; i < j->u.obj.n; i++) {
+        const dw_str *k = &j->u.obj.v[i].key;
+        for (size_t q = 0; q < i; q++)
+            if (j->u.obj.v[q].key.len == k->len && !memcmp(j->u.obj.v[q].key.s, k->s, k->len)) {
+                snprintf(err, errcap, "duplicate member \"%.*s\"", (int)(k->len > 64 ? 64 : k->len), k->s);
+                goto out;
+            }
+    }
+    const dw_json *op = dw_json_get(j, "op");
+    if (!op || op->kind != DW_JSON_STRING) { snprintf(err, errcap, "missing string member \"op\""); goto out; }
+    const char *o = op->u.str.s;
+    if (op->u.str.len != strlen(o)) { snprintf(err, errcap, "unknown op"); goto out; }
+    if (!strcmp(o, "decide")) rq->op = DWD_OP_DECIDE;
+    else if (!strcmp(o, "record")) rq->op = DWD_OP_RECORD;
+    else if (!strcmp(o, "stats")) rq->op = DWD_OP_STATS;
+    else if (!strcmp(o, "reload")) rq->op = DWD_OP_RELOAD;
+    else { snprintf(err, errcap, "unknown op \"%.*s\"", (int)(op->u.str.len > 64 ? 64 : op->u.str.len), o); goto out; }
+    if (rq->op == DWD_OP_STATS || rq->op == DWD_OP_RELOAD) {
+        if (j->u.obj.n != 1) { snprintf(err, errcap, "op \"%s\" takes no other members", o); goto out; }
+        rc = 0;
+        goto out;
+    }
+    for (size_t i = 0; i < j->u.obj.n; i++) {
+        const dw_str *k = &j->u.obj.v[i].key;
+        if (!member_allowed(k->s, k->len, rq->op)) {
+            snprintf(err, errcap, "unknown member \"%.*s\" for op \"%s\"", (int)(k->len > 64 ? 64 : k->len), k->s, o);
+            goto out;
+        }
+    }
+    const dw_json *action = dw_json_get(j, "action"), *input = dw_json_get(j, "input");
+    const dw_json *kind = dw_json_get(j, "kind"), *output = dw_json_get(j, "output");
+    const dw_json *rid = dw_json_get(j, "request_id"), *ns = dw_json_get(j, "namespace"), *time = dw_json_get(j, "time");
+    const dw_json *pr = dw_json_get(j, "principal"), *rs = dw_json_get(j, "resource");
+    if (!action || action->kind != DW_JSON_STRING || !action->u.str.len || action->u.str.len >= sizeof rq->action ||
+        memchr(action->u.str.s, 0, action->u.str.len)) {
+        snprintf(err, errcap, "\"action\" must be a non-empty string of at most %zu bytes", sizeof rq->action - 1);
+        goto out;
+    }
+    if (!input || input->kind != DW_JSON_OBJECT) { snprintf(err, errcap, "\"input\" must be a JSON object"); goto out; }
+    if (rq->op == DWD_OP_RECORD) {
+        if (!kind || kind->kind != DW_JSON_STRING || kind->u.str.len != strlen(kind->u.str.s) ||
+            (strcmp(kind->u.str.s, "response") && strcmp(kind->u.str.s, "error"))) {
+            snprintf(err, errcap, "\"kind\" must be \"response\" or \"error\"");
+            goto out;
+        }
+        if (output && output->kind != DW_JSON_OBJECT) { snprintf(err, errcap, "\"output\" must be a JSON object"); goto out; }
+        if (output && !strcmp(kind->u.str.s, "error")) { snprintf(err, errcap, "an error event has no \"output\""); goto out; }
+    }
+    if (rid && rid->kind != DW_JSON_STRING) { snprintf(err, errcap, "\"request_id\" must be a string"); goto out; }
+    if (ns && (ns->kind != DW_JSON_STRING || !ns->u.str.len || ns->u.str.len > 200 || memchr(ns->u.str.s, 0, ns->u.str.len))) {
+        snprintf(err, errcap, "\"namespace\" must be a non-empty string of at most 200 bytes");
+        goto out;
+    }
+    if (time && !allow_time) { snprintf(err, errcap, "\"time\" is not accepted: the service stamps events itself"); goto out; }
+    if (time && time->kind != DW_JSON_STRING) { snprintf(err, errcap, "\"time\" must be an RFC 3339 string"); goto out; }
+    if ((pr && pr->kind != DW_JSON_OBJECT) || (rs && rs->kind != DW_JSON_OBJECT)) {
+        snprintf(err, errcap, "\"principal\" and \"resource\" must be entity uids {\"type\",\"id\"}");
+        goto out;
+    }
+    memcpy(rq->action, action->u.str.s, action->u.str.len);
+    rq->action[action->u.str.len] = 0;
+    /* the event: Box's JSON form, members copied verbatim from the line */
+    dwd_buf *e = &rq->event;
+    dwd_buf_puts(e, "{\"action\":");
+    put_span(e, text, action);
+    dwd_buf_puts(e, ",\"kind\":");
+    if (rq->op == DWD_OP_RECORD) put_span(e, text, kind);
+    else dwd_buf_puts(e, "\"request\"");
+    dwd_buf_puts(e, ",\"input\":");
+    put_span(e, text, input);
+    if (output) { dwd_buf_puts(e, ",\"output\":"); put_span(e, text, output); }
+    if (rid) {
+        dwd_buf_puts(e, ",\"request_id\":"); put_span(e, text, rid);
+        dwd_buf_put(&rq->request_id, rid->u.str.s, rid->u.str.len);
+    }
+    if (ns) { dwd_buf_puts(e, ",\"namespace\":"); put_span(e, text, ns); }
+    if (pr) { dwd_buf_puts(e, ",\"principal\":"); put_span(e, text, pr); }
+    if (rs) { dwd_buf_puts(e, ",\"resource\":"); put_span(e, text, rs); }
+    if (time) { dwd_buf_puts(e, ",\"time\":"); put_span(e, text, time); }
+    dwd_buf_puts(e, "}");
+    if (!ns) subject_of(rq, input);
+    if (e->oom || rq->subject.oom || rq->attrs.oom || rq->request_id.oom) { snprintf(err, errcap, "out of memory"); goto out; }
+    rc = 0;
+out:
+    dw_diags_free(&d);
+    dw_arena_free(&a);
+    free(text);
+    return rc;
+}
+
+void dwd_request_free(dwd_request *rq)
+{
+    dwd_buf_free(&rq->event);
+    dwd_buf_free(&rq->subject);
+    dwd_buf_free(&rq->attrs);
+    dwd_buf_free(&rq->request_id);
+}
+
+/* ---- replies ---- */
+
+void dwd_reply_error(dwd_buf *out, const char *msg)
+{
+    dwd_buf_puts(out, "{\"ok\":false,\"error\":");
+    dwd_buf_json_string(out, msg, strlen(msg));
+    dwd_buf_puts(out, "}\n");
+}
+
+void dwd_reply_ok(dwd_buf *out) { dwd_buf_puts(out, "{\"ok\":true}\n"); }
+
+void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d)
+{
+    if (d->allow) return;
+    dwd_buf m = { 0 };
+    dwd_buf_puts(&m, "policy denied this operation on '");
+    put_capped(&m, subject, strlen(subject), 1024);
+    dwd_buf_puts(&m, "'");
+    if (!strcmp(d->cause, "forbidden") && d->ndetermining) {
+        dwd_buf_puts(&m, " ");
+        for (uint32_t i = 0; i < d->ndetermining; i++) {
+            if (i) dwd_buf_puts(&m, "; ");
+            dwd_buf_printf(&m, "[policy: %s]", d->ids[i]);
+            const char *desc = d->descs ? d->descs[i] : NULL;
+            if (desc && *desc) {
+                size_t n = strlen(desc);
+                if (desc[n - 1] == '.') n--;   /* a description's own final '.' is not doubled */
+                dwd_buf_puts(&m, ": ");
+                dwd_buf_put(&m, desc, n);
+            }
+        }
+        dwd_buf_puts(&m, ".");
+    } else if (!strcmp(d->cause, "no_match")) {
+        dwd_buf_puts(&m, " [default-deny]: No permit policy matched this request.");
+    } else {
+        dwd_buf_puts(&m, " because the request could not be evaluated.");
+    }
+    if (m.oom) dwd_buf_puts(out, "policy denied this operation.");
+    else put_capped(out, m.p, m.len, 4096);
+    dwd_buf_free(&m);
+}
+
+void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message)
+{
+    dwd_buf_printf(out, "{\"ok\":true,\"verdict\":\"%s\",\"cause\":\"%s\",\"rule\":", d->allow ? "permit" : "deny", d->cause);
+    dwd_buf_json_string(out, d->rule, strlen(d->rule));
+    dwd_buf_puts(out, ",\"determining\":[");
+    for (uint32_t i = 0; i < d->ndetermining; i++) {
+        if (i) dwd_buf_puts(out, ",");
+        dwd_buf_json_string(out, d->ids[i], strlen(d->ids[i]));
+    }
+    dwd_buf_puts(out, "],\"message\":");
+    dwd_buf_json_string(out, message, strlen(message));
+    dwd_buf_puts(out, "}\n");
+}
+
+/* ---- the decision log (box.md §10) ---- */
+
+static void res_attr(dwd_buf *o, bool first, const char *k, const char *v)
+{
+    if (!first) dwd_buf_put(o, ",", 1);
+    dwd_buf_printf(o, "{\"key\":\"%s\",\"value\":{\"stringValue\":", k);
+    dwd_buf_json_string(o, v, strlen(v));
+    dwd_buf_puts(o, "}}");
+}
+
+void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message)
+{
+    dwd_buf_puts(out, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
+    res_attr(out, true, "service.name", "strands-box");
+    res_attr(out, false, "strands.box.name", li->box_name);
+    res_attr(out, false, "strands.box.source", "box");
+    res_attr(out, false, "strands.box.run.id", li->run_id);
+    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
+                   "\"timeUnixNano\":\"%lld\",\"severityNumber\":%d,\"severityText\":\"%s\","
+                   "\"eventName\":\"strands.box.policy.decision\","
+                   "\"traceId\":\"%016llx%016llx\",\"spanId\":\"%016llx\",\"attributes\":[",
+                   (long long)li->time_ns, d->allow ? 9 : 13, d->allow ? "permit" : "deny",
+                   (unsigned long long)li->trace_hi, (unsigned long long)li->trace_lo, (unsigned long long)li->span);
+    res_attr(out, true, "strands.box.policy.principal", "Box::Agent::\"self\"");
+    res_attr(out, false, "strands.box.policy.action", rq->action);
+    res_attr(out, false, "strands.box.policy.resource", rq->subject.p ? rq->subject.p : "");
+    res_attr(out, false, "strands.box.policy.verdict", d->allow ? "permit" : "deny");
+    res_attr(out, false, "strands.box.policy.cause", d->cause);
+    res_attr(out, false, "strands.box.policy.rule", d->rule);
+    if (rq->category[0]) res_attr(out, false, "strands.box.policy.category", rq->category);
+    if (d->description && *d->description) res_attr(out, false, "strands.box.policy.description", d->description);
+    dwd_buf_puts(out, ",{\"key\":\"strands.box.policy.determining.ids\",\"value\":{\"arrayValue\":{\"values\":[");
+    for (uint32_t i = 0; i < d->ndetermining; i++) {
+        if (i) dwd_buf_puts(out, ",");
+        dwd_buf_puts(out, "{\"stringValue\":");
+        dwd_buf_json_string(out, d->ids[i], strlen(d->ids[i]));
+        dwd_buf_puts(out, "}");
+    }
+    dwd_buf_puts(out, "]}}}");
+    if (!d->allow) res_attr(out, false, "strands.box.policy.reason", message);
+    if (!strcmp(d->cause, "internal_fault")) res_attr(out, false, "error.type", "strands.box.policy.evaluation_error");
+    if (rq->attrs.len) { dwd_buf_put(out, ",", 1); dwd_buf_put(out, rq->attrs.p, rq->attrs.len); }
+    if (rq->request_id.len) {
+        dwd_buf_puts(out, ",{\"key\":\"strands.box.request.id\",\"value\":{\"stringValue\":");
+        dwd_buf_json_string(out, rq->request_id.p, rq->request_id.len);
+        dwd_buf_puts(out, "}}");
+    }
+    dwd_buf_puts(out, "]}]}]}]}\n");
+}

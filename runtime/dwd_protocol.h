@@ -1,0 +1,74 @@
+/* dwd_protocol.h - the wire protocol of dwd, the decision service
+ * (docs/DWD.md): one JSON object per line in, one per line out.  Parsing
+ * and reply formatting only; no I/O, no engine state, so it can be unit
+ * tested and fuzzed (tests/fuzz/fuzz_dwd.c).
+ *
+ *   {"op":"decide","action":"fs:read","input":{...}}
+ *   {"op":"record","action":"fs:read","kind":"response","input":{...},"output":{...}}
+ *   {"op":"stats"}   {"op":"reload"}
+ * Optional on decide/record: "request_id" (string), "namespace" (string),
+ * "principal"/"resource" (entity uids, default Box's fixed ones), and
+ * "time" (RFC 3339) only when the server trusts client time (tests). */
+#ifndef DW_DWD_PROTOCOL_H
+#define DW_DWD_PROTOCOL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DWD_MAX_LINE (1u << 20)   /* bytes per request line, newline excluded */
+
+/* A growable byte string (NUL-terminated when non-empty). */
+typedef struct dwd_buf { char *p; size_t len, cap; bool oom; } dwd_buf;
+void dwd_buf_put(dwd_buf *b, const char *s, size_t n);
+void dwd_buf_puts(dwd_buf *b, const char *s);
+void dwd_buf_printf(dwd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A JSON string literal, quotes included. */
+void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n);
+void dwd_buf_free(dwd_buf *b);
+
+typedef enum dwd_op { DWD_OP_DECIDE, DWD_OP_RECORD, DWD_OP_STATS, DWD_OP_RELOAD } dwd_op;
+
+typedef struct dwd_request {
+    dwd_op op;
+    dwd_buf event;           /* decide/record: the event in Box's JSON form (box.md §15.2) */
+    char action[128];        /* the bare action id */
+    char category[8];        /* fs, net, http, shell, mcp, or "" */
+    dwd_buf subject;         /* box.md §10.3's subject string (may be empty) */
+    dwd_buf attrs;           /* OTLP subject attributes, comma-joined JSON objects ("" if none) */
+    dwd_buf request_id;      /* "" if none */
+} dwd_request;
+
+/* Parse one request line (without its newline).  0 on success; -1 with a
+ * message in err (the reply is {"ok":false,"error":err}).  Always call
+ * dwd_request_free afterwards. */
+int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request *rq, char *err, size_t errcap);
+void dwd_request_free(dwd_request *rq);
+
+/* Replies (each ends with '\n'). */
+void dwd_reply_error(dwd_buf *out, const char *msg);
+void dwd_reply_ok(dwd_buf *out);
+
+typedef struct dwd_decision {
+    bool allow;
+    const char *cause;               /* dw_cause_name */
+    const char *rule;                /* governing rule name, or <default-deny> */
+    const char *description;         /* the governing rule's @description, or NULL */
+    uint32_t ndetermining;
+    const char *const *ids;          /* every determining rule's name */
+    const char *const *descs;        /* their @descriptions (NULL entries when none) */
+} dwd_decision;
+
+/* The denial text of box.md §9 ("" for a permit), capped at 4096 bytes. */
+void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d);
+void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message);
+
+/* One decision-log line (box.md §10): an OTLP-JSON resourceLogs export
+ * request, '\n'-terminated. */
+typedef struct dwd_log_info {
+    const char *box_name, *run_id;
+    int64_t time_ns;
+    uint64_t trace_hi, trace_lo, span;
+} dwd_log_info;
+void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message);
+
+#endif

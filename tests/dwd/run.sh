@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# tests/dwd/run.sh DWD DWC - end-to-end tests of dwd, the decision service.
+# Starts dwd on a socket in a temp dir with Box's example 06 (HTTP request
+# budget), replays its trace as decide/record ops and compares the verdicts
+# with the trace's "expect"/"rules"/"cause"; sends malformed requests; restarts
+# dwd on the same state directory and checks verdicts that depend on the
+# pre-restart history; checks the event-schema refusal, the peer-uid check,
+# the decision log and the seccomp selftest.  Ends with "N passed, N failed".
+set -uo pipefail
+DWD=${1:?usage: run.sh DWD DWC}
+DWC=${2:?usage: run.sh DWD DWC}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${DW_SHARED:-/work/shared}
+ex=$shared/examples/box/06-http-request-budget
+CC=${CC:-cc}
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/dwd-test.XXXXXX")
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; [ -n "${DWD_KEEP:-}" ] && cp "$T/dwd.err" "$DWD_KEEP"; rm -rf "$T"; }
+trap cleanup EXIT
+
+if ! $CC -std=c11 -D_GNU_SOURCE -O1 -o "$T/client" "$here/client.c"; then
+    bad "build the test client"; echo "$pass passed, $fail failed"; exit 1
+fi
+C="$T/client"
+[ -x "$DWC" ] || echo "note: $DWC not found (only dwd is exercised)"
+
+# start_dwd STATE [extra flags...]: start dwd, wait for its socket
+start_dwd() {
+    local state=$1; shift
+    rm -f "$T/sock"
+    "$DWD" --policy "$ex/policy.dw" --schema box --state "$state" --socket "$T/sock" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
+    pid=$!
+    for _ in $(seq 1 100); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.05; done
+    return 1
+}
+stop_dwd() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid"; local rc=$?; pid=""; return $rc; }
+
+# The trace as ops: request lines -> decide, response/error lines -> record;
+# expectations (expect, rules, cause) kept aside, one line per decide.
+sed -e '/"kind":"request"/{s/"kind":"request",//;s/,"expect":.*$/}/;s/^{/{"op":"decide",/}' \
+    -e '/"kind":"\(response\|error\)"/{s/,"note":.*$/}/;s/^{/{"op":"record",/}' "$ex/trace.jsonl" > "$T/ops"
+expect_of() {   # the trace's expectations for request lines, as "verdict|rules|cause"
+    grep '"kind":"request"' "$1" | sed -e 's/.*"expect":"\([a-z]*\)".*"rules":\[\([^]]*\)\].*"cause":"\([a-z_]*\)".*/\1|\2|\3/' \
+        -e 's/^allow|/permit|/' -e 's/"//g'
+}
+got_of() {      # dwd's decide replies, in the same form (determining sorted)
+    grep '"verdict"' "$1" | sed -e 's/.*"verdict":"\([a-z]*\)".*"cause":"\([a-z_]*\)".*"determining":\[\([^]]*\)\].*/\1|\3|\2/' -e 's/"//g' |
+        while IFS='|' read -r v r c; do echo "$v|$(echo "$r" | tr ',' '\n' | sort | paste -sd, -)|$c"; done
+}
+norm_expect() { while IFS='|' read -r v r c; do echo "$v|$(echo "$r" | tr ',' '\n' | sort | paste -sd, -)|$c"; done; }
+
+# ---- 1. the whole trace in one run ----
+if start_dwd "$T/state1" --trust-client-time --decision-log "$T/decisions.jsonl"; then ok "dwd starts"; else bad "dwd starts"; cat "$T/dwd.err"; fi
+"$C" "$T/sock" < "$T/ops" > "$T/replies1"
+check "one reply per op" test "$(wc -l < "$T/replies1")" -eq "$(wc -l < "$T/ops")"
+expect_of "$ex/trace.jsonl" | norm_expect > "$T/want1"
+got_of "$T/replies1" > "$T/got1"
+n=0
+while IFS= read -r w && IFS= read -r g <&3; do
+    n=$((n + 1))
+    if [ "$w" = "$g" ]; then ok "trace decision $n: $g"; else bad "trace decision $n: want $w, got $g"; fi
+done < "$T/want1" 3< "$T/got1"
+check "all $(wc -l < "$T/want1") trace decisions answered" test "$n" -eq "$(wc -l < "$T/want1")" -a "$n" -gt 0
+check "records answered ok:true" test "$(grep -c '^{"ok":true}$' "$T/replies1")" -eq "$(grep -c '"op":"record"' "$T/ops")"
+check "denial text (box.md §9)" grep -q "\"message\":\"policy denied this operation on 'api.github.com:443/repos/o/r/issues' \[policy: github_budget\]: At most 3 completed requests to api.github.com in ten minutes; \[policy: github_burst\]: At most 3 attempts to api.github.com in one minute.\"" "$T/replies1"
+
+# ---- 2. malformed and invalid requests: error replies, connection and server survive ----
+good='{"op":"decide","time":"2025-06-02T13:00:00Z","action":"http:request","input":{"host":"uploads.github.com","port":443,"method":"GET","path":"/x","body_bytes":0,"intercepted":true}}'
+cat > "$T/bad" <<EOB
+this is not json
+
+{"op":"decide"
+[1,2,3]
+{"op":"bogus"}
+{"op":"decide","input":{}}
+{"op":"decide","action":"http:request"}
+{"op":"decide","action":"http:request","input":[]}
+{"op":"decide","action":"http:request","input":{},"extra":1}
+{"op":"decide","op":"decide","action":"http:request","input":{}}
+{"op":"record","action":"http:request","kind":"request","input":{}}
+{"op":"record","action":"http:request","kind":"error","input":{},"output":{}}
+{"op":"stats","x":1}
+{"op":"reload"}
+$good
+EOB
+"$C" "$T/sock" < "$T/bad" > "$T/badreplies"
+nb=$(($(wc -l < "$T/bad") - 1))
+check "malformed lines get ok:false ($nb)" test "$(head -n "$nb" "$T/badreplies" | grep -c '^{"ok":false,"error":')" -eq "$nb"
+check "reload is refused as unsupported" grep -q '"error":"reload is not supported yet"' "$T/badreplies"
+check "the connection survives malformed lines" grep -q '"verdict":"permit"' <(tail -n 1 "$T/badreplies")
+# a request that fails Box's schema gate is a deny with cause internal_fault, not an error
+echo '{"op":"decide","time":"2025-06-02T13:00:01Z","action":"http:request","input":{"host":"api.github.com","port":"443"}}' | "$C" "$T/sock" > "$T/gate"
+check "schema-gate failure denies with internal_fault" grep -q '"verdict":"deny","cause":"internal_fault","rule":"<default-deny>"' "$T/gate"
+echo '{"op":"decide","time":"2025-06-02T13:00:02Z","action":"fs:nothing","input":{}}' | "$C" "$T/sock" > "$T/gate2"
+echo '{"op":"decide","action":"http:request","input":{"host":"api.github.com"},"time":"not a time"}' | "$C" "$T/sock" > "$T/gate3"
+check "a bad time denies with internal_fault" grep -q '"cause":"internal_fault"' "$T/gate3"
+check "unknown action denies with internal_fault" grep -q '"cause":"internal_fault"' "$T/gate2"
+head -c 1100000 /dev/zero | tr '\0' 'x' > "$T/long"; echo >> "$T/long"
+"$C" "$T/sock" --raw 1 < "$T/long" > "$T/longreply"
+check "an over-long line gets an error" grep -q '"ok":false' "$T/longreply"
+printf '%s\n' "$good" | sed 's/13:00:00/13:00:03/' | "$C" "$T/sock" > "$T/after"
+check "the server survives malformed input" grep -q '"verdict":"permit"' "$T/after"
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats1"
+check "stats counts decisions and records" grep -q '"ok":true,"decisions":1[0-9],.*"records":5,' "$T/stats1"
+
+# ---- 3. only the socket owner's uid may connect (SO_PEERCRED) ----
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    chmod 0777 "$T" && chmod 0666 "$T/sock" && chmod 0755 "$C"
+    echo '{"op":"stats"}' | setpriv --reuid=65534 --regid=65534 --clear-groups "$C" "$T/sock" > "$T/other" 2>/dev/null
+    rc=$?
+    check "another uid is closed without a reply" test "$rc" -eq 3 -a ! -s "$T/other"
+    echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats2"
+    check "refused peers are counted" grep -q '"refused_peers":1' "$T/stats2"
+    chmod 0700 "$T"
+else
+    echo "skip peer-uid test (needs root and setpriv)"
+fi
+check "dwd stops cleanly on SIGTERM" stop_dwd
+
+# ---- 4. the decision log ----
+nd=$(grep -c '"verdict"' "$T/replies1")
+check "decision log: one line per decision" test "$(grep -c '^{"resourceLogs":\[' "$T/decisions.jsonl")" -ge "$nd"
+check "decision log: Box's scope, event and severities" grep -q '"scope":{"name":"strands-box.policy"},"logRecords":\[{"timeUnixNano":"1748865600000000000","severityNumber":9,"severityText":"permit","eventName":"strands.box.policy.decision"' "$T/decisions.jsonl"
+check "decision log: deny reason and determining ids" grep -q '"strands.box.policy.determining.ids","value":{"arrayValue":{"values":\[{"stringValue":"github_budget"},{"stringValue":"github_burst"}\]}}},{"key":"strands.box.policy.reason"' "$T/decisions.jsonl"
+
+# ---- 5. durability across a restart ----
+# Run the trace up to the 12:02:01 response, stop, restart on the same state
+# directory, run the rest: the 12:03:00 deny (github_budget) needs the two
+# pre-restart responses, the 12:03:30 deny (both rules) pre-restart requests.
+split=$(grep -n '12:02:01Z' "$T/ops" | cut -d: -f1)
+head -n "$split" "$T/ops" > "$T/ops_a"; tail -n +"$((split + 1))" "$T/ops" > "$T/ops_b"
+start_dwd "$T/state2" --trust-client-time || bad "dwd starts (restart test, first run)"
+"$C" "$T/sock" < "$T/ops_a" > "$T/replies2"
+stop_dwd
+if start_dwd "$T/state2" --trust-client-time; then ok "dwd restarts on the same state"; else bad "dwd restarts on the same state"; fi
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats3"
+check "the restart restored the history ($split events)" grep -q "\"restored\":$split," "$T/stats3"
+"$C" "$T/sock" < "$T/ops_b" >> "$T/replies2"
+got_of "$T/replies2" > "$T/got2"
+check "verdicts across the restart equal the trace's" cmp -s "$T/want1" "$T/got2"
+check "12:03:00 denied by github_budget using pre-restart responses" grep -q '^deny|github_budget|forbidden$' <(sed -n "$(($(grep -c '"op":"decide"' "$T/ops_a") + 1))p" "$T/got2")
+stop_dwd
+# a fresh state directory does not see that history: the same request is permitted
+start_dwd "$T/state3" --trust-client-time
+head -n 1 "$T/ops_b" | "$C" "$T/sock" > "$T/fresh"
+check "without the history the same request is permitted" grep -q '"verdict":"permit"' "$T/fresh"
+stop_dwd
+# a log written under a different event schema is refused
+sed 's/^/ /' "$shared/spec/box/events.dwschema" > "$T/events-other.dwschema"
+if "$DWD" --policy "$ex/policy.dw" --schema box --events "$T/events-other.dwschema" --state "$T/state2" --socket "$T/sock2" 2> "$T/schema.err" & p2=$!; sleep 1; kill -0 $p2 2>/dev/null; then
+    kill $p2; wait $p2; bad "a different event schema is refused"
+else
+    wait $p2; check "a different event schema is refused" grep -q "different event schema" "$T/schema.err"
+fi
+# client time is refused unless --trust-client-time (a test-only flag)
+start_dwd "$T/state4"
+head -n 1 "$T/ops" | "$C" "$T/sock" > "$T/notime"
+check "\"time\" is refused without --trust-client-time" grep -q '"ok":false' "$T/notime"
+sed 's/"time":"[^"]*",//' "$T/ops" | "$C" "$T/sock" > "$T/clock"
+check "clock-stamped decisions work" test "$(grep -c '"ok":true' "$T/clock")" -eq "$(wc -l < "$T/ops")"
+stop_dwd
+# pipelined: the whole trace in one write; one sync covers a round (group commit)
+start_dwd "$T/state-pipe" --trust-client-time
+"$C" "$T/sock" --raw "$(wc -l < "$T/ops")" < "$T/ops" > "$T/replies-pipe"
+got_of "$T/replies-pipe" > "$T/got-pipe"
+check "pipelined requests: trace verdicts, in order" cmp -s "$T/want1" "$T/got-pipe"
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats-pipe"
+check "pipelined requests share syncs" grep -qE '"log_max_batch":([2-9]|[1-9][0-9])' "$T/stats-pipe"
+stop_dwd
+for d in batch none; do
+    start_dwd "$T/state-$d" --trust-client-time --durability "$d"
+    "$C" "$T/sock" < "$T/ops" > "$T/replies-$d"
+    got_of "$T/replies-$d" > "$T/got-$d"
+    check "--durability $d: trace verdicts" cmp -s "$T/want1" "$T/got-$d"
+    stop_dwd
+done
+
+# ---- 6. confinement ----
+"$DWD" --selftest-seccomp > "$T/seccomp" 2>&1
+rc=$?
+check "seccomp selftest exits 0" test "$rc" -eq 0
+for call in socket openat execve; do
+    check "seccomp refuses $call with EPERM" grep -qx "$call: refused (EPERM)" "$T/seccomp"
+done
+stop_dwd
+check "the server runs confined" grep -q "; confined)" "$T/dwd.err"
+check "no sanitizer or fault reports from dwd" sh -c "! grep -E 'Sanitizer|runtime error|internal fault: history' '$T/dwd.err'"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
