@@ -456,38 +456,35 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
 }
 
 /* Box's JSON event form. */
-static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide)
+/* Box's JSON event form -> a built event (and its Cedar request).  *ts is
+ * replaced by the event's "time" when the caller gave none.  0 on success;
+ * -1 when the line is not an event (v says why); -2 when a decision event
+ * fails the schema gate (v holds the deny; b->decision is set). */
+static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v)
 {
-    memset(v, 0, sizeof *v);
     dw_arena_reset(&e->scratch);
     dw_source src = { "event", json, len };
     dw_diags d;
     dw_diags_init(&d);
     const dw_json *j = dw_json_parse(&e->scratch, &src, &d);
-    if (!j || j->kind != DW_JSON_OBJECT) {
-        dw_diags_free(&d);
-        fault(v, "event is not a JSON object%s", NULL);
-        v->decided = must_decide;
-        return must_decide ? 0 : -1;
-    }
     dw_diags_free(&d);
+    if (!j || j->kind != DW_JSON_OBJECT) { fault(v, "event is not a JSON object%s", NULL); return -1; }
     const dw_json *action = dw_json_get(j, "action"), *kind = dw_json_get(j, "kind"), *ns = dw_json_get(j, "namespace");
     const dw_json *time = dw_json_get(j, "time");
     if (!action || action->kind != DW_JSON_STRING || !kind || kind->kind != DW_JSON_STRING) {
         fault(v, "event needs string members \"action\" and \"kind\"%s", NULL);
-        v->decided = must_decide;
-        return must_decide ? 0 : -1;
+        return -1;
     }
+    if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { fault(v, "event \"namespace\" must be a short string%s", NULL); return -1; }
     char atype[256];
-    snprintf(atype, sizeof atype, "%s::Action", ns && ns->kind == DW_JSON_STRING ? ns->u.str.s : "Box");
-    if (!ts && time && time->kind == DW_JSON_STRING) {
+    snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
+    if (!*ts && time && time->kind == DW_JSON_STRING) {
         int64_t ns_time;
         if (!parse_rfc3339(time->u.str.s, time->u.str.len, &ns_time)) {
             fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
-            v->decided = must_decide;
-            return must_decide ? 0 : -1;
+            return -1;
         }
-        ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
+        *ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
     }
     const dw_uid *P = dw_make_uid(&e->scratch, "Box::Agent", 10, "self", 4);
     const dw_uid *R = dw_make_uid(&e->scratch, "Box::Resource", 13, "unused", 6);
@@ -496,15 +493,24 @@ static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t 
     if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
     if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
     dw_buf_free(&err);
-    built b;
-    if (build_event(e, &b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
+    if (build_event(e, b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
                     P, R, dw_json_get(j, "input"), dw_json_get(j, "output"), dw_json_get(j, "request_id"),
                     v->message, sizeof v->message)) {
-        /* a gate failure: denied and not recorded (box.md §6.1) */
-        v->decided = b.decision || must_decide;
-        v->allow = false;
+        v->allow = false;          /* a gate failure: denied and not recorded (box.md §6.1) */
         v->cause = DW_CAUSE_INTERNAL_FAULT;
-        return b.decision || must_decide ? 0 : -1;
+        return -2;
+    }
+    return 0;
+}
+
+static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide)
+{
+    memset(v, 0, sizeof *v);
+    built b;
+    int rc = event_from_json(e, json, len, &ts, &b, v);
+    if (rc) {
+        v->decided = must_decide || (rc == -2 && b.decision);
+        return v->decided ? 0 : -1;
     }
     return decide_built(e, &b, ts, v);
 }
@@ -878,45 +884,8 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
     memset(v, 0, sizeof *v);
     if (!e || !e->s.prog) return -1;
     v->decided = mode == DW_OBSERVE_DECIDE;
-    dw_arena_reset(&e->scratch);
-    dw_source src = { "event", json, len };
-    dw_diags d;
-    dw_diags_init(&d);
-    const dw_json *j = dw_json_parse(&e->scratch, &src, &d);
-    dw_diags_free(&d);
-    if (!j || j->kind != DW_JSON_OBJECT) { fault(v, "event is not a JSON object%s", NULL); return 0; }
-    const dw_json *action = dw_json_get(j, "action"), *kind = dw_json_get(j, "kind"), *ns = dw_json_get(j, "namespace");
-    const dw_json *time = dw_json_get(j, "time");
-    if (!action || action->kind != DW_JSON_STRING || !kind || kind->kind != DW_JSON_STRING) {
-        fault(v, "event needs string members \"action\" and \"kind\"%s", NULL);
-        return 0;
-    }
-    if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { fault(v, "event \"namespace\" must be a short string%s", NULL); return 0; }
-    char atype[256];
-    snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
-    if (!ts && time && time->kind == DW_JSON_STRING) {
-        int64_t ns_time;
-        if (!parse_rfc3339(time->u.str.s, time->u.str.len, &ns_time)) {
-            fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
-            return 0;
-        }
-        ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
-    }
-    const dw_uid *P = dw_make_uid(&e->scratch, "Box::Agent", 10, "self", 4);
-    const dw_uid *R = dw_make_uid(&e->scratch, "Box::Resource", 13, "unused", 6);
-    const dw_json *pj = dw_json_get(j, "principal"), *rj = dw_json_get(j, "resource");
-    dw_buf err = { 0 };
-    if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
-    if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
-    dw_buf_free(&err);
     built b;
-    if (build_event(e, &b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
-                    P, R, dw_json_get(j, "input"), dw_json_get(j, "output"), dw_json_get(j, "request_id"),
-                    v->message, sizeof v->message)) {
-        v->allow = false;          /* a gate failure: denied and not recorded (box.md §6.1) */
-        v->cause = DW_CAUSE_INTERNAL_FAULT;
-        return 0;
-    }
+    if (event_from_json(e, json, len, &ts, &b, v)) return 0;
     if (mode == DW_OBSERVE_DECIDE && !b.decision) { fault(v, "the event's kind is not a decision kind%s", NULL); return 0; }
     if (mode == DW_OBSERVE_RECORD && b.decision) { fault(v, "a decision kind cannot be recorded without a decision%s", NULL); return 0; }
     ts = peek_stamp(e, ts);
