@@ -432,8 +432,13 @@ static void build_index(compiler *c)
         uint32_t best = 0;
         uint64_t best_cost = UINT64_MAX;
         for (uint32_t o = 0; o < no; o++) {
+            /* a request probes about one key of a list option (its action),
+             * so an option costs its most shared key */
             uint64_t cost = 0;
-            for (uint32_t k = 0; k < opt[o].n; k++) cost += *count_slot(&t, ixkey_hash(&opt[o].keys[k]));
+            for (uint32_t k = 0; k < opt[o].n; k++) {
+                uint64_t c = *count_slot(&t, ixkey_hash(&opt[o].keys[k]));
+                if (c > cost) cost = c;
+            }
             if (cost < best_cost) { best_cost = cost; best = o; }
         }
         for (uint32_t k = 0; no && k < opt[best].n; k++) add_ix(c, &opt[best].keys[k], (uint32_t)i);
