@@ -28,10 +28,10 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
 all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- generated front end ----
-$(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h: lang/parser.y
+$(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h &: lang/parser.y
 	@mkdir -p $(dir $@)
 	bison -Wall -Werror --defines=$(BUILD)/gen/lang/parser.h -o $(BUILD)/gen/lang/parser.c $<
-$(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h: lang/lexer.l
+$(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h &: lang/lexer.l
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/lang/lexer.h -o $(BUILD)/gen/lang/lexer.c $<
 # Text embedded as C strings: the standard macro library (written in Dogwood)
