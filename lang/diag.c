@@ -66,6 +66,32 @@ static const char *sev_name(dw_severity s)
     return s == DW_SEV_ERROR ? "error" : s == DW_SEV_WARNING ? "warning" : "note";
 }
 
+void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc)
+{
+    if (!src || !src->text || loc.off > src->len) return;
+    /* the line containing loc.off */
+    size_t s = loc.off, e = loc.off;
+    while (s > 0 && src->text[s - 1] != '\n') s--;
+    while (e < src->len && src->text[e] != '\n') e++;
+    size_t ll = e - s;
+    if (ll && src->text[s + ll - 1] == '\r') ll--;
+    fprintf(out, "  %.*s\n  ", (int)ll, src->text + s);
+    /* caret: replicate tabs so the caret lines up */
+    for (size_t i = s; i < loc.off; i++) {
+        unsigned char c = (unsigned char)src->text[i];
+        if ((c & 0xC0) == 0x80) continue;
+        fputc(c == '\t' ? '\t' : ' ', out);
+    }
+    fputc('^', out);
+    size_t span_end = loc.end > loc.off ? loc.end : loc.off;
+    if (span_end > s + ll) span_end = s + ll;
+    for (size_t i = (size_t)loc.off + 1; i < span_end; i++) {
+        unsigned char c = (unsigned char)src->text[i];
+        if ((c & 0xC0) != 0x80) fputc('~', out);
+    }
+    fputc('\n', out);
+}
+
 void dw_diag_print(const dw_diag *g, FILE *out)
 {
     const dw_source *src = g->src;
@@ -73,29 +99,7 @@ void dw_diag_print(const dw_diag *g, FILE *out)
         fprintf(out, "%s:%u:%u: %s: %s\n", src->name, g->loc.line, g->loc.col, sev_name(g->sev), g->msg);
     else
         fprintf(out, "%s: %s\n", sev_name(g->sev), g->msg);
-    if (src && src->text && g->loc.off <= src->len) {
-        /* find the line containing loc.off */
-        size_t s = g->loc.off, e = g->loc.off;
-        while (s > 0 && src->text[s - 1] != '\n') s--;
-        while (e < src->len && src->text[e] != '\n') e++;
-        size_t ll = e - s;
-        if (ll && src->text[s + ll - 1] == '\r') ll--;
-        fprintf(out, "  %.*s\n  ", (int)ll, src->text + s);
-        /* caret: replicate tabs so the caret lines up */
-        for (size_t i = s; i < g->loc.off; i++) {
-            unsigned char c = (unsigned char)src->text[i];
-            if ((c & 0xC0) == 0x80) continue;
-            fputc(c == '\t' ? '\t' : ' ', out);
-        }
-        fputc('^', out);
-        size_t span_end = g->loc.end > g->loc.off ? g->loc.end : g->loc.off;
-        if (span_end > s + ll) span_end = s + ll;
-        for (size_t i = g->loc.off + 1; i < span_end; i++) {
-            unsigned char c = (unsigned char)src->text[i];
-            if ((c & 0xC0) != 0x80) fputc('~', out);
-        }
-        fputc('\n', out);
-    }
+    dw_print_source_span(out, src, g->loc);
     if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
 }
 

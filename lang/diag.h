@@ -49,6 +49,9 @@ void dw_diag_add(dw_diags *d, dw_severity sev, const dw_source *src, dw_loc loc,
 /* Render every diagnostic, in order, in the format above. */
 void dw_diags_print(const dw_diags *d, FILE *out);
 void dw_diag_print(const dw_diag *g, FILE *out);
+/* The source line containing loc, and a caret span under it (every diagnostic
+ * printer uses it, so carets line up the same everywhere). */
+void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc);
 
 /* Compute line/col for a byte offset (used by parsers that track only offsets). */
 dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);

@@ -41,30 +41,6 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 
 /* ---- human ---- */
 
-static void print_caret(FILE *out, const dw_source *src, const dw_finding *g)
-{
-    if (!src->text || g->loc.off > src->len) return;
-    size_t s = g->loc.off, e = g->loc.off;
-    while (s > 0 && src->text[s - 1] != '\n') s--;
-    while (e < src->len && src->text[e] != '\n') e++;
-    size_t ll = e - s;
-    if (ll && src->text[s + ll - 1] == '\r') ll--;
-    fprintf(out, "  %.*s\n  ", (int)ll, src->text + s);
-    for (size_t i = s; i < g->loc.off; i++) {
-        unsigned char c = (unsigned char)src->text[i];
-        if ((c & 0xC0) == 0x80) continue;
-        fputc(c == '\t' ? '\t' : ' ', out);
-    }
-    fputc('^', out);
-    size_t end = g->loc.end > g->loc.off ? g->loc.end : g->loc.off;
-    if (end > s + ll) end = s + ll;
-    for (size_t i = (size_t)g->loc.off + 1; i < end; i++) {
-        unsigned char c = (unsigned char)src->text[i];
-        if ((c & 0xC0) != 0x80) fputc('~', out);
-    }
-    fputc('\n', out);
-}
-
 static void print_human(FILE *out, const dw_source *src, const dw_findings *f)
 {
     size_t n[3] = { 0, 0, 0 };
@@ -72,7 +48,7 @@ static void print_human(FILE *out, const dw_source *src, const dw_findings *f)
         const dw_finding *g = &f->v[i];
         n[g->sev]++;
         fprintf(out, "%s:%u:%u: %s[%s]: %s\n", src->name, g->loc.line, g->loc.col, dw_lint_sev_name(g->sev), g->rule, g->msg);
-        print_caret(out, src, g);
+        dw_print_source_span(out, src, g->loc);
         if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
     }
     if (!f->n) fprintf(out, "%s: no findings\n", src->name);
