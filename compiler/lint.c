@@ -126,14 +126,11 @@ static void *alloc(L *l, size_t n)
     return p;
 }
 
+static char *vfmt(L *l, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *vfmt(L *l, const char *f, va_list ap)
 {
-    va_list aq;
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, f, aq);
-    va_end(aq);
-    char *s = alloc(l, (size_t)(n > 0 ? n : 0) + 1);
-    vsnprintf(s, (size_t)n + 1, f, ap);
+    char *s = dw_arena_vprintf(&l->a, f, ap);
+    if (!s) longjmp(l->oom, 1);
     return s;
 }
 

@@ -63,14 +63,11 @@ static void *grow(tc *T, void *v, size_t n, size_t *cap, size_t size)
     return nv;
 }
 
+static char *vfmt(tc *T, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *vfmt(tc *T, const char *f, va_list ap)
 {
-    va_list cp;
-    va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, f, cp);
-    va_end(cp);
-    char *s = alloc(T, (size_t)(n < 0 ? 0 : n) + 1);
-    if (n > 0) vsnprintf(s, (size_t)n + 1, f, ap);
+    char *s = dw_arena_vprintf(&T->a, f, ap);
+    if (!s) longjmp(T->oom, 1);
     return s;
 }
 

@@ -77,17 +77,11 @@ static void *alloc(tc *T, size_t n)
     return p;
 }
 
-static char *vfmt(tc *T, const char *f, va_list ap) __attribute__((format(printf, 2, 0), nonnull(2)));
+static char *vfmt(tc *T, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *vfmt(tc *T, const char *f, va_list ap)
 {
-    char probe[1];
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(probe, sizeof probe, f, ap2);
-    va_end(ap2);
-    size_t len = n > 0 ? (size_t)n : 0;
-    char *s = alloc(T, len + 1);
-    vsnprintf(s, len + 1, f, ap);
+    char *s = dw_arena_vprintf(&T->a, f, ap);
+    if (!s) longjmp(T->oom, 1);
     return s;
 }
 

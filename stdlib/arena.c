@@ -59,6 +59,27 @@ char *dw_arena_memdup(dw_arena *a, const void *p, size_t n)
     return q;
 }
 
+char *dw_arena_vprintf(dw_arena *a, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    size_t len = n > 0 ? (size_t)n : 0;
+    char *s = dw_arena_alloc(a, len + 1);
+    if (s && len) vsnprintf(s, len + 1, fmt, ap);
+    return s;
+}
+
+char *dw_arena_printf(dw_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = dw_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 void dw_arena_reset(dw_arena *a)
 {
     dw_arena_block *b = a->head, *keep = NULL;

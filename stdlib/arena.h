@@ -3,6 +3,7 @@
 #ifndef DW_ARENA_H
 #define DW_ARENA_H
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 typedef struct dw_arena_block dw_arena_block;
@@ -19,6 +20,9 @@ void *dw_arena_alloc(dw_arena *a, size_t n);
 void *dw_arena_alloc_raw(dw_arena *a, size_t n);
 /* Copy n bytes and append a NUL (the copy may itself contain NULs). */
 char *dw_arena_memdup(dw_arena *a, const void *p, size_t n);
+/* printf into the arena (NUL terminated).  NULL on OOM. */
+char *dw_arena_vprintf(dw_arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+char *dw_arena_printf(dw_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Keep the first block, drop the rest: cheap per-decision reset. */
 void  dw_arena_reset(dw_arena *a);
 void  dw_arena_free(dw_arena *a);
