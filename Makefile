@@ -132,14 +132,18 @@ difftest: deps all
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
 $(BUILD)/temporal_bench: tests/bench/temporal_bench.c $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
-bench: deps all $(BUILD)/temporal_bench
+# dwd over the socket: the loopback load generator (tests/bench/dwd_load.c)
+$(BUILD)/bench/dwd_load: tests/bench/dwd_load.c tests/dwd/wire.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+bench: deps all $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load
 	tests/bench/run.sh $(SHARED)
 	{ echo; echo '## Temporal rules (tests/bench/temporal_bench.c)'; echo; \
 	  echo 'A count budget over a 1h window (Box shape, box.md §13), decided through the engine with N events'; \
 	  echo 'in the window; the plain decision is the same set without the temporal clause, also through the engine'; \
 	  echo '(gate, history append, decision).'; echo; echo '```'; $(BUILD)/temporal_bench; echo '```'; } >> docs/PERFORMANCE.md
 
-demo: deps all
+demo: deps all $(BUILD)/dwd-demo
 	@echo "== compiling and deciding Box's example requests through the VM"
 	@for d in $(SHARED)/examples/box/0[1-4]*/; do \
 	  echo "-- $$d"; \
@@ -147,3 +151,8 @@ demo: deps all
 	done
 	@echo "== disassembly of $(SHARED)/examples/box/01-project-read/policy.dw"
 	@$(BUILD)/dwc disasm -p $(SHARED)/examples/box/01-project-read/policy.dw
+	@echo "== dwd: a scripted agent session over the socket (tests/dwd/demo.sh)"
+	@tests/dwd/demo.sh $(BUILD)/dwd $(BUILD)/dwd-demo $(SHARED)
+# the demo's client: prints each verdict, its rule and the decision-log line
+$(BUILD)/dwd-demo: tests/dwd/demo_client.c tests/dwd/wire.h
+	$(CC) $(CFLAGS) -o $@ $<

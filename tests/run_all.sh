@@ -63,6 +63,8 @@ suites() {
 
 suites build ""
 suites build/asan "-asan"
+# dwd killed with SIGKILL at random points and restarted (CRASH_TRIALS, default 20)
+run_suite "dwd-crash" tests/dwd/crash.sh build/dwd
 # differential testing against Cedar itself (cedar-wasm from npm)
 run_suite "difftest" tests/diff/run.sh "${DIFF_CASES:-10000}"
 

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# tests/dwd/crash.sh DWD - crash trials for dwd's durable history (issue 7).
+#
+# A deterministic script of decide/record ops on Box's example 06 (HTTP request budget: a
+# 10-minute count of ::response events and a 60-second count of ::request events, so a verdict
+# depends on how many earlier events the history holds) is first run uninterrupted (the
+# reference).  Then, per trial: dwd --durability full on a fresh state directory, a client sends
+# the script one op at a time and logs every reply it receives (an acknowledged op), dwd is
+# killed with SIGKILL after a random delay, restarted on the same state directory, and
+#   * its stderr may report at most a torn tail (any other recovery note counts as a corrupt
+#     reopening);
+#   * {"op":"stats"}: restored == log_next_seq, and acked <= log_next_seq <= acked + 1 (every
+#     acknowledged event is in history; at most the one in-flight, unacknowledged op also is);
+#   * the rest of the script is sent (from the first op the history does not hold) and every
+#     verdict, before and after the crash, equals the reference's (temporal verdicts continue
+#     as if uninterrupted), and the history ends with exactly one event per op.
+# A control resumes the script on an empty history at 10 points and must mostly see different
+# verdicts (the script's verdicts depend on the history).
+#
+# Usage: tests/dwd/crash.sh DWD     CRASH_TRIALS (default 20), CRASH_SEED (default: random),
+# CRASH_OPS (script length, default 300), DW_SHARED (default /work/shared), CC.
+# Ends with "N passed, N failed" (one check per trial, plus setup checks) and a summary line.
+set -uo pipefail
+DWD=${1:?usage: crash.sh DWD}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${DW_SHARED:-/work/shared}
+ex=$shared/examples/box/06-http-request-budget
+CC=${CC:-cc}
+TRIALS=${CRASH_TRIALS:-20}
+NOPS=${CRASH_OPS:-300}
+SEED=${CRASH_SEED:-$(( $(date +%s) % 100000 ))}
+RANDOM=$SEED
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/dwd-crash.XXXXXX")
+pid=""
+cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+
+if ! $CC -std=c11 -D_GNU_SOURCE -O1 -o "$T/client" "$here/client.c"; then
+    bad "build the test client"; echo "$pass passed, $fail failed"; exit 1
+fi
+C="$T/client"
+
+# start_dwd STATE: start dwd (full durability, client-chosen times), wait for its socket
+start_dwd() {
+    rm -f "$T/sock"
+    "$DWD" --policy "$ex/policy.dw" --schema box --state "$1" --socket "$T/sock" --trust-client-time \
+        --durability full 2>>"$T/dwd.err" &
+    pid=$!
+    for _ in $(seq 1 500); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.01; done
+    return 1
+}
+stop_dwd() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid"; local rc=$?; pid=""; return $rc; }
+stat_of() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2"; }
+now_ms() { date +%s%3N; }
+
+# ---- the script: NOPS ops, strictly increasing times from 2025-06-02T12:00:00Z ----
+# api.github.com requests (counted by both budgets), their responses or errors, uploads and
+# unmatched hosts; bursts 1-5 s apart (trip the 60 s burst cap) and pauses of 30-230 s (about
+# three responses per 10 minutes, so the budget both trips and drains).
+awk -v n="$NOPS" -v seed="$SEED" '
+function ts(s) { s += 12 * 3600; return sprintf("2025-06-%02dT%02d:%02d:%02dZ", 2 + int(s / 86400), int(s / 3600) % 24, int(s / 60) % 60, s % 60) }
+function inp(host, method, bytes) {
+    return sprintf("{\"host\":\"%s\",\"port\":443,\"method\":\"%s\",\"path\":\"/repos/o/r/x\",\"body_bytes\":%d,\"intercepted\":true}", host, method, bytes)
+}
+function op(kind, host, method, bytes, extra) {
+    if (out >= n) return
+    out++; t += rand() < 0.7 ? 1 + int(rand() * 5) : 30 + int(rand() * 200)
+    if (kind == "request")
+        printf "{\"op\":\"decide\",\"time\":\"%s\",\"action\":\"http:request\",\"input\":%s}\n", ts(t), inp(host, method, bytes)
+    else
+        printf "{\"op\":\"record\",\"time\":\"%s\",\"action\":\"http:request\",\"kind\":\"%s\",\"input\":%s%s}\n", ts(t), kind, inp(host, method, bytes), extra
+}
+BEGIN {
+    srand(seed); t = 0; out = 0
+    while (out < n) {
+        r = rand()
+        if (r < 0.5) {
+            op("request", "api.github.com", "GET", 0, "")
+            q = rand()
+            if (q < 0.35) op("response", "api.github.com", "GET", 180, ",\"output\":{\"status\":200}")
+            else if (q < 0.5) op("error", "api.github.com", "GET", 0, "")
+        } else if (r < 0.72) {
+            op("request", "uploads.github.com", "POST", 512, "")
+            if (rand() < 0.5) op("response", "uploads.github.com", "POST", 512, ",\"output\":{\"status\":201}")
+        } else if (r < 0.95) op("request", "example.com", "GET", 0, "")
+        else op("response", "api.github.com", "GET", 180, ",\"output\":{\"status\":200}")
+    }
+}' > "$T/ops"
+[ "$(wc -l < "$T/ops")" -eq "$NOPS" ] && ok "script of $NOPS ops (seed $SEED)" || bad "script of $NOPS ops"
+
+# ---- reference: the whole script, uninterrupted ----
+t0=$(now_ms)
+if start_dwd "$T/ref"; then ok "dwd starts (reference)"; else bad "dwd starts (reference)"; cat "$T/dwd.err"; echo "$pass passed, $fail failed"; exit 1; fi
+"$C" "$T/sock" < "$T/ops" > "$T/want"
+ref_ms=$(( $(now_ms) - t0 ))
+stop_dwd
+[ "$(wc -l < "$T/want")" -eq "$NOPS" ] && ok "reference: one reply per op (${ref_ms} ms)" || bad "reference: one reply per op"
+nperm=$(grep -c '"verdict":"permit"' "$T/want"); ndeny=$(grep -c '"verdict":"deny","cause":"forbidden"' "$T/want")
+nbud=$(grep -c 'github_budget' "$T/want"); nburst=$(grep -c 'github_burst' "$T/want")
+echo "reference verdicts: $nperm permit, $ndeny forbidden ($nbud github_budget, $nburst github_burst), $(grep -c 'no_match' "$T/want") no_match"
+[ "$nbud" -gt 0 ] && [ "$nburst" -gt 0 ] && [ "$nperm" -gt 0 ] && ok "the script trips both budgets and permits" || bad "the script trips both budgets and permits"
+
+# ---- control: resumed on an empty history, the script decides differently ----
+# At 10 points spread over the script, the next 30 ops on a fresh state directory; most must
+# differ from the reference (a point where neither window holds anything may not).
+ndiff=0
+for k in $(seq 1 10); do
+    at=$(( NOPS * k / 11 ))
+    start_dwd "$T/control.$k"
+    tail -n +"$((at + 1))" "$T/ops" | head -n 30 | "$C" "$T/sock" > "$T/control.got"
+    stop_dwd
+    cmp -s "$T/control.got" <(tail -n +"$((at + 1))" "$T/want" | head -n 30) || ndiff=$((ndiff + 1))
+    rm -rf "$T/control.$k"
+done
+[ "$ndiff" -ge 5 ] && ok "control: $ndiff of 10 resumptions on an empty history decide differently" ||
+    bad "control: only $ndiff of 10 resumptions on an empty history decide differently"
+
+# ---- trials ----
+lost=0; corrupt=0; torn=0; diverged=0; inflight=0; after_end=0; startfail=0
+max_ms=$(( ref_ms * 2 / 3 + 20 ))
+
+# trial STATE DELAY_MS [SABOTAGE_BYTES]: one crash and restart; sets $why (empty = passed),
+# $acked, $next, $notes.  SABOTAGE_BYTES > 0 cuts that many bytes off the newest segment
+# between the kill and the restart (the checker's self-test: it must see the loss).
+trial() {
+    local S=$1 delay_ms=$2 cut=${3:-0} cpid restored final seg
+    why=""; notes=""; acked=0; next=0
+    : > "$T/dwd.err"
+    if ! start_dwd "$S"; then why="; dwd did not start"; startfail=$((startfail + 1)); stop_dwd; return; fi
+    "$C" "$T/sock" < "$T/ops" > "$T/got.a" 2>/dev/null &
+    cpid=$!
+    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null; pid=""
+    wait "$cpid" 2>/dev/null
+    acked=$(wc -l < "$T/got.a")            # complete reply lines only: drop a torn last reply
+    head -n "$acked" "$T/got.a" > "$T/got.a1" && mv "$T/got.a1" "$T/got.a"
+    [ "$acked" -eq "$NOPS" ] && after_end=$((after_end + 1))
+    if [ "$cut" -gt 0 ]; then
+        seg=$(ls "$S"/seg-*.log | tail -n 1)
+        truncate -s "-$cut" "$seg"
+    fi
+    : > "$T/dwd.err"
+    if ! start_dwd "$S"; then why="; dwd did not restart: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); stop_dwd; return; fi
+    echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats"
+    next=$(stat_of log_next_seq "$T/stats"); restored=$(stat_of restored "$T/stats")
+    notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
+    if [ -n "$notes" ]; then
+        if printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn or corrupt tail at offset'; then
+            corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
+        else torn=$((torn + 1)); fi
+    fi
+    if [ -z "$next" ] || [ "$restored" != "$next" ] || [ "$next" -lt "$acked" ] || [ "$next" -gt $((acked + 1)) ]; then
+        [ -n "$next" ] && [ "$next" -lt "$acked" ] && lost=$((lost + acked - next))
+        why="$why; history holds ${next:-?} events (restored ${restored:-?}), $acked acknowledged"
+    fi
+    # resume from the first op the history does not hold; an op recorded but never
+    # acknowledged (the one in flight) has no reply to compare
+    next=${next:-$acked}
+    [ "$next" -gt "$acked" ] && inflight=$((inflight + 1))
+    tail -n +"$((next + 1))" "$T/ops" | "$C" "$T/sock" > "$T/got.b"
+    echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats2"
+    stop_dwd || why="$why; dwd did not stop cleanly"
+    final=$(stat_of log_next_seq "$T/stats2")
+    [ "$final" = "$NOPS" ] || why="$why; history ends with ${final:-?} events, want $NOPS"
+    { head -n "$next" "$T/got.a"; [ "$next" -gt "$acked" ] && sed -n "${next}p" "$T/want"; cat "$T/got.b"; } > "$T/got"
+    if ! cmp -s "$T/got" "$T/want"; then
+        diverged=$((diverged + 1))
+        why="$why; verdicts differ from the reference at line $(cmp "$T/got" "$T/want" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')"
+    fi
+}
+
+for n in $(seq 1 "$TRIALS"); do
+    delay_ms=$(( (RANDOM * 32768 + RANDOM) % max_ms ))
+    trial "$T/state.$n" "$delay_ms"
+    if [ -z "$why" ]; then ok "trial $n: SIGKILL at ${delay_ms} ms, $acked acked, history $next${notes:+ ($notes)}"
+    else bad "trial $n: SIGKILL at ${delay_ms} ms, $acked acked${why}"; fi
+    rm -rf "$T/state.$n"
+done
+summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended"
+
+# ---- the checker's self-test: a log cut short after the kill must be caught ----
+# 600 bytes off the newest segment drop at least the last two records (each is 32 + at most
+# about 260 bytes here): the restart reports a torn tail, and the history is short of what was
+# acknowledged even if the in-flight op was recorded.
+trial "$T/state.sabotage" $(( ref_ms / 3 )) 600
+case $why in
+    *"acknowledged"*) ok "self-test: a log cut short is caught ($acked acked, history $next: $notes)" ;;
+    *) bad "self-test: a log cut short is caught ($acked acked, history $next${why})" ;;
+esac
+rm -rf "$T/state.sabotage"
+echo "$summary"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
