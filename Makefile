@@ -62,11 +62,13 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
 $(BUILD)/libdogwood.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-$(BUILD)/libdogwood.so: $(LIB_OBJS)
+# `dwc check`'s proofs (Z3) are linked into dwc only, not into the shared library or dwd
+PROVE_OBJS = $(BUILD)/obj/compiler/smt.o $(BUILD)/obj/compiler/prove.o $(BUILD)/obj/runtime/check.o
+$(BUILD)/libdogwood.so: $(filter-out $(PROVE_OBJS),$(LIB_OBJS))
 	$(CC) -shared -o $@ $^ $(LDLIBS) -lseccomp -lpthread
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3
 # dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup
 $(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread
@@ -142,6 +144,7 @@ bench: deps all $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load
 	  echo 'A count budget over a 1h window (Box shape, box.md §13), decided through the engine with N events'; \
 	  echo 'in the window; the plain decision is the same set without the temporal clause, also through the engine'; \
 	  echo '(gate, history append, decision).'; echo; echo '```'; $(BUILD)/temporal_bench; echo '```'; } >> docs/PERFORMANCE.md
+	tests/bench/dwd_report.sh $(SHARED) $(BUILD)/dwd $(BUILD)/bench/dwd_load >> docs/PERFORMANCE.md
 
 demo: deps all $(BUILD)/dwd-demo
 	@echo "== compiling and deciding Box's example requests through the VM"

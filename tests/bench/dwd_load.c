@@ -7,7 +7,8 @@
  * Prints key=value lines:
  *   mode, pipeline, op, clients, durability, seconds, decisions (or appends), decisions_per_s
  *   (or appends_per_s), p50_us, p99_us, p999_us, max_us, errors, permits, denies,
- *   server_cpu_us_per_op, server_cpu_util (cores), client_cpu_us_per_op, ops_per_sync, loadavg
+ *   server_cpu_us_per_op (and its user / sys parts), server_cpu_util (cores), client_cpu_us_per_op,
+ *   ops_per_sync, loadavg
  * and with --baseline the one-fsync-per-append bound on the state directory's file system:
  *   fsync_1t_appends_per_s, fsync_p50_us, fsync_p99_us, fsync_p999_us (write(~250 B) +
  *   fdatasync, one thread), fsync_Nt_appends_per_s (the same with C threads on one file), and
@@ -17,6 +18,8 @@
  *            [--clients C] [--seconds S] [--warmup S] [--pipeline K] [--op decide|record]
  *            [--requests FILE]... [--baseline]
  *   dwd_load --socket PATH ...        (a running dwd; no server CPU figures)
+ *   dwd_load --echo ...               (the transport's ceiling: a trivial server of dwd's shape,
+ *                                      one thread polling every connection, a fixed reply per line)
  *
  * --requests takes Box example requests.jsonl files (Cedar-shaped requests: the action id and
  * context.input become a decide op; principal and resource are Box's fixed ones); every client
@@ -27,6 +30,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -207,6 +211,8 @@ static void *client_main(void *arg)
 {
     client *c = arg;
     int fd = wire_connect(sock_path);
+    /* the socket file exists from bind(), a moment before listen() */
+    for (int i = 0; fd < 0 && errno == ECONNREFUSED && i < 100; i++) { usleep(10000); fd = wire_connect(sock_path); }
     if (fd < 0) { c->failed = 1; return NULL; }
     uint64_t *sent = calloc((size_t)pipeline, sizeof *sent);   /* FIFO of send times */
     char *buf = malloc(1 << 16);
@@ -259,6 +265,40 @@ static void *client_main(void *arg)
 }
 
 /* ---- the server process ---- */
+/* --echo: the transport's ceiling.  A forked process with dwd's serving shape (one thread, a
+ * poll loop over every connection, read what is ready, reply) that answers every request line
+ * with a fixed decide reply and does nothing else: no parsing, no decision, no history. */
+static void echo_server(const char *sock)
+{
+    static const char rep[] = "{\"ok\":true,\"verdict\":\"permit\",\"cause\":\"permitted\",\"rule\":\"echo\",\"determining\":[\"echo\"],\"message\":\"\"}\n";
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 128) != 0) _exit(1);
+    struct pollfd pfd[MAX_CLIENTS + 8];
+    static char in[1 << 16], out[1 << 16];
+    int n = 1;
+    pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+    for (;;) {
+        if (poll(pfd, (nfds_t)n, -1) < 0) { if (errno == EINTR) continue; _exit(1); }
+        for (int i = 1; i < n; i++) {
+            if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t r = read(pfd[i].fd, in, sizeof in);
+            if (r <= 0) { close(pfd[i].fd); pfd[i--] = pfd[--n]; continue; }
+            size_t ol = 0;
+            for (ssize_t k = 0; k < r; k++)
+                if (in[k] == '\n' && ol + sizeof rep <= sizeof out) { memcpy(out + ol, rep, sizeof rep - 1); ol += sizeof rep - 1; }
+            if (wire_send(pfd[i].fd, out, ol)) { close(pfd[i].fd); pfd[i--] = pfd[--n]; }
+        }
+        if ((pfd[0].revents & POLLIN) && n < MAX_CLIENTS + 8) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0) pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+        }
+    }
+}
+
 static char tmp_dir[PATH_MAX];
 static pid_t server_pid;
 
@@ -292,6 +332,7 @@ static void start_server(const char *dwd, const char *policy, const char *durabi
     argv[argc] = NULL;
     server_pid = fork();
     if (server_pid < 0) die("%s", "fork failed");
+    if (server_pid == 0 && !dwd) echo_server(sock);
     if (server_pid == 0) {
         int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd >= 0) { dup2(fd, 2); close(fd); }
@@ -317,22 +358,27 @@ static void start_server(const char *dwd, const char *policy, const char *durabi
     die("%s", "dwd did not create its socket within 10 s");
 }
 
-/* user + system CPU of a process, in ns (from /proc/PID/stat) */
-static uint64_t proc_cpu_ns(pid_t pid)
+/* user and system CPU of a process, in ns (from /proc/PID/stat) */
+typedef struct { uint64_t user, sys; } cpu_ns;
+
+static cpu_ns proc_cpu(pid_t pid)
 {
+    cpu_ns c = { 0, 0 };
     char p[64], b[1024];
     snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(p, "r");
-    if (!f) return 0;
+    if (!f) return c;
     size_t n = fread(b, 1, sizeof b - 1, f);
     fclose(f);
     b[n] = 0;
     char *q = strrchr(b, ')');
-    if (!q) return 0;
     unsigned long long ut = 0, st = 0;
     /* fields after the comm: 3 state ... 14 utime 15 stime */
-    if (sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return 0;
-    return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return c;
+    uint64_t tick = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+    c.user = ut * tick;
+    c.sys = st * tick;
+    return c;
 }
 
 static uint64_t self_cpu_ns(void)
@@ -392,7 +438,7 @@ static double fsync_baseline(const char *dir, int nthreads, double seconds, samp
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: dwd_load (--dwd PATH --policy P [--durability full|batch|none] [--tmp DIR] [--dwd-arg X]... | --socket PATH)\n"
+    fprintf(stderr, "usage: dwd_load (--dwd PATH --policy P [--durability full|batch|none] [--tmp DIR] [--dwd-arg X]... | --echo | --socket PATH)\n"
                     "                [--clients C] [--seconds S] [--warmup S] [--pipeline K] [--op decide|record]\n"
                     "                [--requests FILE]... [--baseline]\n");
     exit(2);
@@ -403,12 +449,13 @@ int main(int argc, char **argv)
     const char *dwd = NULL, *policy = NULL, *durability = "full", *tmp = "/tmp", *op = "decide";
     const char *reqs[16];
     char *extra[16];
-    int nreqs = 0, nextra = 0, clients = 8, baseline = 0;
+    int nreqs = 0, nextra = 0, clients = 8, baseline = 0, echo = 0;
     double seconds = 5, warmup = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--baseline")) { baseline = 1; continue; }
+        if (!strcmp(a, "--echo")) { echo = 1; continue; }
         if (!v) usage();
         i++;
         if (!strcmp(a, "--dwd")) dwd = v;
@@ -426,14 +473,15 @@ int main(int argc, char **argv)
         else usage();
     }
     int record = !strcmp(op, "record");
-    if ((!dwd && !sock_path) || (dwd && !policy) || clients < 1 || clients > MAX_CLIENTS || pipeline < 1 ||
+    int spawned = dwd || echo;
+    if ((!spawned && !sock_path) || (dwd && !policy) || (dwd && echo) || clients < 1 || clients > MAX_CLIENTS || pipeline < 1 ||
         pipeline > 256 || seconds <= 0 || (!record && strcmp(op, "decide")) || !nreqs)
         usage();
     for (int i = 0; i < nreqs; i++) load_requests(reqs[i], record);
     if (!nops) die("%s", record ? "no http:request requests to record" : "no requests");
     signal(SIGPIPE, SIG_IGN);
 
-    if (dwd) {
+    if (spawned) {
         snprintf(tmp_dir, sizeof tmp_dir, "%s/dwd-load.XXXXXX", tmp);
         if (!mkdtemp(tmp_dir)) die("cannot create a directory in %s", tmp);
     }
@@ -441,12 +489,12 @@ int main(int argc, char **argv)
     double fs1 = 0, fsn = 0;
     samples fl = { 0 };
     if (baseline) {
-        const char *dir = dwd ? tmp_dir : tmp;
+        const char *dir = spawned ? tmp_dir : tmp;
         fs1 = fsync_baseline(dir, 1, seconds < 3 ? seconds : 3, &fl);
         fsn = fsync_baseline(dir, clients, seconds < 3 ? seconds : 3, NULL);
         qsort(fl.v, fl.n, sizeof *fl.v, cmp_u32);
     }
-    if (dwd) start_server(dwd, policy, durability, extra, nextra);
+    if (spawned) start_server(dwd, policy, durability, extra, nextra);
 
     client *cs = calloc((size_t)clients, sizeof *cs);
     if (!cs) die("%s", "out of memory");
@@ -458,16 +506,18 @@ int main(int argc, char **argv)
     usleep((useconds_t)(warmup * 1e6));
     char st0[4096] = "", st1[4096] = "";
     ask("{\"op\":\"stats\"}\n", st0, sizeof st0);
-    uint64_t s_cpu0 = dwd ? proc_cpu_ns(server_pid) : 0, c_cpu0 = self_cpu_ns(), t0 = now_ns();
+    cpu_ns s_cpu0 = spawned ? proc_cpu(server_pid) : (cpu_ns){ 0, 0 };
+    uint64_t c_cpu0 = self_cpu_ns(), t0 = now_ns();
     atomic_store(&phase, MEASURE);
     usleep((useconds_t)(seconds * 1e6));
     atomic_store(&phase, STOP);
-    uint64_t t1 = now_ns(), s_cpu1 = dwd ? proc_cpu_ns(server_pid) : 0, c_cpu1 = self_cpu_ns();
+    uint64_t t1 = now_ns(), c_cpu1 = self_cpu_ns();
+    cpu_ns s_cpu1 = spawned ? proc_cpu(server_pid) : (cpu_ns){ 0, 0 };
     for (int i = 0; i < clients; i++) pthread_join(cs[i].th, NULL);
     ask("{\"op\":\"stats\"}\n", st1, sizeof st1);
     double la[3] = { 0, 0, 0 };
     getloadavg(la, 3);
-    if (dwd) stop_server();
+    if (spawned) stop_server();
 
     samples all = { 0 };
     uint64_t done = 0, errors = 0, permits = 0, denies = 0;
@@ -486,15 +536,16 @@ int main(int argc, char **argv)
     uint64_t syncs = stat_field(st1, "log_syncs") - stat_field(st0, "log_syncs");
     const char *noun = record ? "appends" : "decisions";
     printf("mode=%s\npipeline=%d\nop=%s\nclients=%d\ndurability=%s\nseconds=%.2f\n",
-           pipeline > 1 ? "pipelined" : "closed", pipeline, op, clients, dwd ? durability : "?", el);
+           pipeline > 1 ? "pipelined" : "closed", pipeline, op, clients, echo ? "echo" : dwd ? durability : "?", el);
     printf("%s=%llu\n%s_per_s=%.0f\n", noun, (unsigned long long)done, noun, rate);
     printf("p50_us=%.1f\np99_us=%.1f\np999_us=%.1f\nmax_us=%.1f\n", pct_us(&all, 0.5), pct_us(&all, 0.99),
            pct_us(&all, 0.999), all.n ? (double)all.v[all.n - 1] / 1000.0 : 0);
     printf("errors=%llu\npermits=%llu\ndenies=%llu\nfailed_clients=%d\n", (unsigned long long)errors,
            (unsigned long long)permits, (unsigned long long)denies, failed);
-    if (dwd && done) {
-        printf("server_cpu_us_per_op=%.2f\nserver_cpu_util=%.2f\n", (double)(s_cpu1 - s_cpu0) / 1e3 / (double)done,
-               (double)(s_cpu1 - s_cpu0) / 1e9 / el);
+    if (spawned && done) {
+        double su = (double)(s_cpu1.user - s_cpu0.user), ss = (double)(s_cpu1.sys - s_cpu0.sys);
+        printf("server_cpu_us_per_op=%.2f\nserver_user_us_per_op=%.2f\nserver_sys_us_per_op=%.2f\nserver_cpu_util=%.2f\n",
+               (su + ss) / 1e3 / (double)done, su / 1e3 / (double)done, ss / 1e3 / (double)done, (su + ss) / 1e9 / el);
     }
     if (done) printf("client_cpu_us_per_op=%.2f\n", (double)(c_cpu1 - c_cpu0) / 1e3 / (double)done);
     if (syncs) printf("log_syncs=%llu\nops_per_sync=%.1f\n", (unsigned long long)syncs, (double)appends / (double)syncs);

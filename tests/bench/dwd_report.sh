@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/bench/dwd_report.sh SHARED_DIR [DWD] [DWD_LOAD] - the "dwd over the socket" section of
+# docs/PERFORMANCE.md (markdown on stdout; `make bench` appends it).
+#
+# Runs build/bench/dwd_load (tests/bench/dwd_load.c) on Box's example policies 01-04 taken
+# together (fs reads and writes, deletes, net/http egress, shell commands) with their requests:
+#   * decisions: --durability batch and full, 1 / 8 / 64 clients, one outstanding request per
+#     client (closed loop) and 16 per client (pipelined);
+#   * the transport's ceiling: the same clients against a trivial server of dwd's shape (--echo);
+#   * durable appends: `record` ops under full at 8 and 64 clients, against write + fdatasync per
+#     append measured in the same run on the same file system (one thread, and 8 threads);
+#   * the bounds: fsync latency, server and client CPU per request.
+# Knobs: DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
+# DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench).
+set -uo pipefail
+SHARED=${1:?usage: dwd_report.sh SHARED_DIR [DWD] [DWD_LOAD]}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+DWD_SRC=${2:-build/dwd}
+LOAD=${3:-build/bench/dwd_load}
+SECS=${DWD_LOAD_SECONDS:-5}
+CLIENTS=${DWD_LOAD_CLIENTS:-"1 8 64"}
+TMPD=${DWD_LOAD_TMP:-build/bench}
+ex=$SHARED/examples/box
+mkdir -p "$TMPD"
+[ -x "$DWD_SRC" ] && [ -x "$LOAD" ] || { echo "dwd_report: $DWD_SRC or $LOAD missing: run make" >&2; exit 1; }
+# measure a private copy, so that a rebuild during the run cannot swap binaries under it
+DWD=$TMPD/dwd-under-test
+cp "$DWD_SRC" "$DWD"
+POLICY=$TMPD/dwd-load-policy.dw
+for b in 01-project-read 02-no-deletes 03-model-egress 04-shell-allowlist; do cat "$ex/$b/policy.dw"; echo; done > "$POLICY"
+REQ=()
+for b in 01-project-read 02-no-deletes 03-model-egress 04-shell-allowlist; do REQ+=(--requests "$ex/$b/requests.jsonl"); done
+HTTPREQ=(--requests "$ex/03-model-egress/requests.jsonl" --requests "$ex/06-http-request-budget/requests.jsonl")
+RES=$TMPD/dwd-load-results
+rm -rf "$RES"; mkdir -p "$RES"
+
+# run NAME ARGS...: one dwd_load run, its key=value output kept in $RES/NAME
+run() {
+    local name=$1; shift
+    echo "dwd_report: $name" >&2
+    "$LOAD" --tmp "$TMPD" --seconds "$SECS" "$@" > "$RES/$name" 2> "$RES/$name.err" ||
+        echo "dwd_report: $name: exit $? $(head -c 300 "$RES/$name.err")" >&2
+}
+get() { sed -n "s/^$2=//p" "$RES/$1" 2>/dev/null | head -n 1; }
+num() {        # 1234567.8 -> 1,234,568
+    awk -v n="${1:-0}" 'BEGIN { s = sprintf("%.0f", n); r = ""
+        while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) }
+        print s r }'
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+for d in batch full; do
+    for c in $CLIENTS; do
+        run "$d-closed-$c" --dwd "$DWD" --policy "$POLICY" --durability "$d" --clients "$c" "${REQ[@]}"
+        run "$d-pipe-$c" --dwd "$DWD" --policy "$POLICY" --durability "$d" --clients "$c" --pipeline 16 "${REQ[@]}"
+    done
+done
+for c in $CLIENTS; do
+    run "echo-closed-$c" --echo --clients "$c" "${REQ[@]}"
+    run "echo-pipe-$c" --echo --clients "$c" --pipeline 16 "${REQ[@]}"
+done
+run "record-8" --dwd "$DWD" --policy "$POLICY" --durability full --clients 8 --op record --baseline "${HTTPREQ[@]}"
+run "record-64" --dwd "$DWD" --policy "$POLICY" --durability full --clients 64 --op record --baseline "${HTTPREQ[@]}"
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+cat <<EOF
+
+## dwd over the socket (tests/bench/dwd_load.c)
+
+Measured $started on $(nproc) × ${cpu:-unknown CPU}, $(uname -sr), state on
+$(df -T "$TMPD" | awk 'NR == 2 { print $2 " (" $1 ")" }'); load average $load0 before and $load1 after
+(the machine is shared: other engineers' builds and campaigns run at the same time, and the
+clients share the same 2 cores with dwd). Policy: Box examples 01-04 together
+($(grep -c '^@id' "$POLICY") rules), requests: their \`requests.jsonl\` (fs reads/writes/deletes, net and
+http egress, shell commands) as \`decide\` ops, cycled by every client. ${SECS} s measured per
+run after 1 s of warm-up; a fresh dwd and state directory per run. *closed*: one outstanding request
+per client; *pipelined*: 16 per client. Latency is per request, from writing its line to reading
+its reply. Server CPU is dwd's user + system time per request (from \`/proc\`).
+
+| durability | clients | mode | decisions/s | p50 | p99 | p99.9 | server CPU / decision | events per sync |
+|---|---:|---|---:|---:|---:|---:|---:|---:|
+EOF
+for d in batch full echo; do
+    for c in $CLIENTS; do
+        for m in closed pipe; do
+            f=$d-$m-$c
+            [ -s "$RES/$f" ] || { echo "| $d | $c | $m | failed | | | | | |"; continue; }
+            label=$d; [ "$d" = echo ] && label="echo server (ceiling)"
+            mode=closed; [ "$m" = pipe ] && mode="pipelined (16)"
+            ops=$(get "$f" ops_per_sync); [ -n "$ops" ] || ops="–"
+            printf '| %s | %s | %s | %s | %s µs | %s µs | %s µs | %s µs | %s |\n' "$label" "$c" "$mode" \
+                "$(num "$(get "$f" decisions_per_s)")" "$(get "$f" p50_us)" "$(get "$f" p99_us)" "$(get "$f" p999_us)" \
+                "$(get "$f" server_cpu_us_per_op)" "$ops"
+        done
+    done
+done
+cat <<EOF
+
+Durable appends (\`record\` ops, \`--durability full\`, closed loop), against one \`fdatasync\` per
+append measured just before, in the same run, on the same file system (write 256 B + fdatasync):
+
+| clients | durable appends/s | p50 | p99 | appends per sync | one fsync per append, 1 thread | same, N threads | ratio to 1 thread | fdatasync p50 / p99 / p99.9 |
+|---:|---:|---:|---:|---:|---:|---:|---:|---|
+EOF
+for c in 8 64; do
+    f=record-$c
+    [ -s "$RES/$f" ] || { echo "| $c | failed | | | | | | | |"; continue; }
+    printf '| %s | %s | %s µs | %s µs | %s | %s/s | %s/s | %s× | %s / %s / %s µs |\n' "$c" "$(num "$(get "$f" appends_per_s)")" \
+        "$(get "$f" p50_us)" "$(get "$f" p99_us)" "$(get "$f" ops_per_sync)" "$(num "$(get "$f" fsync_1t_appends_per_s)")" \
+        "$(num "$(get "$f" "fsync_${c}t_appends_per_s")")" "$(get "$f" vs_fsync_1t)" \
+        "$(get "$f" fsync_p50_us)" "$(get "$f" fsync_p99_us)" "$(get "$f" fsync_p999_us)"
+done
+b8=$RES/batch-closed-8
+cat <<EOF
+
+Client CPU per request (8 clients, batch, closed): $(get batch-closed-8 client_cpu_us_per_op) µs; the echo server's own CPU per
+request: $(get echo-closed-8 server_cpu_us_per_op) µs (8 clients, closed). Raw key=value output of every run: \`$RES/\`.
+EOF
+[ -s "$b8" ] || exit 1
