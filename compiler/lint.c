@@ -17,42 +17,51 @@ enum {
     R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
     R_SHADOW_PERMIT, R_SHADOW_FORBID, R_OVERRIDDEN, R_TPERMIT_CAP, R_INERT, R_HOME_AFTER_WILD,
     R_PROGRAM_SLASH, R_RESERVED_ACTION, R_PROVIDERS, R_OUTPUT_DECISION, R_IP_HISTORY, R_PRECOND_REQUEST,
-    R_MACRO_CALL, R_N
+    R_MACRO_CALL, R_FORBID_ERROR, R_INDEX_DOMINANCE, R_REDUNDANT, R_VACUOUS, R_DIFF, R_ASSERT_REFUTED,
+    R_ASSERT_PROVED, R_PROOF_UNKNOWN, R_N
 };
 
 #define E DW_LINT_ERROR
 #define W DW_LINT_WARNING
 #define I DW_LINT_INFO
 const dw_lint_rule dw_lint_rules[R_N] = {
-    [R_PARSE] = { "dw-parse", NULL, E, E, false, "the policy text does not parse" },
-    [R_MACRO] = { "dw-macro", NULL, E, E, false, "a macro definition or call is invalid (dogwood.md §10.5)" },
-    [R_TEMPORAL] = { "dw-temporal", NULL, E, E, false, "temporal well-formedness or temporal validation (dogwood.md §9)" },
-    [R_VALIDATION] = { "dw-validation", NULL, E, E, false, "Cedar strict validation (dogwood.md §5)" },
-    [R_NO_ENV] = { "dw-no-applicable-action", NULL, E, E, false, "the scope admits no request environment of the schema" },
-    [R_UNKNOWN_ACTION] = { "dw-unknown-action", "box-unknown-action", E, E, false, "a rule names an action the schema does not declare" },
-    [R_UNGUARDED] = { "dw-unguarded-optional", "box-unguarded-optional", E, E, false, "an optional attribute is read without a dominating `has`" },
-    [R_WINDOW_CAP] = { "dw-window-over-cap", "box-window-over-cap", E, E, false, "a `within` window exceeds the event schema's max_window" },
-    [R_DUP_ID] = { "dw-duplicate-id", "box-duplicate-id", W, E, false, "two or more rules carry the same @id" },
-    [R_RESERVED_ATTR] = { "dw-reserved-attribute", NULL, E, E, false, "a rule reads a hoisted attribute name directly (dogwood.md §20 D4)" },
-    [R_EMPTY_STRING] = { "dw-empty-string-compare", NULL, W, W, false, "a context value or provider output is compared with \"\" (dogwood.md §20 Q15)" },
-    [R_BIDI] = { "dw-unicode-bidi", NULL, W, W, false, "the source contains a bidirectional control character" },
-    [R_MIXED] = { "dw-unicode-mixed-script", NULL, W, W, false, "a string literal mixes letters of several scripts" },
-    [R_CONFUSABLE] = { "dw-unicode-confusable", NULL, W, W, false, "two different string literals look the same (confusable characters)" },
-    [R_IMPOSSIBLE] = { "dw-impossible-policy", NULL, W, W, false, "a rule matches no request" },
-    [R_ALWAYS] = { "dw-always-true-policy", NULL, W, W, false, "a rule matches every request" },
-    [R_SHADOW_PERMIT] = { "dw-shadowed-permit", NULL, W, W, false, "every request a permit allows is also allowed by other permits" },
-    [R_SHADOW_FORBID] = { "dw-shadowed-forbid", NULL, W, W, false, "every request a forbid denies is also denied by other forbids" },
-    [R_OVERRIDDEN] = { "dw-overridden-permit", NULL, W, W, false, "every request a permit allows is denied by a forbid" },
-    [R_TPERMIT_CAP] = { "dw-temporal-permit-cap", "box-temporal-permit-cap", E, E, false, "a temporal permit beside another permit for the same action (a cap must be a forbid)" },
-    [R_INERT] = { "box-inert-home-literal", NULL, E, E, true, "a path literal spelled with the home's absolute path, or with a trailing slash" },
-    [R_HOME_AFTER_WILD] = { "box-home-after-wildcard", NULL, W, W, true, "a `like` path pattern has the home spelling after a `*`" },
-    [R_PROGRAM_SLASH] = { "box-program-slash", NULL, W, W, true, "a `program` literal contains `/`" },
-    [R_RESERVED_ACTION] = { "box-reserved-action-only", NULL, E, E, true, "a rule's action scope admits only the reserved fs:other" },
-    [R_PROVIDERS] = { "box-providers", NULL, E, E, true, "the policy calls an information provider" },
-    [R_OUTPUT_DECISION] = { "box-output-on-decision", NULL, W, W, true, "a non-temporal condition reads context.output" },
-    [R_IP_HISTORY] = { "box-ip-in-history", NULL, W, W, true, "a temporal predicate on net:connect names input.ip" },
-    [R_PRECOND_REQUEST] = { "box-precondition-on-request", NULL, W, W, true, "a precondition keys on ::request events" },
-    [R_MACRO_CALL] = { "box-macro-call", NULL, I, I, true, "a rule calls a macro (its temporal state resets when text before the call changes)" },
+    [R_PARSE] = { "dw-parse", NULL, E, E, false, "the policy text does not parse", "type-error" },
+    [R_MACRO] = { "dw-macro", NULL, E, E, false, "a macro definition or call is invalid (dogwood.md §10.5)", "type-error" },
+    [R_TEMPORAL] = { "dw-temporal", NULL, E, E, false, "temporal well-formedness or temporal validation (dogwood.md §9)", "type-error" },
+    [R_VALIDATION] = { "dw-validation", NULL, E, E, false, "Cedar strict validation (dogwood.md §5)", "type-error" },
+    [R_NO_ENV] = { "dw-no-applicable-action", NULL, E, E, false, "the scope admits no request environment of the schema", "type-error" },
+    [R_UNKNOWN_ACTION] = { "dw-unknown-action", "box-unknown-action", E, E, false, "a rule names an action the schema does not declare", "unknown-action" },
+    [R_UNGUARDED] = { "dw-unguarded-optional", "box-unguarded-optional", E, E, false, "an optional attribute is read without a dominating `has`", "unguarded-optional" },
+    [R_WINDOW_CAP] = { "dw-window-over-cap", "box-window-over-cap", E, E, false, "a `within` window exceeds the event schema's max_window", "window-over-cap" },
+    [R_DUP_ID] = { "dw-duplicate-id", "box-duplicate-id", W, E, false, "two or more rules carry the same @id", "duplicate-id" },
+    [R_RESERVED_ATTR] = { "dw-reserved-attribute", NULL, E, E, false, "a rule reads a hoisted attribute name directly (dogwood.md §20 D4)", "type-error" },
+    [R_EMPTY_STRING] = { "dw-empty-string-compare", NULL, W, W, false, "a context value or provider output is compared with \"\" (dogwood.md §20 Q15)", "inert-literal" },
+    [R_BIDI] = { "dw-unicode-bidi", NULL, W, W, false, "the source contains a bidirectional control character", "unicode" },
+    [R_MIXED] = { "dw-unicode-mixed-script", NULL, W, W, false, "a string literal mixes letters of several scripts", "unicode" },
+    [R_CONFUSABLE] = { "dw-unicode-confusable", NULL, W, W, false, "two different string literals look the same (confusable characters)", "unicode" },
+    [R_IMPOSSIBLE] = { "dw-impossible-policy", NULL, W, W, false, "a rule matches no request", "impossible-policy" },
+    [R_ALWAYS] = { "dw-always-true-policy", NULL, W, W, false, "a rule matches every request", "always-true" },
+    [R_SHADOW_PERMIT] = { "dw-shadowed-permit", NULL, W, W, false, "every request a permit allows is also allowed by other permits", "permit-shadowed" },
+    [R_SHADOW_FORBID] = { "dw-shadowed-forbid", NULL, W, W, false, "every request a forbid denies is also denied by other forbids", "forbid-shadowed" },
+    [R_OVERRIDDEN] = { "dw-overridden-permit", NULL, W, W, false, "every request a permit allows is denied by a forbid", "permit-overridden" },
+    [R_TPERMIT_CAP] = { "dw-temporal-permit-cap", "box-temporal-permit-cap", E, E, false, "a temporal permit beside another permit for the same action (a cap must be a forbid)", "cap-as-permit" },
+    [R_INERT] = { "box-inert-home-literal", NULL, E, E, true, "a path literal spelled with the home's absolute path, or with a trailing slash", "inert-literal" },
+    [R_HOME_AFTER_WILD] = { "box-home-after-wildcard", NULL, W, W, true, "a `like` path pattern has the home spelling after a `*`", "inert-literal" },
+    [R_PROGRAM_SLASH] = { "box-program-slash", NULL, W, W, true, "a `program` literal contains `/`", "inert-literal" },
+    [R_RESERVED_ACTION] = { "box-reserved-action-only", NULL, E, E, true, "a rule's action scope admits only the reserved fs:other", "reserved-action" },
+    [R_PROVIDERS] = { "box-providers", NULL, E, E, true, "the policy calls an information provider", "type-error" },
+    [R_OUTPUT_DECISION] = { "box-output-on-decision", NULL, W, W, true, "a non-temporal condition reads context.output", "lint" },
+    [R_IP_HISTORY] = { "box-ip-in-history", NULL, W, W, true, "a temporal predicate on net:connect names input.ip", "lint" },
+    [R_PRECOND_REQUEST] = { "box-precondition-on-request", NULL, W, W, true, "a precondition keys on ::request events", "lint" },
+    [R_MACRO_CALL] = { "box-macro-call", NULL, I, I, true, "a rule calls a macro (its temporal state resets when text before the call changes)", "lint" },
+    [R_FORBID_ERROR] = { "dw-forbid-may-error", NULL, E, E, false, "a forbid's condition can error for a schema-valid request (Cedar skips it) (proved, VM-confirmed)", "forbid-may-error" },
+    [R_INDEX_DOMINANCE] = { "dw-index-dominance", NULL, E, E, false, "the compiled decision index could skip a forbid whose scope matches (artifact verifier)", "index-dominance" },
+    [R_REDUNDANT] = { "dw-redundant", NULL, W, W, false, "two rules match exactly the same requests (proved)", "redundant" },
+    [R_VACUOUS] = { "dw-vacuous", NULL, W, W, false, "a rule matches no request, or its condition holds for every request its scope admits (proved)", "vacuous" },
+    [R_DIFF] = { "dw-diff", NULL, I, I, false, "the set compared with --against OLD: equivalent, more or less permissive, or incomparable", "diff" },
+    [R_ASSERT_REFUTED] = { "dw-assertion-refuted", NULL, E, E, false, "the set allows a request an --assert assertion says it never allows (VM-confirmed)", "assertion-refuted" },
+    [R_ASSERT_PROVED] = { "dw-assertion-proved", NULL, I, I, false, "an --assert assertion holds for every schema-valid request (proved)", "assertion-proved" },
+    [R_PROOF_UNKNOWN] = { "dw-proof-unknown", NULL, I, I, false, "the solver answered unknown (timeout): nothing is claimed", "unknown" },
 };
 #undef E
 #undef W
@@ -66,14 +75,78 @@ const char *dw_lint_sev_name(dw_lint_sev s)
 
 void dw_findings_free(dw_findings *f)
 {
-    for (size_t i = 0; i < f->n; i++) { free(f->v[i].msg); free(f->v[i].hint); }
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->v[i].msg);
+        free(f->v[i].hint);
+        free(f->v[i].cex_request);
+        free(f->v[i].cex_entities);
+        free(f->v[i].cex_leaves);
+    }
     free(f->v);
     memset(f, 0, sizeof *f);
+}
+
+size_t dw_lint_rule_index(const char *id)
+{
+    for (size_t i = 0; i < R_N; i++) if (strcmp(dw_lint_rules[i].id, id) == 0) return i;
+    return SIZE_MAX;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *oom = true;
+    return d;
+}
+
+int dw_findings_push(dw_findings *f, const dw_source *src, const char *id, int sev, dw_loc loc, long policy,
+                     const char *hint, const char *msg, const char *request, const char *entities,
+                     const uint8_t *leaves, uint32_t nleaves)
+{
+    size_t r = dw_lint_rule_index(id);
+    if (r == SIZE_MAX) return -1;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        dw_finding *v = realloc(f->v, cap * sizeof *v);
+        if (!v) return -1;
+        f->v = v;
+        f->cap = cap;
+    }
+    dw_finding *g = &f->v[f->n];
+    memset(g, 0, sizeof *g);
+    bool oom = false;
+    g->rule_index = r;
+    g->rule = dw_lint_rules[r].id;
+    g->sev = sev >= 0 ? (dw_lint_sev)sev : dw_lint_rules[r].sev;
+    uint32_t end = loc.end < loc.off ? loc.off : loc.end;
+    g->loc = dw_loc_at(src, loc.off, end);
+    dw_loc e = dw_loc_at(src, end, end);
+    g->end_line = e.line;
+    g->end_col = e.col;
+    g->policy = policy;
+    g->src = src;
+    g->msg = dup_or_null(msg, &oom);
+    g->hint = dup_or_null(hint, &oom);
+    g->cex_request = dup_or_null(request, &oom);
+    g->cex_entities = dup_or_null(entities, &oom);
+    if (leaves && nleaves) {
+        g->cex_leaves = malloc(nleaves);
+        if (g->cex_leaves) { memcpy(g->cex_leaves, leaves, nleaves); g->cex_nleaves = nleaves; }
+        else oom = true;
+    }
+    if (oom || !g->msg) {
+        free(g->msg); free(g->hint); free(g->cex_request); free(g->cex_entities); free(g->cex_leaves);
+        return -1;
+    }
+    f->n++;
+    return 0;
 }
 
 static int finding_cmp(const void *a, const void *b)
 {
     const dw_finding *x = a, *y = b;
+    if (x->src != y->src) return x->src == NULL ? -1 : y->src == NULL ? 1 : strcmp(x->src->name, y->src->name);
     if (x->loc.off != y->loc.off) return x->loc.off < y->loc.off ? -1 : 1;
     int c = strcmp(x->rule, y->rule);
     if (c) return c;
@@ -152,6 +225,8 @@ static char *xstrdup(L *l, const char *s)
     return d;
 }
 
+static size_t policy_at(L *l, uint32_t off);
+
 /* sev < 0: the rule's severity under the profile */
 static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
 {
@@ -176,6 +251,8 @@ static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char
     g->end_line = e.line;
     g->end_col = e.col;
     g->msg = xstrdup(l, msg);
+    size_t pol = policy_at(l, off);
+    g->policy = pol == SIZE_MAX ? -1 : (long)pol;
     g->hint = hint ? strdup(hint) : NULL;
     if (hint && !g->hint) { free(g->msg); longjmp(l->oom, 1); }
     f->n++;

@@ -31,6 +31,7 @@ typedef struct dw_lint_rule {
     dw_lint_sev box_sev;      /* severity under the Box profile */
     bool box_only;            /* runs only with the Box profile */
     const char *summary;      /* one line, for SARIF and the README */
+    const char *kind;         /* the JSON `kind` (issue "dwc --check"), e.g. "type-error" */
 } dw_lint_rule;
 
 extern const dw_lint_rule dw_lint_rules[];
@@ -44,6 +45,13 @@ typedef struct dw_finding {
     uint32_t end_line, end_col;
     char *msg;                /* heap, one line */
     char *hint;               /* heap, one line, may be NULL */
+    long policy;              /* 0-based index of the rule it is about, or -1 */
+    const dw_source *src;     /* the file it points into (NULL: the policy file) */
+    /* a concrete request the VM re-ran (proof findings), heap, may be NULL */
+    char *cex_request;        /* Cedar request JSON object */
+    char *cex_entities;       /* Cedar entities JSON array */
+    uint8_t *cex_leaves;      /* temporal leaf values it assumed (NULL: none) */
+    uint32_t cex_nleaves;
 } dw_finding;
 
 typedef struct dw_findings { dw_finding *v; size_t n, cap; } dw_findings;
@@ -66,5 +74,14 @@ typedef struct dw_lint_options {
 int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out);
 
 const char *dw_lint_sev_name(dw_lint_sev s);
+
+/* The index of rule `id` in dw_lint_rules, or SIZE_MAX. */
+size_t dw_lint_rule_index(const char *id);
+/* Append a finding of rule `id` (a dw-… id) at [loc.off, loc.end) of src.
+ * sev < 0: the rule's default.  Strings are copied.  0, or -1 on OOM or an
+ * unknown rule. */
+int dw_findings_push(dw_findings *f, const dw_source *src, const char *id, int sev, dw_loc loc, long policy,
+                     const char *hint, const char *msg, const char *request, const char *entities,
+                     const uint8_t *leaves, uint32_t nleaves);
 
 #endif

@@ -6,12 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "load.h"
+#include "../compiler/artifact_write.h"
 #include "../compiler/lint.h"
+#include "../compiler/macros.h"
+#include "../compiler/prove.h"
+#include "../compiler/tcheck.h"
+#include "../vm/artifact.h"
 
 const char dw_check_usage[] =
     "usage: dwc check -p POLICY [-s SCHEMA | --schema box] [--events EVENTS]\n"
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info]\n"
-    "                 [--home DIR]\n"
+    "                 [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -25,6 +30,14 @@ const char dw_check_usage[] =
     "      --fail-level L    exit 3 when a finding is at least this severe (default error)\n"
     "      --home DIR        the operator's home directory (Box profile inert-literal rules);\n"
     "                        without it /home/NAME, /Users/NAME and /root count as home spellings\n"
+    "      --against OLD     compare with OLD (needs a schema): equivalent, more or less\n"
+    "                        permissive, or incomparable, with counterexample requests\n"
+    "      --assert FILE     forbid-shaped assertions (\"the set never allows ...\"): each is\n"
+    "                        proved or refuted with a counterexample\n"
+    "      --timeout MS      Z3's limit per query (default 2000); a timeout is reported as unknown\n"
+    "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
+    "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
+    "counterexample is re-run on the VM and reported only when the VM agrees.\n"
     "Findings are sorted by position, then rule id.  Exit 0 nothing at or above the fail\n"
     "level, 3 findings at or above it, 1 on a usage, I/O, parse or tool error.\n";
 
@@ -39,22 +52,58 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
+/* What the proofs did, for the summary line and the JSON stats. */
+typedef struct run_info {
+    bool proofs;                 /* the SMT analysis ran */
+    const char *skipped;         /* why it did not, or NULL */
+    dw_prove_stats ps;
+    bool index_verified;
+} run_info;
+
+static const dw_source *fsrc(const dw_source *src, const dw_finding *g) { return g->src ? g->src : src; }
+
+static bool any_leaf(const dw_finding *g)
+{
+    for (uint32_t k = 0; k < g->cex_nleaves; k++) if (g->cex_leaves[k]) return true;
+    return false;
+}
+
+static void leaves_text(FILE *out, const dw_finding *g)
+{
+    fputc('[', out);
+    for (uint32_t k = 0; k < g->cex_nleaves; k++) fprintf(out, "%s%u", k ? ", " : "", g->cex_leaves[k]);
+    fputc(']', out);
+}
+
 /* ---- human ---- */
 
-static void print_human(FILE *out, const dw_source *src, const dw_findings *f)
+static void print_human(FILE *out, const dw_source *src, const dw_findings *f, const run_info *ri)
 {
     size_t n[3] = { 0, 0, 0 };
     for (size_t i = 0; i < f->n; i++) {
         const dw_finding *g = &f->v[i];
+        const dw_source *s = fsrc(src, g);
         n[g->sev]++;
-        fprintf(out, "%s:%u:%u: %s[%s]: %s\n", src->name, g->loc.line, g->loc.col, dw_lint_sev_name(g->sev), g->rule, g->msg);
-        dw_print_source_span(out, src, g->loc);
+        fprintf(out, "%s:%u:%u: %s[%s]: %s\n", s->name, g->loc.line, g->loc.col, dw_lint_sev_name(g->sev), g->rule, g->msg);
+        dw_print_source_span(out, s, g->loc);
         if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
+        if (g->cex_request) {
+            fprintf(out, "  request: %s\n", g->cex_request);
+            fprintf(out, "  entities: %s\n", g->cex_entities ? g->cex_entities : "[]");
+            if (g->cex_leaves && any_leaf(g)) { fputs("  temporal leaves: ", out); leaves_text(out, g); fputc('\n', out); }
+        }
     }
     if (!f->n) fprintf(out, "%s: no findings\n", src->name);
     else
         fprintf(out, "%s: %zu error%s, %zu warning%s, %zu info\n", src->name, n[0], n[0] == 1 ? "" : "s", n[1],
                 n[1] == 1 ? "" : "s", n[2]);
+    if (ri->proofs)
+        fprintf(out, "proofs: %zu environment%s, pairs pruned %zu, solved %zu, %zu queries (%zu unknown), "
+                     "%zu counterexample%s confirmed by the VM, solver %.0f ms; temporal leaves are free booleans, "
+                     "hierarchy is a free ancestor relation (docs/CHECK.md)\n",
+                ri->ps.envs, ri->ps.envs == 1 ? "" : "s", ri->ps.pairs_pruned, ri->ps.pairs_solved, ri->ps.queries,
+                ri->ps.unknown, ri->ps.confirmed, ri->ps.confirmed == 1 ? "" : "s", ri->ps.solver_ms);
+    else if (ri->skipped) fprintf(out, "proofs: not run (%s)\n", ri->skipped);
 }
 
 /* ---- JSON helpers ---- */
@@ -74,21 +123,65 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void print_json(FILE *out, const dw_source *src, const dw_findings *f)
+/* the counterexample object; request and entities are JSON already */
+static void json_cex(FILE *out, const dw_finding *g)
 {
-    fputs("[", out);
+    fprintf(out, "{\"request\": %s, \"entities\": %s", g->cex_request, g->cex_entities ? g->cex_entities : "[]");
+    if (g->cex_leaves && any_leaf(g)) { fputs(", \"temporal_leaves\": ", out); leaves_text(out, g); }
+    fputc('}', out);
+}
+
+static void policy_name(FILE *out, const dw_finding *g, const dw_policy_set *ps, const dw_policy_set *as)
+{
+    const dw_policy_set *set = g->src ? as : ps;
+    if (g->policy < 0 || !set || (size_t)g->policy >= set->npolicies) { fputs("null", out); return; }
+    const dw_policy *p = &set->policies[g->policy];
+    for (size_t k = 0; k < p->nannots; k++)
+        if (p->annots[k].has_value && p->annots[k].key.len == 2 && memcmp(p->annots[k].key.s, "id", 2) == 0) {
+            char *v = strndup(p->annots[k].value.s, p->annots[k].value.len);
+            json_str(out, v ? v : "");
+            free(v);
+            return;
+        }
+    fprintf(out, "\"policy%ld\"", g->policy);
+}
+
+static void print_json(FILE *out, const dw_source *src, const dw_findings *f, const run_info *ri,
+                       const dw_policy_set *ps, const dw_policy_set *as)
+{
+    fputs("{\"findings\": [", out);
     for (size_t i = 0; i < f->n; i++) {
         const dw_finding *g = &f->v[i];
         fputs(i ? ",\n  {" : "\n  {", out);
         fputs("\"rule\": ", out); json_str(out, g->rule);
+        fputs(", \"kind\": ", out); json_str(out, dw_lint_rules[g->rule_index].kind);
         fputs(", \"severity\": ", out); json_str(out, dw_lint_sev_name(g->sev));
+        fputs(", \"policy\": ", out); policy_name(out, g, ps, as);
         fputs(", \"message\": ", out); json_str(out, g->msg);
         fputs(", \"hint\": ", out); json_str(out, g->hint);
-        fputs(", \"file\": ", out); json_str(out, src->name);
-        fprintf(out, ", \"line\": %u, \"col\": %u, \"end_line\": %u, \"end_col\": %u}", g->loc.line, g->loc.col,
+        fputs(", \"file\": ", out); json_str(out, fsrc(src, g)->name);
+        fprintf(out, ", \"line\": %u, \"col\": %u, \"end_line\": %u, \"end_col\": %u", g->loc.line, g->loc.col,
                 g->end_line, g->end_col);
+        if (g->cex_request) { fputs(", \"counterexample\": ", out); json_cex(out, g); }
+        fputc('}', out);
     }
-    fputs(f->n ? "\n]\n" : "]\n", out);
+    fputs(f->n ? "\n], \"stats\": {" : "], \"stats\": {", out);
+    fprintf(out, "\"findings\": %zu, \"proofs\": %s", f->n, ri->proofs ? "true" : "false");
+    if (ri->proofs) {
+        const dw_prove_stats *s = &ri->ps;
+        fprintf(out, ", \"environments\": %zu, \"policies\": %zu, \"unencodable\": %zu, \"approximated\": %zu, "
+                     "\"pairs_pruned\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
+                     "\"unknown\": %zu, \"vm_confirmed\": %zu, \"vm_rejected\": %zu, \"solver_ms\": %.1f, \"total_ms\": %.1f, "
+                     "\"index_dominance\": %s, \"temporal_leaves\": \"free booleans (over-approximation)\", "
+                     "\"hierarchy\": \"free ancestor relation per schema memberOf type pair, depth unbounded, transitivity not encoded\"",
+                s->envs, s->policies, s->unencodable, s->approximated, s->pairs_pruned, s->pairs_solved, s->queries, s->sat,
+                s->unsat, s->unknown, s->confirmed, s->vm_rejected, s->solver_ms, s->total_ms,
+                ri->index_verified ? "\"verified\"" : "\"refused\"");
+    } else if (ri->skipped) {
+        fputs(", \"proofs_skipped\": ", out);
+        json_str(out, ri->skipped);
+    }
+    fputs("}}\n", out);
 }
 
 /* ---- SARIF 2.1.0 ---- */
@@ -151,10 +244,15 @@ static int print_sarif(FILE *out, const dw_source *src, const dw_findings *f, bo
         json_str(out, sarif_level(g->sev));
         fputs(", \"message\": {\"text\": ", out); json_str(out, g->msg);
         fputs("}, \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ", out);
-        json_uri(out, src->name);
+        json_uri(out, fsrc(src, g)->name);
         fprintf(out, "}, \"region\": {\"startLine\": %u, \"startColumn\": %u, \"endLine\": %u, \"endColumn\": %u}}}]",
                 g->loc.line, g->loc.col, g->end_line, g->end_col);
-        if (g->hint) { fputs(", \"properties\": {\"hint\": ", out); json_str(out, g->hint); fputs("}", out); }
+        if (g->hint || g->cex_request) {
+            fputs(", \"properties\": {", out);
+            if (g->hint) { fputs("\"hint\": ", out); json_str(out, g->hint); }
+            if (g->cex_request) { fputs(g->hint ? ", \"counterexample\": " : "\"counterexample\": ", out); json_cex(out, g); }
+            fputs("}", out);
+        }
         fputs("}", out);
     }
     fputs(f->n ? "\n      ]\n    }\n  ]\n}\n" : "]\n    }\n  ]\n}\n", out);
@@ -182,19 +280,208 @@ static void print_github(FILE *out, const dw_source *src, const dw_findings *f)
     for (size_t i = 0; i < f->n; i++) {
         const dw_finding *g = &f->v[i];
         fprintf(out, "::%s file=", g->sev == DW_LINT_ERROR ? "error" : g->sev == DW_LINT_WARNING ? "warning" : "notice");
-        gh_escape(out, src->name, true);
+        gh_escape(out, fsrc(src, g)->name, true);
         fprintf(out, ",line=%u,col=%u,endLine=%u,endColumn=%u,title=", g->loc.line, g->loc.col, g->end_line, g->end_col);
         gh_escape(out, g->rule, true);
         fputs("::", out);
         gh_escape(out, g->msg, false);
         if (g->hint) { fputs("%0Ahint: ", out); gh_escape(out, g->hint, false); }
+        if (g->cex_request) {
+            fputs("%0Arequest: ", out); gh_escape(out, g->cex_request, false);
+            fputs("%0Aentities: ", out); gh_escape(out, g->cex_entities ? g->cex_entities : "[]", false);
+        }
         fputc('\n', out);
     }
 }
 
+/* ---- the proofs: loading, the VM hook ---- */
+
+/* One policy file, front end to bytecode, quietly (lint reports the diagnostics). */
+typedef struct loaded {
+    dw_source src;
+    char *text;
+    dw_policy_set *ps, *lib;
+    dw_program *prog;
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    if (l->prog) dw_program_free(l->prog);
+    if (l->ps) dw_policy_set_free(l->ps);
+    if (l->lib) dw_policy_set_free(l->lib);
+    free(l->text);
+    memset(l, 0, sizeof *l);
+}
+
+/* 0 ok, 1 I/O error (message printed), 2 rejected (message printed) */
+static int load_quiet(loaded *l, const char *path, const char *text, size_t len, const dw_session *s)
+{
+    if (!text) {
+        size_t n;
+        if (dw_read_file(path, &l->text, &n)) { fprintf(stderr, "%s: error: cannot read\n", path); return 1; }
+        len = n;
+        text = l->text;
+    }
+    l->src = (dw_source){ path, text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    int rc = 2;
+    l->ps = dw_parse_policy_set(&l->src, &d);
+    if (!l->ps || d.nerrors) goto out;
+    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+    l->lib = dw_macro_library_parse(&lsrc, &d);
+    if (!l->lib || dw_expand_macros(l->ps, l->lib, &d) || d.nerrors) goto out;
+    if (dw_tcheck_structure(l->ps, &d) || (s->schema && dw_tcheck_schema(l->ps, s->schema, s->dv, &d))) goto out;
+    dw_compile_options opt = { 0 };
+    opt.events = s->dv;
+    opt.max_window = s->es ? (int64_t)s->es->max_window : 0;
+    l->prog = dw_compile(l->ps, &opt, &d);
+    if (l->prog) rc = 0;
+out:
+    if (rc && l->text) {
+        /* a file given to --against/--assert: its diagnostics are the message */
+        dw_diags_print(&d, stderr);
+    }
+    dw_diags_free(&d);
+    return rc;
+}
+
+typedef struct vm_hook { const dw_schema *schema; const dw_program *prog[3]; } vm_hook;
+
+static int vm_decide(void *ud, int which, const char *request, const char *entities, const uint8_t *leaves, uint32_t nleaves,
+                     bool *allow, uint8_t *outcome)
+{
+    vm_hook *h = ud;
+    const dw_program *prog = h->prog[which];
+    dw_arena a;
+    dw_arena_init(&a, 1 << 14);
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_store st;
+    dw_store_init(&st);
+    dw_buf err = { 0 };
+    int rc = -1;
+    dw_source rs = { "<counterexample request>", request, strlen(request) };
+    dw_source es = { "<counterexample entities>", entities, strlen(entities) };
+    const dw_json *rj = dw_json_parse(&a, &rs, &d), *ej = dw_json_parse(&a, &es, &d);
+    dw_value *stack = NULL;
+    if (!rj || !ej || d.nerrors) goto out;
+    if (dw_store_load_json(&st, ej, h->schema, &err)) goto out;
+    dw_request req;
+    if (dw_request_from_json(&a, dw_json_get(rj, "principal"), dw_json_get(rj, "action"), dw_json_get(rj, "resource"),
+                             dw_json_get(rj, "context"), h->schema, true, &req, &err))
+        goto out;
+    req.leaf_values = leaves;
+    req.nleaf_values = nleaves;
+    dw_request_bind(&req, prog, &st);
+    dw_response resp;
+    if (dw_authorize(prog, &st, &req, &a, &resp)) goto out;
+    *allow = resp.allow;
+    stack = calloc(prog->max_stack + 1, sizeof *stack);
+    if (!stack) goto out;
+    for (uint32_t i = 0; i < prog->npolicies; i++) {
+        dw_eval_ctx cx = { .prog = prog, .store = &st, .req = &req, .scratch = &a, .stack = stack };
+        bool res = false;
+        dw_eval_status s = dw_eval_policy(&cx, i, &res);
+        outcome[i] = s != DW_EVAL_OK ? DW_OUT_ERROR : res ? DW_OUT_TRUE : DW_OUT_FALSE;
+    }
+    rc = 0;
+out:
+    if (rc && getenv("DWC_CHECK_DEBUG")) fprintf(stderr, "dwc check: the VM refused a counterexample: %s\n%s\n%s\n", err.p ? err.p : "", request, entities);
+    free(stack);
+    dw_buf_free(&err);
+    dw_store_free(&st);
+    dw_diags_free(&d);
+    dw_arena_free(&a);
+    return rc;
+}
+
+/* Index dominance: the artifact verifier (vm/verify.c) certifies that every
+ * policy is filed under a key its scope requires. */
+static bool index_verifies(const dw_program *prog, char *msg, size_t cap)
+{
+    dw_buf b = { 0 };
+    if (dw_artifact_write(prog, 0, &b)) { snprintf(msg, cap, "the artifact could not be written"); dw_buf_free(&b); return false; }
+    dw_program *p = dw_artifact_load(b.p, b.len, msg, cap);
+    dw_buf_free(&b);
+    if (!p) return false;
+    dw_program_free(p);
+    return true;
+}
+
+/* lint's structural findings that the proofs decide instead */
+static bool proof_kind(const dw_finding *g)
+{
+    return !strcmp(g->rule, "dw-shadowed-permit") || !strcmp(g->rule, "dw-shadowed-forbid") || !strcmp(g->rule, "dw-overridden-permit");
+}
+
+static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms,
+                      run_info *ri)
+{
+    loaded set = { 0 }, old = { 0 }, as = { 0 };
+    int rc = 0;
+    if (load_quiet(&set, s->policy_src.name, s->policy_src.text, s->policy_src.len, s)) { ri->skipped = "the set does not compile"; goto out; }
+    if (against && (rc = load_quiet(&old, against, NULL, 0, s))) goto out;
+    if (asserts && (rc = load_quiet(&as, asserts, NULL, 0, s))) goto out;
+    char msg[256];
+    ri->index_verified = index_verifies(set.prog, msg, sizeof msg);
+    if (!ri->index_verified) {
+        dw_loc at = { 1, 1, 0, 0 };
+        char m[400];
+        snprintf(m, sizeof m, "the compiled decision index does not verify: %s", msg);
+        dw_findings_push(f, &s->policy_src, "dw-index-dominance", -1, at, -1, "report this as a compiler bug", m, NULL, NULL, NULL, 0);
+    }
+    size_t np = set.ps->npolicies;
+    bool *err_found = calloc(np + 1, 1), *imp = calloc(np + 1, 1);
+    if (!err_found || !imp) { free(err_found); free(imp); rc = -1; goto out; }
+    for (size_t i = 0; i < f->n; i++) {
+        const dw_finding *g = &f->v[i];
+        if (g->policy < 0 || (size_t)g->policy >= np) continue;
+        if (g->sev == DW_LINT_ERROR) err_found[g->policy] = true;
+        if (!strcmp(g->rule, "dw-impossible-policy")) imp[g->policy] = true;
+    }
+    vm_hook hook = { s->schema, { set.prog, old.prog, as.prog } };
+    dw_prove_options o = {
+        .schema = s->schema,
+        .set = { &set.src, set.ps, set.prog },
+        .old = { &old.src, old.ps, old.prog },
+        .asserts = { &as.src, as.ps, as.prog },
+        .has_error_finding = err_found,
+        .impossible_reported = imp,
+        .timeout_ms = timeout_ms,
+        .vm = { &hook, vm_decide },
+    };
+    /* findings of --assert point into that file: keep its source alive with the findings */
+    size_t before = f->n;
+    if (dw_prove_run(&o, f, &ri->ps)) rc = -1;
+    else {
+        ri->proofs = true;
+        /* the proofs are the authority on shadowing and overriding */
+        size_t k = 0;
+        for (size_t i = 0; i < f->n; i++) {
+            if (i < before && proof_kind(&f->v[i])) {
+                free(f->v[i].msg); free(f->v[i].hint); free(f->v[i].cex_request); free(f->v[i].cex_entities); free(f->v[i].cex_leaves);
+                continue;
+            }
+            f->v[k++] = f->v[i];
+        }
+        f->n = k;
+        for (size_t i = 0; i < f->n; i++)
+            if (f->v[i].src == &set.src) f->v[i].src = NULL;   /* the policy file itself */
+    }
+    free(err_found);
+    free(imp);
+out:
+    loaded_free(&set);
+    loaded_free(&old);
+    loaded_free(&as);
+    return rc;
+}
+
 int dw_cmd_check(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *events = NULL, *home = NULL, *v;
+    const char *pol = NULL, *sch = NULL, *events = NULL, *home = NULL, *v, *against = NULL, *asserts = NULL;
+    unsigned timeout_ms = 2000;
     int format = F_HUMAN;
     dw_lint_sev fail = DW_LINT_ERROR;
     for (int i = 1; i < argc; i++) {
@@ -204,7 +491,14 @@ int dw_cmd_check(int argc, char **argv)
         else if ((v = opt_value(argc, argv, &i, "-s")) || (v = opt_value(argc, argv, &i, "--schema"))) sch = v;
         else if ((v = opt_value(argc, argv, &i, "--events"))) events = v;
         else if ((v = opt_value(argc, argv, &i, "--home"))) home = v;
-        else if ((v = opt_value(argc, argv, &i, "--format"))) {
+        else if ((v = opt_value(argc, argv, &i, "--against"))) against = v;
+        else if ((v = opt_value(argc, argv, &i, "--assert"))) asserts = v;
+        else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
+            char *end;
+            unsigned long t = strtoul(v, &end, 10);
+            if (*end || !*v || t > 3600000) { fprintf(stderr, "dwc check: error: --timeout wants milliseconds\n"); return 1; }
+            timeout_ms = (unsigned)t;
+        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
             if (!strcmp(v, "human")) format = F_HUMAN;
             else if (!strcmp(v, "json")) format = F_JSON;
             else if (!strcmp(v, "sarif")) format = F_SARIF;
@@ -224,11 +518,14 @@ int dw_cmd_check(int argc, char **argv)
     }
     if (!pol) { fputs(dw_check_usage, stderr); return 1; }
     if (events && !sch) { fprintf(stderr, "dwc check: error: --events needs a schema (-s)\n"); return 1; }
+    if ((against || asserts) && !sch) { fprintf(stderr, "dwc check: error: --against and --assert need a schema (-s)\n"); return 1; }
 
     dw_session s;
     dw_session_init(&s);
     int rc = 1;
     dw_findings f = { 0 };
+    run_info ri = { 0 };
+    loaded keep_as = { 0 };
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
     size_t len;
@@ -237,14 +534,43 @@ int dw_cmd_check(int argc, char **argv)
     dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv };
     int lr = dw_lint_run(&s.policy_src, &opt, &f);
     if (lr < 0) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
+    bool front_end_errors = false;
+    for (size_t i = 0; i < f.n; i++)
+        if (!strcmp(f.v[i].rule, "dw-parse") || !strcmp(f.v[i].rule, "dw-macro") || !strcmp(f.v[i].rule, "dw-temporal")) front_end_errors = true;
+    if (!s.schema) ri.skipped = "no schema";
+    else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
+    else {
+        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, &ri);
+        if (pr < 0) { fprintf(stderr, "dwc check: error: the SMT analysis failed (Z3 or out of memory)\n"); goto out; }
+        if (pr > 0) goto out;   /* --against / --assert did not load: message printed */
+    }
+    /* findings of the assertion file keep pointing at a source that outlives them */
+    if (asserts && ri.proofs) {
+        size_t n;
+        if (dw_read_file(asserts, &keep_as.text, &n) == 0) keep_as.src = (dw_source){ asserts, keep_as.text, n };
+        for (size_t i = 0; i < f.n; i++) if (f.v[i].src) f.v[i].src = &keep_as.src;
+    }
     dw_findings_sort(&f);
-    switch (format) {
-    case F_HUMAN: print_human(stdout, &s.policy_src, &f); break;
-    case F_JSON: print_json(stdout, &s.policy_src, &f); break;
-    case F_SARIF:
-        if (print_sarif(stdout, &s.policy_src, &f, s.box)) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
-        break;
-    case F_GITHUB: print_github(stdout, &s.policy_src, &f); break;
+    {
+        /* the expanded set names policies in JSON output */
+        loaded names = { 0 }, anames = { 0 };
+        if (format == F_JSON) {
+            dw_diags d;
+            dw_diags_init(&d);
+            names.ps = dw_parse_policy_set(&s.policy_src, &d);
+            if (asserts && keep_as.text) anames.ps = dw_parse_policy_set(&keep_as.src, &d);
+            dw_diags_free(&d);
+        }
+        switch (format) {
+        case F_HUMAN: print_human(stdout, &s.policy_src, &f, &ri); break;
+        case F_JSON: print_json(stdout, &s.policy_src, &f, &ri, names.ps, anames.ps); break;
+        case F_SARIF:
+            if (print_sarif(stdout, &s.policy_src, &f, s.box)) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
+            break;
+        case F_GITHUB: print_github(stdout, &s.policy_src, &f); break;
+        }
+        loaded_free(&names);
+        loaded_free(&anames);
     }
     if (fflush(stdout)) { fprintf(stderr, "dwc check: error: cannot write the output\n"); goto out; }
     if (lr == 1) goto out;   /* did not parse */
@@ -252,6 +578,7 @@ int dw_cmd_check(int argc, char **argv)
     for (size_t i = 0; i < f.n; i++) if (f.v[i].sev <= fail) rc = 3;
 out:
     dw_findings_free(&f);
+    loaded_free(&keep_as);
     dw_session_free(&s);
     return rc;
 }

@@ -1,0 +1,587 @@
+/* prove.c - the proofs of `dwc check` (see prove.h and docs/CHECK.md). */
+#include "prove.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "smt.h"
+
+typedef struct cex { char *req, *ents; uint8_t *leaves; uint32_t nleaves; } cex;
+
+/* per policy of the set, accumulated over environments */
+typedef struct pstate {
+    bool encodable, approx;
+    size_t napplies;              /* environments whose scope admits the policy */
+    bool may_match;               /* sat somewhere */
+    bool always_all;              /* never false in every environment it applies to */
+    bool unknown;                 /* some query of it timed out */
+    bool err_found;               /* forbid-may-error reported */
+    bool overridden_all, shadowed_all;
+    bool *covers;                 /* [j]: policy j alone covers this one in every env (or NULL) */
+    bool *overlap;                /* [j]: j (same effect) and this policy both match some request */
+    bool *f_overlap;              /* [j]: forbid j and this permit both match some request */
+    cex witness;                  /* a request the policy matches (VM-confirmed) */
+    bool have_witness;
+    bool matched_here;            /* a query of this environment found a request it matches */
+} pstate;
+
+typedef struct P {
+    const dw_prove_options *o;
+    dw_smt *x;
+    dw_findings *out;
+    dw_prove_stats *st;
+    size_t np;
+    pstate *ps;
+    dw_smt_policy *cur;           /* set policies in the current environment */
+    dw_smt_policy *cur_old, *cur_as;
+    bool *vm_err;                 /* scratch outcome buffer owner */
+    /* --against, --assert */
+    int diff_more, diff_less;     /* 0 none, 1 confirmed, -1 unknown */
+    cex diff_cex[2];
+    int *as_state;                /* per assertion: 0 proved so far, 1 refuted, -1 unknown */
+    cex *as_cex;
+    bool diff_inexact;
+} P;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void cex_free(cex *c) { free(c->req); free(c->ents); free(c->leaves); memset(c, 0, sizeof *c); }
+
+static const char *pname(const dw_policy *p, size_t i, char *buf, size_t cap)
+{
+    for (size_t k = 0; k < p->nannots; k++)
+        if (p->annots[k].has_value && p->annots[k].key.len == 2 && memcmp(p->annots[k].key.s, "id", 2) == 0) {
+            snprintf(buf, cap, "rule @id(\"%.*s\") (rule %zu)", (int)p->annots[k].value.len, p->annots[k].value.s, i + 1);
+            return buf;
+        }
+    snprintf(buf, cap, "rule %zu", i + 1);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ counterexamples */
+
+/* The kept model as a request for program `which`, with the leaf values of
+ * the policies encoded under that program's tags. */
+static int take_cex(P *p, int which, cex *c)
+{
+    memset(c, 0, sizeof *c);
+    dw_buf rq = { 0 }, en = { 0 };
+    if (dw_smt_model_request(p->x, &rq, &en) || !rq.p || !en.p) { dw_buf_free(&rq); dw_buf_free(&en); return -1; }
+    c->req = rq.p;
+    c->ents = en.p;
+    const dw_prove_input *in = which == DW_PROVE_SET ? &p->o->set : which == DW_PROVE_OLD ? &p->o->old : &p->o->asserts;
+    const dw_program *prog = in->prog;
+    c->nleaves = prog->temporal.nleaves;
+    c->leaves = calloc(c->nleaves + 1, 1);
+    if (!c->leaves) { cex_free(c); return -1; }
+    for (uint32_t i = 0; i < prog->npolicies && i < in->ps->npolicies; i++) {
+        const dw_policy_code *pc = &prog->policies[i];
+        for (uint32_t k = 0; k < pc->nleaves; k++)
+            c->leaves[pc->first_leaf + k] = (uint8_t)dw_smt_model_leaf(p->x, (unsigned)(which * 1000000 + i), k);
+    }
+    return 0;
+}
+
+/* Run c on program `which`; outcome has one byte per policy. */
+static int vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
+{
+    const dw_prove_input *in = which == DW_PROVE_SET ? &p->o->set : which == DW_PROVE_OLD ? &p->o->old : &p->o->asserts;
+    uint8_t *o = calloc(in->prog->npolicies + 1, 1);
+    if (!o) return -1;
+    /* the leaf values were taken for this program's tags */
+    if (p->o->vm.decide(p->o->vm.ud, which, c->req, c->ents, c->leaves, c->nleaves, allow, o)) { free(o); return -1; }
+    *outcome = o;
+    return 0;
+}
+
+static void add_finding(P *p, const dw_source *src, const char *rule, int sev, dw_loc loc, long policy, const char *hint,
+                        const char *msg, const cex *c)
+{
+    if (dw_findings_push(p->out, src, rule, sev, loc, policy, hint, msg, c ? c->req : NULL, c ? c->ents : NULL,
+                         c && c->nleaves ? c->leaves : NULL, c ? c->nleaves : 0))
+        fprintf(stderr, "dwc check: error: out of memory\n");
+}
+
+/* ------------------------------------------------------------------ per environment */
+
+static Z3_ast allow_of(P *p, const dw_smt_policy *v, size_t n, const dw_policy_set *ps)
+{
+    Z3_ast perm = dw_smt_bool(p->x, false), forb = dw_smt_bool(p->x, false);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].applies) continue;
+        if (ps->policies[i].effect == DW_PERMIT) perm = dw_smt_or(p->x, perm, v[i].sat);
+        else forb = dw_smt_or(p->x, forb, v[i].sat);
+    }
+    return dw_smt_and(p->x, perm, dw_smt_not(p->x, forb));
+}
+
+static bool scope_eq_disjoint(const dw_scope_con *a, const dw_scope_con *b)
+{
+    if (a->kind != DW_SC_EQ || b->kind != DW_SC_EQ || a->target_is_slot || b->target_is_slot) return false;
+    return !(a->target.type.len == b->target.type.len && a->target.id.len == b->target.id.len &&
+             memcmp(a->target.type.s, b->target.type.s, a->target.type.len) == 0 &&
+             memcmp(a->target.id.s, b->target.id.s, a->target.id.len) == 0);
+}
+
+static bool disjoint(const dw_policy *a, const dw_policy *b)
+{
+    return scope_eq_disjoint(&a->principal, &b->principal) || scope_eq_disjoint(&a->resource, &b->resource);
+}
+
+/* Encode every policy of one input in the current environment. */
+static void encode_all(P *p, int which, const dw_prove_input *in, dw_smt_policy *v)
+{
+    for (size_t i = 0; i < in->ps->npolicies; i++) {
+        if (dw_smt_encode_policy(p->x, &in->ps->policies[i], (unsigned)(which * 1000000 + i), &v[i])) {
+            /* not encodable: a free Boolean (it may or may not hold, or error) */
+            memset(&v[i], 0, sizeof v[i]);
+            v[i].applies = true;
+            v[i].approx = true;
+            v[i].sat = v[i].err = NULL;
+            if (which == DW_PROVE_SET) p->ps[i].encodable = false;
+        } else if (which == DW_PROVE_SET && v[i].approx) p->ps[i].approx = true;
+    }
+}
+
+static void forbid_may_error(P *p, size_t i)
+{
+    pstate *s = &p->ps[i];
+    const dw_policy *pol = &p->o->set.ps->policies[i];
+    if (pol->effect != DW_FORBID || s->err_found || !p->cur[i].applies || !p->cur[i].sat) return;
+    if (p->o->has_error_finding && p->o->has_error_finding[i]) return;
+    int r = dw_smt_solve(p->x, p->cur[i].err);
+    if (r < 0) { s->unknown = true; return; }
+    if (r == 0) return;
+    cex c;
+    if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; return; }
+    bool allow;
+    uint8_t *o = NULL;
+    if (vm_run(p, DW_PROVE_SET, &c, &allow, &o) || o[i] != DW_OUT_ERROR) {
+        free(o);
+        p->st->vm_rejected++;
+        cex_free(&c);
+        return;
+    }
+    free(o);
+    p->st->confirmed++;
+    s->err_found = true;
+    char nb[256], msg[512];
+    snprintf(msg, sizeof msg,
+             "forbid %s may error, and Cedar skips an erroring forbid: for the request below its condition raises an error "
+             "(overflow, a missing entity or attribute, or an extension error), so it does not deny",
+             pname(pol, i, nb, sizeof nb));
+    add_finding(p, p->o->set.src, "dw-forbid-may-error", -1, pol->effect_loc, (long)i,
+                "guard the failing operation (`has`, a range check before arithmetic, a literal extension argument) so the condition cannot error",
+                msg, &c);
+    cex_free(&c);
+}
+
+/* Is policy i satisfiable here (and keep a VM-confirmed witness)? */
+static void match_check(P *p, size_t i)
+{
+    pstate *s = &p->ps[i];
+    if (!p->cur[i].applies || !p->cur[i].sat) return;
+    s->napplies++;
+    bool matched = s->matched_here;
+    s->matched_here = false;
+    if (matched) s->may_match = true;
+    /* always true here? only for rules with a condition */
+    if (s->always_all && p->o->set.ps->policies[i].nclauses > 0) {
+        int r = dw_smt_solve(p->x, dw_smt_not(p->x, p->cur[i].sat));
+        if (r != 0) s->always_all = false;
+        if (r < 0) s->unknown = true;
+    } else s->always_all = false;
+    /* a witness is needed only for a finding about the rule: vacuous, or a proved fact */
+    bool permit = p->o->set.ps->policies[i].effect == DW_PERMIT;
+    bool need = !matched || (permit && s->overridden_all) || s->shadowed_all || s->always_all;
+    if (s->have_witness || !need) return;
+    int r = dw_smt_solve(p->x, p->cur[i].sat);
+    if (r < 0) s->unknown = true;
+    if (r != 1) return;
+    s->may_match = true;
+    cex c;
+    if (take_cex(p, DW_PROVE_SET, &c)) return;
+    bool allow;
+    uint8_t *o = NULL;
+    if (!vm_run(p, DW_PROVE_SET, &c, &allow, &o) && o[i] == DW_OUT_TRUE) { s->witness = c; s->have_witness = true; }
+    else { cex_free(&c); p->st->vm_rejected++; }
+    free(o);
+}
+
+/* covered: is every request policy i matches also matched by a policy of
+ * `effect` (other than i) in this environment? */
+static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
+{
+    bool same = effect == p->o->set.ps->policies[i].effect;
+    if (!*all) return;
+    const dw_policy_set *ps = p->o->set.ps;
+    Z3_ast u = dw_smt_bool(p->x, false);
+    size_t ncand = 0;
+    for (size_t j = 0; j < p->np; j++) {
+        if (j == i || ps->policies[j].effect != effect) continue;
+        if (!p->cur[j].applies || !p->cur[j].sat || disjoint(&ps->policies[i], &ps->policies[j])) { p->st->pairs_pruned++; continue; }
+        p->st->pairs_solved++;
+        u = dw_smt_or(p->x, u, p->cur[j].sat);
+        ncand++;
+    }
+    if (!ncand) { *all = false; return; }
+    int r = dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u)));
+    if (r < 0) p->ps[i].unknown = true;
+    if (r == 1) p->ps[i].matched_here = true;
+    if (r != 0) { *all = false; return; }
+    /* which single rules cover it, and which overlap it (for messages and redundancy) */
+    pstate *s = &p->ps[i];
+    bool **ov = same ? &s->overlap : &s->f_overlap;
+    bool first = !*ov;
+    if (first) {
+        *ov = calloc(p->np + 1, 1);
+        if (same) s->covers = calloc(p->np + 1, 1);
+        if (!*ov || (same && !s->covers)) { *all = false; return; }
+    }
+    for (size_t j = 0; j < p->np; j++) {
+        if (j == i || ps->policies[j].effect != effect || !p->cur[j].applies || !p->cur[j].sat ||
+            disjoint(&ps->policies[i], &ps->policies[j])) {
+            if (same) s->covers[j] = false;
+            continue;
+        }
+        if (dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat)) == 1) (*ov)[j] = true;
+        if (!same) continue;
+        bool c = dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat))) == 0;
+        s->covers[j] = (first || s->covers[j]) && c;
+    }
+}
+
+static void diff_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *ov)
+{
+    const dw_policy_set *ns = p->o->set.ps, *os = p->o->old.ps;
+    for (size_t i = 0; i < ns->npolicies; i++) if (nv[i].applies && !nv[i].sat) p->diff_inexact = true;
+    for (size_t i = 0; i < os->npolicies; i++) if (ov[i].applies && !ov[i].sat) p->diff_inexact = true;
+    if (p->diff_inexact) return;
+    Z3_ast an = allow_of(p, nv, ns->npolicies, ns), ao = allow_of(p, ov, os->npolicies, os);
+    for (int d = 0; d < 2; d++) {
+        if (p->diff_more == 1 && d == 0) continue;
+        if (p->diff_less == 1 && d == 1) continue;
+        Z3_ast g = d == 0 ? dw_smt_and(p->x, an, dw_smt_not(p->x, ao)) : dw_smt_and(p->x, ao, dw_smt_not(p->x, an));
+        int r = dw_smt_solve(p->x, g);
+        int *flag = d == 0 ? &p->diff_more : &p->diff_less;
+        if (r < 0) { if (*flag == 0) *flag = -1; continue; }
+        if (r == 0) continue;
+        cex c, c2;
+        if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; continue; }
+        if (take_cex(p, DW_PROVE_OLD, &c2)) { cex_free(&c); p->st->vm_rejected++; continue; }
+        bool a1, a2;
+        uint8_t *o1 = NULL, *o2 = NULL;
+        bool ok = !vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !vm_run(p, DW_PROVE_OLD, &c2, &a2, &o2) && a1 == (d == 0) && a2 == (d == 1);
+        free(o1);
+        free(o2);
+        cex_free(&c2);
+        if (!ok) { p->st->vm_rejected++; cex_free(&c); if (*flag == 0) *flag = -1; continue; }
+        p->st->confirmed++;
+        *flag = 1;
+        p->diff_cex[d] = c;
+    }
+}
+
+static void assert_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *av)
+{
+    const dw_policy_set *ns = p->o->set.ps, *as = p->o->asserts.ps;
+    bool inexact = false;
+    for (size_t i = 0; i < ns->npolicies; i++) if (nv[i].applies && !nv[i].sat) inexact = true;
+    Z3_ast an = inexact ? NULL : allow_of(p, nv, ns->npolicies, ns);
+    for (size_t k = 0; k < as->npolicies; k++) {
+        if (p->as_state[k] == 1 || !av[k].applies) continue;
+        if (!av[k].sat || !an) { p->as_state[k] = -1; continue; }
+        int r = dw_smt_solve(p->x, dw_smt_and(p->x, an, av[k].sat));
+        if (r < 0) { p->as_state[k] = -1; continue; }
+        if (r == 0) continue;
+        cex c, c2;
+        if (take_cex(p, DW_PROVE_SET, &c)) { p->as_state[k] = -1; p->st->vm_rejected++; continue; }
+        if (take_cex(p, DW_PROVE_ASSERT, &c2)) { cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
+        bool a1, a2;
+        uint8_t *o1 = NULL, *o2 = NULL;
+        bool ok = !vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !vm_run(p, DW_PROVE_ASSERT, &c2, &a2, &o2) && a1 && o2[k] == DW_OUT_TRUE;
+        free(o1);
+        free(o2);
+        cex_free(&c2);
+        if (!ok) { cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
+        p->st->confirmed++;
+        p->as_state[k] = 1;
+        p->as_cex[k] = c;
+    }
+}
+
+/* ------------------------------------------------------------------ reports */
+
+static char *list_rules(P *p, const bool *who, size_t skip)
+{
+    dw_buf b = { 0 };
+    size_t n = 0, k = 0;
+    for (size_t j = 0; j < p->np; j++) if (who[j] && j != skip) n++;
+    char nb[256];
+    for (size_t j = 0; j < p->np; j++) {
+        if (!who[j] || j == skip) continue;
+        dw_buf_printf(&b, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ", pname(&p->o->set.ps->policies[j], j, nb, sizeof nb));
+        k++;
+    }
+    if (!b.p) return strdup("other rules");
+    return b.p;
+}
+
+/* The witness must show the fact on the VM: the rule matches it and the
+ * decision (or the covering rule) is as proved. */
+static bool witness_agrees(P *p, size_t i, int kind, long other)
+{
+    pstate *s = &p->ps[i];
+    if (!s->have_witness) return false;
+    bool allow;
+    uint8_t *o = NULL;
+    if (vm_run(p, DW_PROVE_SET, &s->witness, &allow, &o)) return false;
+    bool ok = o[i] == DW_OUT_TRUE;
+    if (kind == 0) ok = ok && !allow;                         /* overridden: denied */
+    if (kind == 1) {                                          /* shadowed: another rule of the effect matches */
+        bool any = false;
+        for (size_t j = 0; j < p->np; j++)
+            if (j != i && o[j] == DW_OUT_TRUE && p->o->set.ps->policies[j].effect == p->o->set.ps->policies[i].effect) any = true;
+        ok = ok && any;
+    }
+    if (kind == 2) ok = ok && other >= 0 && o[other] == DW_OUT_TRUE;   /* redundant: the twin matches too */
+    free(o);
+    if (ok) p->st->confirmed++;
+    else p->st->vm_rejected++;
+    return ok;
+}
+
+static void report_set(P *p)
+{
+    const dw_policy_set *ps = p->o->set.ps;
+    const dw_source *src = p->o->set.src;
+    char nb[256], nb2[256];
+    char *msg = NULL;
+    /* redundant pairs: i < j, each covers the other */
+    bool *twin_later = calloc(p->np + 1, 1), *twin_earlier = calloc(p->np + 1, 1);
+    long *twin_of = calloc(p->np + 1, sizeof *twin_of);
+    if (!twin_later || !twin_earlier || !twin_of) goto out;
+    for (size_t j = 0; j < p->np; j++) {
+        twin_of[j] = -1;
+        pstate *sj = &p->ps[j];
+        if (!sj->shadowed_all || !sj->covers) continue;
+        for (size_t i = 0; i < j; i++) {
+            pstate *si = &p->ps[i];
+            if (!sj->covers[i] || !si->shadowed_all || !si->covers || !si->covers[j]) continue;
+            if (ps->policies[i].effect != ps->policies[j].effect) continue;
+            twin_later[j] = true;
+            twin_earlier[i] = true;
+            twin_of[j] = (long)i;
+            break;
+        }
+    }
+    for (size_t i = 0; i < p->np; i++) {
+        const dw_policy *pol = &ps->policies[i];
+        pstate *s = &p->ps[i];
+        const char *eff = pol->effect == DW_PERMIT ? "permit" : "forbid";
+        free(msg);
+        msg = NULL;
+        if (!s->encodable || pol->is_template) continue;
+        if (s->unknown && !s->err_found) {
+            if (asprintf(&msg, "%s %s: a proof timed out (Z3 answered unknown); nothing is claimed about it", eff, pname(pol, i, nb, sizeof nb)) < 0) msg = NULL;
+            else add_finding(p, src, "dw-proof-unknown", -1, pol->effect_loc, (long)i, "raise --timeout, or split the rule", msg, NULL);
+            continue;
+        }
+        if (!s->napplies) continue;   /* no environment: the validator reports it */
+        if (!s->may_match) {
+            if (p->o->impossible_reported && p->o->impossible_reported[i]) continue;
+            if (asprintf(&msg, "%s %s is vacuous: it matches no request valid under the schema (proved in %zu environment%s)", eff,
+                         pname(pol, i, nb, sizeof nb), s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
+            else add_finding(p, src, "dw-vacuous", -1, pol->effect_loc, (long)i, "remove the rule, or fix the condition that can never hold", msg, NULL);
+            continue;
+        }
+        if (!s->have_witness) continue;   /* the VM never matched it: claim nothing */
+        if (s->always_all && !s->approx) {
+            if (witness_agrees(p, i, -1, -1) &&
+                asprintf(&msg, "%s %s is vacuous: its condition holds for every request its scope admits (proved in %zu environment%s)",
+                         eff, pname(pol, i, nb, sizeof nb), s->napplies, s->napplies == 1 ? "" : "s") >= 0)
+                add_finding(p, src, "dw-vacuous", DW_LINT_INFO, pol->effect_loc, (long)i, "drop the condition, or fix it to test what was meant", msg, NULL);
+            else msg = NULL;
+        }
+        if (pol->effect == DW_PERMIT && s->overridden_all && s->f_overlap) {
+            if (!witness_agrees(p, i, 0, -1)) continue;
+            char *who = list_rules(p, s->f_overlap, i);
+            if (asprintf(&msg, "permit %s never takes effect: every request it allows is denied by %s (proved in %zu environment%s)",
+                         pname(pol, i, nb, sizeof nb), who, s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
+            else add_finding(p, src, "dw-overridden-permit", -1, pol->effect_loc, (long)i, "remove the permit, or narrow the forbid", msg, &s->witness);
+            free(who);
+            continue;
+        }
+        if (twin_later[i]) {
+            long t = twin_of[i];
+            if (!witness_agrees(p, i, 2, t)) continue;
+            if (asprintf(&msg, "%s %s is redundant: it is equivalent to %s (they match exactly the same requests)", eff,
+                         pname(pol, i, nb, sizeof nb), pname(&ps->policies[t], (size_t)t, nb2, sizeof nb2)) < 0) msg = NULL;
+            else add_finding(p, src, "dw-redundant", -1, pol->effect_loc, (long)i, "remove one of the two rules", msg, &s->witness);
+            continue;
+        }
+        if (twin_earlier[i]) continue;
+        if (s->shadowed_all && s->overlap) {
+            if (!witness_agrees(p, i, 1, -1)) continue;
+            bool single = false;
+            for (size_t j = 0; s->covers && j < p->np; j++) single = single || s->covers[j];
+            char *who = list_rules(p, single ? s->covers : s->overlap, i);
+            if (asprintf(&msg, "%s %s is shadowed: every request it %s is also %s by %s (proved in %zu environment%s)", eff,
+                         pname(pol, i, nb, sizeof nb), pol->effect == DW_PERMIT ? "allows" : "denies",
+                         pol->effect == DW_PERMIT ? "allowed" : "denied", who, s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
+            else add_finding(p, src, pol->effect == DW_PERMIT ? "dw-shadowed-permit" : "dw-shadowed-forbid", -1, pol->effect_loc, (long)i,
+                             pol->effect == DW_PERMIT ? "remove the redundant permit, or narrow the broader one" : "remove the redundant forbid",
+                             msg, &s->witness);
+            free(who);
+        }
+    }
+out:
+    free(msg);
+    free(twin_later);
+    free(twin_earlier);
+    free(twin_of);
+}
+
+static void report_diff(P *p)
+{
+    const char *old = p->o->old.src->name;
+    dw_loc at = { 1, 1, 0, 0 };
+    char *msg = NULL;
+    if (p->diff_inexact) {
+        if (asprintf(&msg, "the comparison with %s is unknown: a rule could not be encoded", old) >= 0)
+            add_finding(p, p->o->set.src, "dw-diff", DW_LINT_INFO, at, -1, "see docs/CHECK.md for what the encoder supports", msg, NULL);
+        free(msg);
+        return;
+    }
+    if (p->diff_more != 1 && p->diff_less != 1) {
+        bool unknown = p->diff_more < 0 || p->diff_less < 0;
+        if (asprintf(&msg, unknown ? "the comparison with %s is unknown: a query timed out or a candidate was not confirmed by the VM"
+                                   : "the set is equivalent to %s: it allows exactly the same requests (proved in every environment)", old) >= 0)
+            add_finding(p, p->o->set.src, "dw-diff", DW_LINT_INFO, at, -1, NULL, msg, NULL);
+        free(msg);
+        return;
+    }
+    bool both = p->diff_more == 1 && p->diff_less == 1;
+    for (int d = 0; d < 2; d++) {
+        if ((d == 0 ? p->diff_more : p->diff_less) != 1) continue;
+        if (asprintf(&msg, "the set is %s than %s%s: it %s the request below, which %s %s", d == 0 ? "more permissive" : "less permissive",
+                     old, both ? " (incomparable: it is both more and less permissive)" : "", d == 0 ? "allows" : "denies",
+                     old, d == 0 ? "denies" : "allows") < 0) continue;
+        add_finding(p, p->o->set.src, "dw-diff", d == 0 ? DW_LINT_WARNING : DW_LINT_INFO, at, -1,
+                    d == 0 ? "check that the new requests are meant to be allowed" : "check that the requests are meant to be denied now", msg,
+                    &p->diff_cex[d]);
+        free(msg);
+    }
+}
+
+static void report_asserts(P *p)
+{
+    const dw_policy_set *as = p->o->asserts.ps;
+    char nb[256];
+    for (size_t k = 0; k < as->npolicies; k++) {
+        const dw_policy *a = &as->policies[k];
+        char *msg = NULL;
+        if (a->effect != DW_FORBID) {
+            if (asprintf(&msg, "assertion %s is a permit: assertions are forbid-shaped (\"the set never allows ...\")", pname(a, k, nb, sizeof nb)) >= 0)
+                add_finding(p, p->o->asserts.src, "dw-assertion-refuted", DW_LINT_ERROR, a->effect_loc, (long)k, "write the assertion as a forbid", msg, NULL);
+        } else if (p->as_state[k] == 1) {
+            if (asprintf(&msg, "assertion %s is refuted: the set allows the request below, which the assertion says it never allows", pname(a, k, nb, sizeof nb)) >= 0)
+                add_finding(p, p->o->asserts.src, "dw-assertion-refuted", -1, a->effect_loc, (long)k, "add a forbid for these requests, or narrow the permits that allow them", msg, &p->as_cex[k]);
+        } else if (p->as_state[k] < 0) {
+            if (asprintf(&msg, "assertion %s is unknown: a query timed out, a rule could not be encoded, or a candidate was not confirmed by the VM", pname(a, k, nb, sizeof nb)) >= 0)
+                add_finding(p, p->o->asserts.src, "dw-proof-unknown", DW_LINT_INFO, a->effect_loc, (long)k, NULL, msg, NULL);
+        } else if (asprintf(&msg, "assertion %s is proved: the set never allows a request it matches", pname(a, k, nb, sizeof nb)) >= 0)
+            add_finding(p, p->o->asserts.src, "dw-assertion-proved", -1, a->effect_loc, (long)k, NULL, msg, NULL);
+        free(msg);
+    }
+}
+
+/* ------------------------------------------------------------------ driver */
+
+int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st)
+{
+    double t0 = now_ms();
+    memset(st, 0, sizeof *st);
+    P p = { .o = o, .out = out, .st = st };
+    p.np = o->set.ps->npolicies;
+    st->policies = p.np;
+    p.x = dw_smt_new(o->schema, o->timeout_ms);
+    if (!p.x) return -1;
+    dw_smt_allow_bytes(p.x, o->set.src->text, o->set.src->len);
+    if (o->old.ps) dw_smt_allow_bytes(p.x, o->old.src->text, o->old.src->len);
+    if (o->asserts.ps) dw_smt_allow_bytes(p.x, o->asserts.src->text, o->asserts.src->len);
+    size_t nold = o->old.ps ? o->old.ps->npolicies : 0, nas = o->asserts.ps ? o->asserts.ps->npolicies : 0;
+    p.ps = calloc(p.np + 1, sizeof *p.ps);
+    p.cur = calloc(p.np + 1, sizeof *p.cur);
+    p.cur_old = calloc(nold + 1, sizeof *p.cur_old);
+    p.cur_as = calloc(nas + 1, sizeof *p.cur_as);
+    p.as_state = calloc(nas + 1, sizeof *p.as_state);
+    p.as_cex = calloc(nas + 1, sizeof *p.as_cex);
+    int rc = -1;
+    if (!p.ps || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
+    for (size_t i = 0; i < p.np; i++) {
+        p.ps[i].encodable = true;
+        p.ps[i].always_all = true;
+        p.ps[i].overridden_all = p.ps[i].shadowed_all = true;
+    }
+    const dw_schema *s = o->schema;
+    for (size_t a = 0; a < s->nactions; a++) {
+        const dw_action_decl *A = &s->actions[a];
+        if (!A->has_applies_to) continue;
+        for (size_t pi = 0; pi < A->nprincipals; pi++)
+            for (size_t ri = 0; ri < A->nresources; ri++) {
+                dw_smt_env env = { dw_schema_entity(s, A->principals[pi].s, A->principals[pi].len),
+                                   dw_schema_entity(s, A->resources[ri].s, A->resources[ri].len), A };
+                if (!env.P || !env.R) continue;
+                /* prune: skip an environment no rule's scope admits */
+                if (dw_smt_env_begin(p.x, &env)) goto done;
+                st->envs++;
+                encode_all(&p, DW_PROVE_SET, &o->set, p.cur);
+                if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
+                if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
+                for (size_t i = 0; i < p.np; i++) {
+                    if (!p.cur[i].applies || !p.cur[i].sat) continue;
+                    forbid_may_error(&p, i);
+                    const dw_policy *pol = &o->set.ps->policies[i];
+                    if (pol->effect == DW_PERMIT) cover_check(&p, i, DW_FORBID, &p.ps[i].overridden_all);
+                    if (pol->effect != DW_PERMIT || !p.ps[i].overridden_all) cover_check(&p, i, pol->effect, &p.ps[i].shadowed_all);
+                    match_check(&p, i);
+                }
+                if (o->old.ps) diff_env(&p, p.cur, p.cur_old);
+                if (o->asserts.ps) assert_env(&p, p.cur, p.cur_as);
+            }
+    }
+    for (size_t i = 0; i < p.np; i++) {
+        if (!p.ps[i].encodable) st->unencodable++;
+        else if (p.ps[i].approx) st->approximated++;
+    }
+    report_set(&p);
+    if (o->old.ps) report_diff(&p);
+    if (o->asserts.ps) report_asserts(&p);
+    rc = 0;
+done:;
+    const dw_smt_stats *zs = dw_smt_get_stats(p.x);
+    st->queries = zs->queries;
+    st->sat = zs->sat;
+    st->unsat = zs->unsat;
+    st->unknown = zs->unknown;
+    st->solver_ms = zs->solver_ms;
+    for (size_t i = 0; p.ps && i < p.np; i++) { free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); cex_free(&p.ps[i].witness); }
+    for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
+    cex_free(&p.diff_cex[0]);
+    cex_free(&p.diff_cex[1]);
+    free(p.ps);
+    free(p.cur);
+    free(p.cur_old);
+    free(p.cur_as);
+    free(p.as_state);
+    free(p.as_cex);
+    dw_smt_free(p.x);
+    st->total_ms = now_ms() - t0;
+    return rc;
+}

@@ -1,0 +1,89 @@
+/* smt.h - Cedar conditions as SMT terms (Z3's C API), for the proofs of
+ * `dwc check` (compiler/prove.c; docs/CHECK.md describes every encoding and
+ * approximation).
+ *
+ * One request environment at a time (principal type x action x resource type
+ * of the schema).  In an environment the principal and resource are entity
+ * ids (Z3 Int) of fixed types, the action is a known uid, the context a record
+ * of free terms.  A policy encodes to two Booleans: `err` (its evaluation
+ * raises an error) and `sat` (it evaluates to true without error).
+ *
+ *   Bool -> Bool; Long, decimal (x 10^4), datetime, duration (ms) -> 64-bit
+ *   bit-vectors with overflow checks; String -> Z3 String (bytes), `like` ->
+ *   regular membership; entity -> Int id per type (literals and enum ids are
+ *   fixed numbers), attribute -> uninterpreted function of the id (optional
+ *   ones with a `has` function, entity existence with an `exists` function);
+ *   record -> its fields; Set<T> -> Z3 set (array T -> Bool); ipaddr -> Int
+ *   (literals numbered, predicates approximated); hierarchy `in` -> a free
+ *   ancestor relation per (descendant type, ancestor type) the schema's
+ *   memberOf allows.  Terms Z3 cannot express exactly (ip predicates,
+ *   datetime calendar functions, extension constructors on non-literals,
+ *   `in` over a set-valued attribute with ancestors) become free values keyed
+ *   by their text, with a free error where the term can error.  Temporal
+ *   leaves become free Booleans.  All of these over-approximate: an UNSAT
+ *   answer is a proof, a SAT answer is only a candidate that prove.c re-runs
+ *   on the VM. */
+#ifndef DW_SMT_H
+#define DW_SMT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <z3.h>
+#include "../lang/ast.h"
+#include "../lang/schema.h"
+#include "../stdlib/arena.h"
+
+typedef struct dw_smt dw_smt;
+
+typedef struct dw_smt_env {
+    const dw_entity_decl *P, *R;     /* principal and resource entity types */
+    const dw_action_decl *A;         /* the action */
+} dw_smt_env;
+
+typedef struct dw_smt_stats {
+    unsigned long queries, sat, unsat, unknown;
+    double solver_ms;
+} dw_smt_stats;
+
+/* timeout_ms: per query (0: none).  alphabet: extra bytes strings may hold
+ * (besides printable ASCII), e.g. the bytes of the policy texts. */
+dw_smt *dw_smt_new(const dw_schema *schema, unsigned timeout_ms);
+void dw_smt_free(dw_smt *x);
+void dw_smt_allow_bytes(dw_smt *x, const char *text, size_t len);
+Z3_context dw_smt_ctx(dw_smt *x);
+const dw_smt_stats *dw_smt_get_stats(const dw_smt *x);
+
+/* Start an environment (a fresh solver).  0, or -1 on a solver error. */
+int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env);
+
+typedef struct dw_smt_policy {
+    bool applies;      /* false: the scope excludes the environment (no SMT term) */
+    bool approx;       /* some term was over-approximated */
+    Z3_ast sat, err;
+} dw_smt_policy;
+
+/* Encode policy p in the current environment.  `tag` names its temporal
+ * leaves (dw_smt_model_leaf).  0, or -1 when the policy cannot be encoded
+ * (a template, a macro or provider call, an ill-typed term). */
+int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_policy *out);
+
+/* Does `goal` hold for some schema-valid request of the environment?
+ * 1 sat (the model is kept for the dw_smt_model_* calls), 0 unsat,
+ * -1 unknown (timeout or solver error). */
+int dw_smt_solve(dw_smt *x, Z3_ast goal);
+
+/* The kept model as a Cedar request (JSON object) and entity store (JSON
+ * array).  0, or -1 when a value cannot be written (the model uses a value
+ * no JSON spells, e.g. an infinite set). */
+int dw_smt_model_request(dw_smt *x, dw_buf *request, dw_buf *entities);
+/* Value of temporal leaf k of the policy encoded with `tag`: 0 or 1. */
+int dw_smt_model_leaf(dw_smt *x, unsigned tag, unsigned k);
+/* Number of temporal leaves the encoder created for `tag` in this environment. */
+unsigned dw_smt_leaf_count(dw_smt *x, unsigned tag);
+
+/* Z3 helpers */
+Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b);
+Z3_ast dw_smt_or(dw_smt *x, Z3_ast a, Z3_ast b);
+Z3_ast dw_smt_not(dw_smt *x, Z3_ast a);
+Z3_ast dw_smt_bool(dw_smt *x, bool b);
+
+#endif
