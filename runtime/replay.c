@@ -137,18 +137,8 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
     int rc = 0;
     for (size_t i = 0; i < log.n; i++) {
         const dw_tlog_event *x = &log.ev[i];
-        dw_event_entity *ents = x->nentities ? dw_arena_alloc(&a, x->nentities * sizeof *ents) : NULL;
-        if (x->nentities && !ents) { fprintf(stderr, "dwc replay: out of memory\n"); rc = 2; break; }
-        for (uint32_t k = 0; k < x->nentities; k++)
-            ents[k] = (dw_event_entity){ x->entities[k].uid, &x->entities[k].attrs,
-                                         (const dw_uid *const *)x->entities[k].parents, x->entities[k].nparents };
-        dw_event_input in = {
-            .atype = x->atype.s, .atype_len = x->atype.len, .aid = x->aid.s, .aid_len = x->aid.len,
-            .kind = x->kind.s, .kind_len = x->kind.len, .ts = x->ts,
-            .principal = x->principal, .resource = x->resource,
-            .logged = &x->logged, .context = x->has_context ? &x->context : NULL,
-            .entities = ents, .nentities = x->nentities,
-        };
+        dw_event_input in;
+        if (dw_tlog_event_input(&a, x, &in)) { fprintf(stderr, "dwc replay: out of memory\n"); rc = 2; break; }
         dw_verdict v;
         if (dw_engine_decide_event(e, &in, &v)) { fprintf(stderr, "%s:%u: error: the engine cannot take this event\n", trace, x->line); rc = 2; break; }
         if (!v.decided) continue;

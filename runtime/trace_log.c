@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lang/strlit.h"
+#include "dogwood.h"
 
 typedef struct lp {
     dw_arena *a;
@@ -630,4 +631,21 @@ void dw_tlog_free(dw_tlog *t)
 {
     free(t->ev);
     memset(t, 0, sizeof *t);
+}
+
+int dw_tlog_event_input(dw_arena *a, const dw_tlog_event *x, dw_event_input *in)
+{
+    dw_event_entity *ents = x->nentities ? dw_arena_alloc(a, x->nentities * sizeof *ents) : NULL;
+    if (x->nentities && !ents) return -1;
+    for (uint32_t k = 0; k < x->nentities; k++)
+        ents[k] = (dw_event_entity){ x->entities[k].uid, &x->entities[k].attrs,
+                                     (const dw_uid *const *)x->entities[k].parents, x->entities[k].nparents };
+    *in = (dw_event_input){
+        .atype = x->atype.s, .atype_len = x->atype.len, .aid = x->aid.s, .aid_len = x->aid.len,
+        .kind = x->kind.s, .kind_len = x->kind.len, .ts = x->ts,
+        .principal = x->principal, .resource = x->resource,
+        .logged = &x->logged, .context = x->has_context ? &x->context : NULL,
+        .entities = ents, .nentities = x->nentities,
+    };
+    return 0;
 }

@@ -48,4 +48,9 @@ typedef struct dw_tlog {
 int dw_tlog_parse(dw_arena *a, const dw_source *src, dw_diags *d, dw_tlog *out);
 void dw_tlog_free(dw_tlog *t);
 
+/* One parsed event as the engine's input (dw_engine_decide_event); its
+ * entity list is allocated in `a`.  0, or -1 on OOM. */
+struct dw_event_input;
+int dw_tlog_event_input(dw_arena *a, const dw_tlog_event *x, struct dw_event_input *in);
+
 #endif

@@ -11,29 +11,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include "compiler/artifact_write.h"
+#include "tests/fuzz/fuzz_seeds.h"
 #include "runtime/load.h"
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
 #include "vm/teval.h"
 #include "vm/vm.h"
-
-static const char seed_policy[] =
-    "@id(\"hosts\")\n"
-    "permit (principal, action == Box::Action::\"http:request\", resource)\n"
-    "when { context.input.host == \"api.github.com\" };\n"
-    "@id(\"budget\")\n"
-    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
-    "when temporal {\n"
-    "  exists (n: Long). ((count for (t: Timepoint). where (\n"
-    "    formerly within 10m ( Box::Action::\"http:request\"::response{ input.host: \"api.github.com\" } && tp(t) )\n"
-    "  )) == n && n >= 3)\n"
-    "};\n"
-    "@id(\"after\")\n"
-    "forbid (principal, action == Box::Action::\"http:request\", resource)\n"
-    "unless temporal {\n"
-    "  !Box::Action::\"http:request\"::request{ input.host: \"uploads.github.com\" }\n"
-    "  since within 1h Box::Action::\"http:request\"::response{ input.host: \"api.github.com\", output.status: 200 }\n"
-    "};\n";
 
 static void seed_dir(const char *dir)
 {
@@ -45,7 +28,7 @@ static void seed_dir(const char *dir)
     snprintf(src, sizeof src, "/tmp/fuzz_artifact_seed_%d.dw", (int)getpid());
     FILE *f = fopen(src, "w");
     if (!f) return;
-    fputs(seed_policy, f);
+    fputs(dw_fuzz_box_policy, f);   /* Box's request budget */
     fclose(f);
     dw_session s;
     dw_session_init(&s);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for N seconds on a corpus seeded from the shared
-# conformance files and examples.  Prints "1 passed, 0 failed" when it finds nothing.
+# conformance files and examples (and the repository's own test inputs:
+# event schemas, traces, JSON schemas).  Prints "1 passed, 0 failed" when it finds nothing.
 # Usage: tests/fuzz/run.sh TARGET CORPUS_DIR SECONDS [SHARED]
 set -uo pipefail
 target=$1; corpus=$2; secs=$3; shared=${4:-../shared}
@@ -17,6 +18,10 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_dwd)    find "$shared/examples" -name 'trace.jsonl' -exec split -l 1 {} "$corpus/ev-" \; 2>/dev/null
                      printf '{"op":"stats"}\n' > "$corpus/stats"
                      printf '{"op":"decide","action":"fs:read","input":{"path":"~/project/a","operation":"read_content"}}\n' > "$corpus/decide" ;;
+        fuzz_eventschema) find "$shared" tests/golden/eventschema tests/traces -name '*.dwschema' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null ;;
+        fuzz_schema_json) find "$shared" tests/golden/schema build/corpus/corpus-tests -name '*.json' 2>/dev/null | xargs -r grep -l -s -E '"(entityTypes|actions|commonTypes)"' | head -300 | xargs -r cp -t "$corpus" 2>/dev/null ;;
+        fuzz_trace)  find "$shared/examples" tests/traces -name '*.log' -o -name '*.jsonl' 2>/dev/null | head -300 | while read -r f; do cp "$f" "$corpus/$(echo "$f" | tr / _)"; done ;;
+        fuzz_structured) find "$shared/conformance" build/corpus/corpus-tests -name '*.cedar' 2>/dev/null | head -100 | xargs -r cp -t "$corpus" 2>/dev/null ;;
     esac
 fi
 mkdir -p build/fuzz-artifacts

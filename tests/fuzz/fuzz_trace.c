@@ -1,0 +1,153 @@
+/* libFuzzer target: traces.  An input whose first non-blank byte is `@` is a
+ * `.log` trace (runtime/trace_log.c, dogwood.md §17): it is parsed and every
+ * event is fed to a stateful engine over Appendix B's Drupe schema with
+ * temporal rules.  Anything else is Box's JSON-lines trace (what `dwc replay`
+ * and dwd read, runtime/replay.c): each line is decided (kind "request" or a
+ * line with "expect") or recorded through an engine on Box's vocabulary with
+ * temporal budgets.  Each input starts from an empty history.  Never a crash,
+ * a leak or a sanitizer report; every verdict is well formed. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lang/json.h"
+#include "runtime/dogwood.h"
+#include "runtime/trace_log.h"
+#include "tests/fuzz/fuzz_seeds.h"
+
+static const char drupe_schema[] =
+    "namespace Drupe {\n"
+    "  entity OAuthUser = { level?: Long, team?: String } ;\n"
+    "  entity Gateway;\n"
+    "  entity Team;\n"
+    "  action Login, Read appliesTo {\n"
+    "    principal: OAuthUser,\n"
+    "    resource: Gateway,\n"
+    "    context: { input: { user: String } }\n"
+    "  };\n"
+    "}\n";
+
+static const char drupe_policy[] =
+    "permit (principal, action == Drupe::Action::\"Read\", resource)\n"
+    "when temporal { formerly within 1h Drupe::Action::\"Login\"::request{ input.user: context.input.user } };\n"
+    "forbid (principal, action, resource)\n"
+    "when temporal { exists (n: Long). ((count for (t: Timepoint). where (\n"
+    "  formerly within 10m ( Drupe::Action::\"Read\"::request{ input.user: context.input.user } && tp(t) ))) == n && n >= 3) };\n"
+    "permit (principal, action == Drupe::Action::\"Login\", resource)\n"
+    "unless temporal { !Drupe::Action::\"Read\"::request{ input.user: \"bob\" } since within 1h Drupe::Action::\"Login\"::request{ input.user: context.input.user } };\n"
+    "permit (principal, action, resource) when { principal has level && principal.level > 2 };\n";
+
+static dw_engine *log_engine, *box_engine;
+
+static int write_tmp(char *path, size_t cap, const char *suffix, const char *text)
+{
+    snprintf(path, cap, "/tmp/fuzz_trace_%d%s", (int)getpid(), suffix);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    char sp[256], pp[256], bp[256], err[256];
+    if (write_tmp(sp, sizeof sp, ".cedarschema", drupe_schema) || write_tmp(pp, sizeof pp, "-drupe.dw", drupe_policy) ||
+        write_tmp(bp, sizeof bp, "-box.dw", dw_fuzz_box_policy)) abort();
+    dw_engine_config lc = { .policy_path = pp, .schema_path = sp, .ticks_per_second = 1, .replay_timestamps = true };
+    log_engine = dw_engine_open(&lc, err, sizeof err);
+    if (!log_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
+    dw_engine_config bc = { .policy_path = bp, .schema_path = "box", .ticks_per_second = 1000000000, .replay_timestamps = true };
+    box_engine = dw_engine_open(&bc, err, sizeof err);
+    if (!box_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
+    unlink(sp); unlink(pp); unlink(bp);
+    return 0;
+}
+
+static void check_verdict(const dw_verdict *v)
+{
+    if (!v->decided) return;
+    if (v->allow && (v->cause != DW_CAUSE_PERMITTED || v->ndetermining == 0)) abort();
+    if (!v->allow && v->cause == DW_CAUSE_PERMITTED) abort();
+    if (!memchr(v->message, 0, sizeof v->message)) abort();
+}
+
+static void run_log(const char *text, size_t size)
+{
+    dw_arena a;
+    dw_arena_init(&a, 16 * 1024);
+    dw_source src = { "fuzz.log", text, size };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_tlog log;
+    int rc = dw_tlog_parse(&a, &src, &d, &log);
+    if (rc && d.nerrors == 0) abort();      /* a rejected trace always says why */
+    if (rc == 0 && d.nerrors == 0) {
+        dw_engine_reset_history(log_engine);
+        for (size_t i = 0; i < log.n; i++) {
+            const dw_tlog_event *x = &log.ev[i];
+            dw_event_input in;
+            if (dw_tlog_event_input(&a, x, &in)) break;
+            dw_verdict v;
+            memset(&v, 0, sizeof v);
+            if (dw_engine_decide_event(log_engine, &in, &v)) abort();   /* the engine must stay usable */
+            check_verdict(&v);
+        }
+    }
+    dw_diags_free(&d);
+    dw_tlog_free(&log);
+    dw_arena_free(&a);
+}
+
+static void run_jsonl(const char *text, size_t size)
+{
+    dw_engine_reset_history(box_engine);
+    dw_arena a;
+    dw_arena_init(&a, 16 * 1024);
+    size_t lineno = 0;
+    for (size_t i = 0; i < size;) {
+        const char *line = text + i;
+        const char *nl = memchr(line, '\n', size - i);
+        size_t ll = nl ? (size_t)(nl - line) : size - i;
+        i += ll + 1;
+        if (++lineno > 4096) break;
+        dw_arena_reset(&a);
+        dw_source src = { "fuzz.jsonl", line, ll };
+        dw_diags d;
+        dw_diags_init(&d);
+        const dw_json *j = dw_json_parse(&a, &src, &d);
+        dw_diags_free(&d);
+        /* replay.c decides requests and lines with an expectation, records the rest;
+         * every line goes to both paths here, whatever it parses to */
+        const dw_json *kind = j ? dw_json_get(j, "kind") : NULL;
+        bool is_request = kind && kind->kind == DW_JSON_STRING && strcmp(kind->u.str.s, "request") == 0;
+        dw_verdict v;
+        memset(&v, 0, sizeof v);
+        if (is_request || (j && dw_json_get(j, "expect"))) {
+            if (dw_engine_decide_json(box_engine, line, ll, 0, &v)) abort();
+            check_verdict(&v);
+            if (!v.allow && v.decided && v.cause == DW_CAUSE_PERMITTED) abort();
+        } else {
+            char msg[256];
+            dw_engine_record_json(box_engine, line, ll, 0, msg, sizeof msg);
+            /* a Cedar-shaped request line (box.md §15.1) */
+            if (j && dw_json_get(j, "principal") && dw_engine_decide_request_json(box_engine, line, ll, 0, &v)) abort();
+            check_verdict(&v);
+        }
+    }
+    dw_arena_free(&a);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text) return 0;
+    memcpy(text, data, size);
+    text[size] = 0;
+    size_t first = 0;
+    while (first < size && (text[first] == ' ' || text[first] == '\t' || text[first] == '\r' || text[first] == '\n')) first++;
+    if (first < size && text[first] == '@') run_log(text, size);
+    else run_jsonl(text, size);
+    free(text);
+    return 0;
+}
