@@ -214,6 +214,7 @@ typedef struct env { const model *m; const action *act; int ptype, rtype; } env;
 #define MAX_DEPTH 6
 
 static void gen(rd *r, sb *b, const env *v, ty t, int ent, int depth);
+static void gen_leaf(rd *r, sb *b, const env *v, ty t, int ent);
 
 static void ent_lit(rd *r, sb *b, const model *m, int e)
 {
@@ -243,7 +244,7 @@ static bool gen_attr(rd *r, sb *b, const env *v, ty t, int ent, int depth)
     int k = (int)pick(r, (unsigned)n);
     if (cand[k].a->opt) {
         put(b, "(if %s has %s then %s.%s else ", cand[k].base, cand[k].a->name, cand[k].base, cand[k].a->name);
-        gen(r, b, v, t, ent, MAX_DEPTH);   /* a leaf */
+        gen_leaf(r, b, v, t, ent);   /* a literal: attribute chains stay bounded */
         put(b, ")");
     } else put(b, "%s.%s", cand[k].base, cand[k].a->name);
     (void)depth;
