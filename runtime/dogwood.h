@@ -13,7 +13,14 @@
  *
  * decide appends the decision event to the history *before* evaluating it, as
  * Box requires (so a count over ::request events includes the current one).
- * Every failure on the decision path is a deny (cause internal_fault). */
+ * Every failure on the decision path is a deny (cause internal_fault).
+ *
+ * Threads: every function may be called from many threads at once on one
+ * engine (one lock around the engine's state; a durable engine waits for
+ * its log after releasing it, so concurrent decisions share one fsync).
+ * Rule names and descriptions refer to the policy installed at the time of
+ * the call (dw_engine_reload replaces it); returned names stay valid until
+ * dw_engine_close. */
 #ifndef DW_DOGWOOD_H
 #define DW_DOGWOOD_H
 #include <stdbool.h>
@@ -127,5 +134,81 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
                            dw_engine_append_hook hook, void *ctx, dw_verdict *v);
 /* A rule's @description into buf (truncated); returns its length, 0 if none. */
 size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap);
+
+/* ---- durable history (box.md §7; runtime/histlog.h) ----
+ * dw_engine_open_durable opens the engine together with its history log in
+ * state_dir: recovery loads the latest checkpoint and replays only the
+ * records after it; every event a JSON entry point accepts is appended to
+ * the log (its sequence number assigned under the engine lock) before it
+ * enters the history, and the call returns once the record is durable
+ * (DW_DURABILITY_FULL) or written (BATCH, NONE).  A log failure denies
+ * (cause internal_fault, "policy history failure: ..."), and the log stays
+ * failed until reopened.  dw_engine_decide_event and
+ * dw_engine_decide_request_json deny on a durable engine (the log records
+ * Box's JSON form), and dw_engine_reset_history does nothing. */
+struct dw_histlog_fileops;
+
+typedef struct dw_engine_durable {
+    const char *state_dir;
+    int durability;                      /* dw_durability: 0 full, 1 batch, 2 none */
+    int64_t checkpoint_every;            /* events between checkpoints; 0: 10,000; < 0: never by count */
+    uint32_t checkpoint_interval_ms;     /* also after this long (if anything was logged); 0: not by time */
+    const struct dw_histlog_fileops *fileops;   /* a confined process's file operations (runtime/keeper.h) */
+} dw_engine_durable;
+
+typedef struct dw_engine_recovery {
+    uint64_t events;             /* events logged so far (the log's next sequence number) */
+    uint64_t replayed;           /* records replayed after the checkpoint */
+    bool checkpoint;             /* a checkpoint was loaded */
+    uint64_t checkpoint_seq;
+    uint32_t retained;           /* events in the in-memory history after recovery */
+    double seconds;              /* wall time of the whole open */
+    char note[256];              /* torn or damaged data dropped ("" if none) */
+} dw_engine_recovery;
+
+dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,
+                                  char *err, size_t errcap);
+
+/* Split form for servers that batch (dwd): decide / record / observe
+ * without waiting for the log; *ticket (0: nothing to wait for) is then
+ * passed to dw_engine_wait, which returns 0 once the record is durable
+ * (FULL) or written, -1 on a log failure (the caller must deny). */
+int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                          dw_verdict *v, uint64_t *ticket);
+int dw_engine_wait(dw_engine *e, uint64_t ticket);
+const char *dw_engine_history_error(dw_engine *e);
+
+/* Checkpoints.  The state is the retained history (only events some window
+ * can still reach), each leaf's identity and install position, and the
+ * clock; importing it into a fresh engine on the same policy and schemas
+ * gives the same verdicts.  A durable engine also checkpoints by itself
+ * (checkpoint_every / checkpoint_interval_ms) on a background thread and
+ * retires log segments no window reaches.  0, or -1. */
+int dw_engine_checkpoint(dw_engine *e);
+int dw_engine_export_state(dw_engine *e, void **state, size_t *len);   /* *state: malloc'd */
+int dw_engine_import_state(dw_engine *e, const void *state, size_t len, char *err, size_t errcap);
+
+/* Swap the policy for a compiled artifact (.dwb bytes) atomically (box.md
+ * §7: edits are prospective).  A temporal leaf whose identity (dogwood.md
+ * D8) the installed policy also has keeps its state; a new or changed one
+ * starts empty and sees only events after the reload.  A durable engine
+ * writes a checkpoint with the new install positions before the swap, so a
+ * restart on the new artifact gives the same verdicts; if that fails the
+ * old policy stays.  The artifact must be compiled for the engine's
+ * schemas.  0, or -1 with a message. */
+typedef struct dw_reload_info { uint32_t leaves, kept, fresh, generation; } dw_reload_info;
+int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_info *info, char *err, size_t errcap);
+
+typedef struct dw_engine_stats {
+    uint32_t history_events;     /* retained in memory */
+    uint64_t next_seq;           /* position of the next event */
+    uint64_t restored, replayed; /* events logged before this open; records replayed by it */
+    uint64_t log_next_seq, log_appends, log_syncs, log_max_batch;
+    uint64_t checkpoints, checkpoint_failures;
+    uint32_t generation;         /* reloads */
+    bool durable;
+    char checkpoint_error[256];  /* the last checkpoint failure, "" if none */
+} dw_engine_stats;
+void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st);
 
 #endif

@@ -148,6 +148,25 @@ static void subject_of(dwd_request *rq, const dw_json *in)
             dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
             attr_str(&rq->attrs, "process.command", s->u.str.s, s->u.str.len);
         }
+        /* the arguments Box's input carries (program, arg1, arg2), each
+         * capped so the attribute stays within 4 KiB; and the directory */
+        const dw_json *prog = str_member(in, "program"), *a1 = str_member(in, "arg1"), *a2 = str_member(in, "arg2");
+        if (prog) {
+            const dw_json *args[3] = { prog, a1, a2 };
+            if (rq->attrs.len) dwd_buf_put(&rq->attrs, ",", 1);
+            dwd_buf_puts(&rq->attrs, "{\"key\":\"process.command_args\",\"value\":{\"arrayValue\":{\"values\":[");
+            for (int k = 0, n = 0; k < 3; k++) {
+                if (!args[k]) continue;
+                dwd_buf_puts(&rq->attrs, n++ ? ",{\"stringValue\":" : "{\"stringValue\":");
+                dwd_buf cap = { 0 };
+                put_capped(&cap, args[k]->u.str.s, args[k]->u.str.len, 1300);
+                dwd_buf_json_string(&rq->attrs, cap.p ? cap.p : "", cap.len);
+                dwd_buf_free(&cap);
+                dwd_buf_puts(&rq->attrs, "}");
+            }
+            dwd_buf_puts(&rq->attrs, "]}}}");
+        }
+        if ((s = str_member(in, "cwd"))) attr_str(&rq->attrs, "process.working_directory", s->u.str.s, s->u.str.len);
     } else if (!strncmp(a, "mcp:", 4)) {
         snprintf(rq->category, sizeof rq->category, "mcp");
         const dw_json *srv = str_member(in, "server"), *item = str_member(in, "tool");
@@ -162,7 +181,8 @@ static void subject_of(dwd_request *rq, const dw_json *in)
 
 static bool member_allowed(const char *k, size_t n, dwd_op op)
 {
-    static const char *common[] = { "op", "action", "input", "request_id", "namespace", "principal", "resource", "time", NULL };
+    static const char *common[] = { "op", "action", "input", "request_id", "namespace", "principal", "resource", "time",
+                                    "jsonrpc_id", NULL };
     for (int i = 0; common[i]; i++) if (strlen(common[i]) == n && !memcmp(common[i], k, n)) return true;
     if (op == DWD_OP_RECORD && ((n == 4 && !memcmp(k, "kind", 4)) || (n == 6 && !memcmp(k, "output", 6)))) return true;
     return false;
@@ -205,9 +225,21 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
     else if (!strcmp(o, "stats")) rq->op = DWD_OP_STATS;
     else if (!strcmp(o, "reload")) rq->op = DWD_OP_RELOAD;
     else { snprintf(err, errcap, "unknown op \"%.*s\"", (int)(op->u.str.len > 64 ? 64 : op->u.str.len), o); goto out; }
-    if (rq->op == DWD_OP_STATS || rq->op == DWD_OP_RELOAD) {
+    if (rq->op == DWD_OP_STATS) {
         if (j->u.obj.n != 1) { snprintf(err, errcap, "op \"%s\" takes no other members", o); goto out; }
         rc = 0;
+        goto out;
+    }
+    if (rq->op == DWD_OP_RELOAD) {
+        const dw_json *art = dw_json_get(j, "artifact");
+        if (!art || art->kind != DW_JSON_STRING || !art->u.str.len || art->u.str.len >= 4096 ||
+            memchr(art->u.str.s, 0, art->u.str.len) || j->u.obj.n != 2) {
+            snprintf(err, errcap, "op \"reload\" takes one member \"artifact\": the path of a compiled policy (.dwb)");
+            goto out;
+        }
+        dwd_buf_put(&rq->artifact, art->u.str.s, art->u.str.len);
+        rc = rq->artifact.oom ? -1 : 0;
+        if (rc) snprintf(err, errcap, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < j->u.obj.n; i++) {
@@ -237,6 +269,14 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
         if (output && !strcmp(kind->u.str.s, "error")) { snprintf(err, errcap, "an error event has no \"output\""); goto out; }
     }
     if (rid && rid->kind != DW_JSON_STRING) { snprintf(err, errcap, "\"request_id\" must be a string"); goto out; }
+    const dw_json *jrid = dw_json_get(j, "jsonrpc_id");
+    if (jrid && (rq->op != DWD_OP_DECIDE || (jrid->kind != DW_JSON_STRING && jrid->kind != DW_JSON_INT) ||
+                 (jrid->kind == DW_JSON_STRING && (jrid->u.str.len > 256 || memchr(jrid->u.str.s, 0, jrid->u.str.len))))) {
+        snprintf(err, errcap, "\"jsonrpc_id\" (decide only) must be a string of at most 256 bytes or an integer");
+        goto out;
+    }
+    if (jrid && jrid->kind == DW_JSON_STRING) dwd_buf_put(&rq->jsonrpc_id, jrid->u.str.s, jrid->u.str.len);
+    else if (jrid) dwd_buf_printf(&rq->jsonrpc_id, "%lld", (long long)jrid->u.i);
     if (ns && (ns->kind != DW_JSON_STRING || !ns->u.str.len || ns->u.str.len > 200 || memchr(ns->u.str.s, 0, ns->u.str.len))) {
         snprintf(err, errcap, "\"namespace\" must be a non-empty string of at most 200 bytes");
         goto out;
@@ -284,6 +324,8 @@ void dwd_request_free(dwd_request *rq)
     dwd_buf_free(&rq->subject);
     dwd_buf_free(&rq->attrs);
     dwd_buf_free(&rq->request_id);
+    dwd_buf_free(&rq->artifact);
+    dwd_buf_free(&rq->jsonrpc_id);
 }
 
 /* ---- replies ---- */
@@ -352,13 +394,19 @@ static void res_attr(dwd_buf *o, bool first, const char *k, const char *v)
     dwd_buf_puts(o, "}}");
 }
 
-void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message)
+/* The start of a resourceLogs line: Box's resource attributes (§10.2). */
+static void log_resource(dwd_buf *out, const dwd_log_info *li)
 {
     dwd_buf_puts(out, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
     res_attr(out, true, "service.name", "strands-box");
     res_attr(out, false, "strands.box.name", li->box_name);
     res_attr(out, false, "strands.box.source", "box");
     res_attr(out, false, "strands.box.run.id", li->run_id);
+}
+
+void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message)
+{
+    log_resource(out, li);
     dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
                    "\"timeUnixNano\":\"%lld\",\"severityNumber\":%d,\"severityText\":\"%s\","
                    "\"eventName\":\"strands.box.policy.decision\","
@@ -389,5 +437,18 @@ void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, c
         dwd_buf_json_string(out, rq->request_id.p, rq->request_id.len);
         dwd_buf_puts(out, "}}");
     }
+    if (rq->jsonrpc_id.len) res_attr(out, false, "jsonrpc.request.id", rq->jsonrpc_id.p);
+    dwd_buf_puts(out, "]}]}]}]}\n");
+}
+
+void dwd_log_control(dwd_buf *out, const dwd_log_info *li, const char *operation, const char *const *kv, size_t nkv)
+{
+    log_resource(out, li);
+    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.control\"},\"logRecords\":[{"
+                   "\"timeUnixNano\":\"%lld\",\"severityNumber\":9,\"severityText\":\"info\","
+                   "\"eventName\":\"strands.box.control.%s\",\"body\":{\"stringValue\":\"%s\"},\"attributes\":[",
+                   (long long)li->time_ns, operation, operation);
+    res_attr(out, true, "strands.box.control.operation", operation);
+    for (size_t i = 0; i + 1 < nkv; i += 2) res_attr(out, false, kv[i], kv[i + 1]);
     dwd_buf_puts(out, "]}]}]}]}\n");
 }

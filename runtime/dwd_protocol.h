@@ -5,7 +5,7 @@
  *
  *   {"op":"decide","action":"fs:read","input":{...}}
  *   {"op":"record","action":"fs:read","kind":"response","input":{...},"output":{...}}
- *   {"op":"stats"}   {"op":"reload"}
+ *   {"op":"stats"}   {"op":"reload","artifact":"P.dwb"}
  * Optional on decide/record: "request_id" (string), "namespace" (string),
  * "principal"/"resource" (entity uids, default Box's fixed ones), and
  * "time" (RFC 3339) only when the server trusts client time (tests). */
@@ -36,6 +36,8 @@ typedef struct dwd_request {
     dwd_buf subject;         /* box.md §10.3's subject string (may be empty) */
     dwd_buf attrs;           /* OTLP subject attributes, comma-joined JSON objects ("" if none) */
     dwd_buf request_id;      /* "" if none */
+    dwd_buf jsonrpc_id;      /* decide's optional "jsonrpc_id" as text ("" if none), logged as jsonrpc.request.id */
+    dwd_buf artifact;        /* reload: the artifact's path */
 } dwd_request;
 
 /* Parse one request line (without its newline).  0 on success; -1 with a
@@ -70,5 +72,9 @@ typedef struct dwd_log_info {
     uint64_t trace_hi, trace_lo, span;
 } dwd_log_info;
 void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message);
+/* A control record (box.md §10.2: scope strands-box.control; operation
+ * box_started, policy_installed, policy_refused, box_stopped, ...) with
+ * string attributes kv[0]=kv[1], kv[2]=kv[3], ... */
+void dwd_log_control(dwd_buf *out, const dwd_log_info *li, const char *operation, const char *const *kv, size_t nkv);
 
 #endif

@@ -8,16 +8,23 @@
  * record:  build the event -> append.
  * Every failure after the gate is a deny with cause internal_fault. */
 #include "dogwood.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <xxhash.h>
+#include "histlog.h"
 #include "load.h"
+#include "../vm/artifact.h"
 #include "../vm/teval.h"
 #include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
 
 typedef struct history {
     dw_event *ev;            /* events [0, n), oldest first */
+    uint64_t *seq;           /* their log positions (durable engines: the history log's seq) */
     uint32_t n, cap;
     dw_arena arena;          /* logged records of every retained event */
     uint32_t dropped;        /* events dropped by retention since the arena was rebuilt */
@@ -25,7 +32,14 @@ typedef struct history {
                                 (retention's cursor: each event is tested once, not per decision) */
 } history;
 
+typedef struct retired { dw_program *prog; char **names; uint32_t nnames; } retired;
+
 struct dw_engine {
+    /* Every public entry point holds mu: decisions on many threads are
+     * serialised on the engine's state (microseconds), while durability
+     * waits happen after it is released, so concurrent deciders share one
+     * fsync (group commit, runtime/histlog.h). */
+    pthread_mutex_t mu;
     dw_session s;
     int64_t tps;
     bool replay_ts;
@@ -36,6 +50,21 @@ struct dw_engine {
     char **names;            /* Box rule names, built on demand */
     uint32_t *leaf_policies; uint32_t nleaf_policies;   /* policies that own temporal leaves */
     dw_monitors *mon;        /* incremental monitors of the idiom leaves; NULL: teval only */
+    int64_t *since;          /* per leaf: install position (ticks; INT64_MIN: all history), box.md §7 */
+    uint64_t next_seq;       /* position of the next appended event */
+    bool restoring;          /* recovery: monitors are rebuilt once at the end */
+    retired *old; uint32_t nold;   /* programs replaced by reloads (their names stay valid) */
+    uint32_t generation;     /* reloads so far */
+    /* durable history (dw_engine_open_durable) */
+    dw_histlog *log;
+    uint64_t log_last_ts;    /* the log's timestamp of record next_seq - 1 */
+    uint64_t ckpt_every, since_ckpt, ckpts, ckpt_failures;
+    uint32_t ckpt_ms;
+    pthread_t ckpt_thread;
+    pthread_cond_t ckpt_cv;
+    bool has_ckpt_thread, ckpt_stop, ckpt_busy;
+    char ckpt_err[256];
+    uint64_t restored, replayed;
 };
 
 const char *dw_cause_name(dw_cause c)
@@ -51,10 +80,32 @@ const char *dw_cause_name(dw_cause c)
 
 /* ---- opening ---- */
 
+static void stop_checkpointer(dw_engine *e);
+
+/* The incremental monitors of p: optional (on OOM every leaf simply runs
+ * through teval). */
+static dw_monitors *new_monitors(dw_engine *e, const dw_program *p)
+{
+    dw_monitors *m = p->temporal.nleaves ? dw_monitors_new(p, e->tps) : NULL;
+    if (m && e->s.es && e->s.es->nkey) {   /* key-local (§8.9): partition the monitors' state too */
+        dw_bytes kp[16];
+        size_t nk = e->s.es->nkey;
+        for (size_t k = 0; k < nk && k < 16; k++) kp[k] = (dw_bytes){ e->s.es->key[k].path.s, e->s.es->key[k].path.len };
+        if (nk > 16 || dw_monitors_set_partition(m, kp, (uint32_t)nk)) { dw_monitors_free(m); m = NULL; }
+    }
+    return m;
+}
+
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
 {
     dw_engine *e = calloc(1, sizeof *e);
     if (!e) { snprintf(err, errcap, "out of memory"); return NULL; }
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->ckpt_cv, &ca);
+    pthread_condattr_destroy(&ca);
     dw_session_init(&e->s);
     dw_arena_init(&e->h.arena, 256 * 1024);
     dw_arena_init(&e->scratch, 256 * 1024);
@@ -75,20 +126,28 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     if (!e->leaf_policies) { snprintf(err, errcap, "out of memory"); dw_engine_close(e); return NULL; }
     for (uint32_t i = 0; i < p->npolicies; i++)
         if (p->policies[i].nleaves) e->leaf_policies[e->nleaf_policies++] = i;
-    /* monitors: optional (on OOM every leaf simply runs through teval) */
-    e->mon = p->temporal.nleaves ? dw_monitors_new(p, e->tps) : NULL;
-    if (e->mon && e->s.es && e->s.es->nkey) {   /* key-local (§8.9): partition the monitors' state too */
-        dw_bytes kp[16];
-        size_t nk = e->s.es->nkey;
-        for (size_t k = 0; k < nk && k < 16; k++) kp[k] = (dw_bytes){ e->s.es->key[k].path.s, e->s.es->key[k].path.len };
-        if (nk > 16 || dw_monitors_set_partition(e->mon, kp, (uint32_t)nk)) { dw_monitors_free(e->mon); e->mon = NULL; }
-    }
+    e->since = malloc((p->temporal.nleaves + 1) * sizeof *e->since);
+    if (!e->since) { snprintf(err, errcap, "out of memory"); dw_engine_close(e); return NULL; }
+    for (uint32_t l = 0; l < p->temporal.nleaves; l++) e->since[l] = INT64_MIN;
+    e->mon = new_monitors(e, p);
     return e;
 }
 
 void dw_engine_close(dw_engine *e)
 {
     if (!e) return;
+    stop_checkpointer(e);
+    if (e->log && dw_histlog_close(e->log)) fprintf(stderr, "dogwood: the history log's final flush failed\n");
+    for (uint32_t i = 0; i < e->nold; i++) {
+        for (uint32_t k = 0; k < e->old[i].nnames; k++) free(e->old[i].names ? e->old[i].names[k] : NULL);
+        free(e->old[i].names);
+        dw_program_free(e->old[i].prog);
+    }
+    free(e->old);
+    free(e->since);
+    free(e->h.seq);
+    pthread_cond_destroy(&e->ckpt_cv);
+    pthread_mutex_destroy(&e->mu);
     if (e->names) {
         for (uint32_t i = 0; e->s.prog && i < e->s.prog->npolicies; i++) free(e->names[i]);
         free(e->names);
@@ -102,8 +161,9 @@ void dw_engine_close(dw_engine *e)
     free(e);
 }
 
-void dw_engine_reset_history(dw_engine *e)
+static void reset_history_locked(dw_engine *e)
 {
+    if (e->log) return;          /* a durable history is never forgotten */
     e->h.n = 0;
     e->h.dropped = 0;
     e->h.scan = 0;
@@ -112,9 +172,7 @@ void dw_engine_reset_history(dw_engine *e)
     e->have_ts = false;
 }
 
-uint32_t dw_engine_history_length(const dw_engine *e) { return e->h.n; }
-
-const char *dw_engine_rule_name(dw_engine *e, uint32_t rule)
+static const char *rule_name_locked(dw_engine *e, uint32_t rule)
 {
     const dw_program *p = e->s.prog;
     if (rule >= p->npolicies) return "<default-deny>";
@@ -182,6 +240,79 @@ static const dw_attr_decl *record_attr(const dw_type *t, const char *name)
     return NULL;
 }
 
+/* Box lets callers give an enumerated entity as its bare id ("read_content"
+ * for Box::FsReadOperation::"read_content"; issue 7, box.md §6): where the
+ * schema expects an enum entity type and the JSON has a string, the string
+ * becomes {"__entity":{"type":T,"id":s}}; a string that is not one of the
+ * enum's ids sets *bad (the request fails the gate).  Returns j itself when
+ * nothing changes, NULL on OOM. */
+static const dw_json *enum_strings(dw_arena *a, const dw_schema *sc, const dw_type *t, const dw_json *j, int depth,
+                                   const dw_json **bad)
+{
+    if (!t || !j || depth > 64) return j;
+    if (t->kind == DW_T_ENTITY && j->kind == DW_JSON_STRING) {
+        const dw_entity_decl *d = dw_schema_entity(sc, t->name.s, t->name.len);
+        if (!d || !d->is_enum) return j;
+        size_t q = 0;
+        while (q < d->nenum && !(d->enum_ids[q].len == j->u.str.len && !memcmp(d->enum_ids[q].s, j->u.str.s, j->u.str.len))) q++;
+        if (q == d->nenum) { *bad = j; return j; }
+        dw_json *o = dw_arena_alloc(a, sizeof *o), *in = dw_arena_alloc(a, sizeof *in);
+        dw_json *ty = dw_arena_alloc(a, sizeof *ty), *id = dw_arena_alloc(a, sizeof *id);
+        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
+        if (!o || !in || !ty || !id || !m) return NULL;
+        *ty = (dw_json){ .kind = DW_JSON_STRING, .off = j->off, .end = j->end };
+        ty->u.str = t->name;
+        *id = *j;
+        m[0] = (dw_json_member){ { "type", 4 }, ty, j->off };
+        m[1] = (dw_json_member){ { "id", 2 }, id, j->off };
+        *in = (dw_json){ .kind = DW_JSON_OBJECT, .off = j->off, .end = j->end };
+        in->u.obj.v = m;
+        in->u.obj.n = 2;
+        m[2] = (dw_json_member){ { "__entity", 8 }, in, j->off };
+        *o = (dw_json){ .kind = DW_JSON_OBJECT, .off = j->off, .end = j->end };
+        o->u.obj.v = &m[2];
+        o->u.obj.n = 1;
+        return o;
+    }
+    if (t->kind == DW_T_SET && j->kind == DW_JSON_ARRAY) {
+        dw_json *c = NULL;
+        for (size_t k = 0; k < j->u.arr.n; k++) {
+            const dw_json *x = enum_strings(a, sc, t->elem, j->u.arr.v[k], depth + 1, bad);
+            if (!x) return NULL;
+            if (x == j->u.arr.v[k]) continue;
+            if (!c) {
+                if (!(c = dw_arena_alloc(a, sizeof *c))) return NULL;
+                *c = *j;
+                if (!(c->u.arr.v = dw_arena_alloc(a, j->u.arr.n * sizeof *c->u.arr.v))) return NULL;
+                memcpy(c->u.arr.v, j->u.arr.v, j->u.arr.n * sizeof *c->u.arr.v);
+            }
+            c->u.arr.v[k] = (dw_json *)x;
+        }
+        return c ? c : j;
+    }
+    if (t->kind == DW_T_RECORD && j->kind == DW_JSON_OBJECT) {
+        dw_json *c = NULL;
+        for (size_t k = 0; k < j->u.obj.n; k++) {
+            const dw_json_member *mb = &j->u.obj.v[k];
+            const dw_type *ft = NULL;
+            for (size_t q = 0; q < t->nattrs && !ft; q++)
+                if (t->attrs[q].name.len == mb->key.len && !memcmp(t->attrs[q].name.s, mb->key.s, mb->key.len)) ft = t->attrs[q].type;
+            const dw_json *x = enum_strings(a, sc, ft, mb->value, depth + 1, bad);
+            if (!x) return NULL;
+            if (x == mb->value) continue;
+            if (!c) {
+                if (!(c = dw_arena_alloc(a, sizeof *c))) return NULL;
+                *c = *j;
+                if (!(c->u.obj.v = dw_arena_alloc(a, j->u.obj.n * sizeof *c->u.obj.v))) return NULL;
+                memcpy(c->u.obj.v, j->u.obj.v, j->u.obj.n * sizeof *c->u.obj.v);
+            }
+            c->u.obj.v[k].value = (dw_json *)x;
+        }
+        return c ? c : j;
+    }
+    return j;
+}
+
 static bool set_field(dw_arena *a, dw_field *f, const char *key, dw_value v)
 {
     f->key = key;
@@ -216,6 +347,14 @@ static int build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     const dw_attr_decl *out_d = ad ? record_attr(ad->context, "output") : NULL;
     dw_value in = { .kind = DW_V_RECORD }, out = { .kind = DW_V_RECORD };
     bool have_in = input_j != NULL, have_out = output_j != NULL;
+    const dw_json *bad_enum = NULL;
+    if (in_d && !(input_j = enum_strings(a, e->s.schema, in_d->type, input_j, 0, &bad_enum)) && have_in) { snprintf(msg, cap, "out of memory"); return -1; }
+    if (out_d && !(output_j = enum_strings(a, e->s.schema, out_d->type, output_j, 0, &bad_enum)) && have_out) { snprintf(msg, cap, "out of memory"); return -1; }
+    if (bad_enum && b->decision) {
+        snprintf(msg, cap, "request does not conform to the schema: \"%.*s\" is not a value of its enumerated entity type",
+                 (int)(bad_enum->u.str.len > 64 ? 64 : bad_enum->u.str.len), bad_enum->u.str.s);
+        return -1;
+    }
     if (have_in && dw_value_from_json(a, input_j, b->decision && in_d ? in_d->type : NULL, &in, &err)) {
         if (b->decision) { snprintf(msg, cap, "request does not conform to the schema: input: %s", err.p ? err.p : "?"); dw_buf_free(&err); return -1; }
         /* a record event that the schema cannot type is kept schema-free */
@@ -288,8 +427,12 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
         dw_event *ev = realloc(h->ev, cap * sizeof *ev);
         if (!ev) return -1;
         h->ev = ev;
+        uint64_t *sq = realloc(h->seq, cap * sizeof *sq);
+        if (!sq) return -1;
+        h->seq = sq;
         h->cap = cap;
     }
+    h->seq[h->n] = e->next_seq;
     dw_event *ev = &h->ev[h->n];
     ev->ts = ts;
     ev->atype = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
@@ -297,9 +440,11 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
     ev->kind = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
     if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
     h->n++;
+    e->next_seq++;
     /* monitors see every appended event before its decision; a failure only
-     * disables them (teval takes over), it is not a fault of this event */
-    if (e->mon) dw_monitors_observe(e->mon, e->s.prog, ev);
+     * disables them (teval takes over), it is not a fault of this event.
+     * During recovery they are rebuilt once at the end (rebuild_monitors). */
+    if (e->mon && !e->restoring) dw_monitors_observe(e->mon, e->s.prog, ev);
     return 0;
 }
 
@@ -326,6 +471,7 @@ static void history_retain(dw_engine *e)
     for (uint32_t i = keep_from; i < h->n; i++) {
         dw_event ev = h->ev[i];
         dw_event *d = &h->ev[w];
+        h->seq[w] = h->seq[i];
         d->ts = ev.ts;
         d->atype = (dw_bytes){ dw_arena_memdup(&fresh, ev.atype.s, ev.atype.len), ev.atype.len };
         d->aid = (dw_bytes){ dw_arena_memdup(&fresh, ev.aid.s, ev.aid.len), ev.aid.len };
@@ -413,15 +559,28 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
                     }
                     if (same_key) view[nv++] = ev;
                 }
-                hv.ev = view;
-                hv.n = nv;
             }
+            /* a leaf installed by a reload reads only the events from its
+             * install position on (box.md §7): the view's suffix */
+            uint32_t from = 0;
+            if (e->since[l] != INT64_MIN) {
+                uint32_t lo = 0, hi = nv;
+                while (lo < hi) {
+                    uint32_t mid = lo + (hi - lo) / 2;
+                    if (view[mid]->ts < e->since[l]) lo = mid + 1;
+                    else hi = mid;
+                }
+                from = lo;
+            }
+            if (from >= nv && nv) from = nv - 1;   /* the decision event itself is never before it */
+            hv.ev = view + from;
+            hv.n = nv - from;
             dw_teval_ctx tc = {
                 .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
                 .h = &hv, .anchor = &anchor, .scratch = &e->scratch, .budget = 50000000,
             };
             if (dw_teval_leaf(&tc, l, &holds)) {
-                fault(v, "temporal evaluation: leaf of %s failed (work bound or memory)", dw_engine_rule_name(e, e->leaf_policies[k]));
+                fault(v, "temporal evaluation: leaf of %s failed (work bound or memory)", rule_name_locked(e, e->leaf_policies[k]));
                 return -1;
             }
             vals[l] = holds ? 1 : 0;
@@ -447,7 +606,7 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
     if (resp.nerrors) {
         v->allow = false;
         v->cause = DW_CAUSE_INTERNAL_FAULT;
-        snprintf(v->message, sizeof v->message, "%s errored: %s", dw_engine_rule_name(e, resp.errors[0].policy),
+        snprintf(v->message, sizeof v->message, "%s errored: %s", rule_name_locked(e, resp.errors[0].policy),
                  dw_eval_status_name(resp.errors[0].status));
     } else if (resp.allow) v->allow = true, v->cause = DW_CAUSE_PERMITTED;
     else v->allow = false, v->cause = resp.ndetermining ? DW_CAUSE_FORBIDDEN : DW_CAUSE_NO_MATCH;
@@ -503,7 +662,11 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     return 0;
 }
 
-static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide)
+static int64_t peek_stamp(dw_engine *e, int64_t ts);
+static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket);
+
+static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide,
+                            uint64_t *ticket)
 {
     memset(v, 0, sizeof *v);
     built b;
@@ -512,23 +675,18 @@ static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t 
         v->decided = must_decide || (rc == -2 && b.decision);
         return v->decided ? 0 : -1;
     }
+    if (e->log) {                /* durable: logged before it enters the history */
+        ts = peek_stamp(e, ts);
+        if (log_event(e, ts, json, len, ticket)) {
+            fault(v, "policy history failure: %s", dw_histlog_error(e->log));
+            v->decided = b.decision;
+            return b.decision ? 0 : -1;
+        }
+    }
     return decide_built(e, &b, ts, v);
 }
 
-int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
-{
-    return decide_or_record(e, json, len, ts, v, true);
-}
-
-int dw_engine_record_json(dw_engine *e, const char *json, size_t len, int64_t ts, char *err, size_t errcap)
-{
-    dw_verdict v;
-    int rc = decide_or_record(e, json, len, ts, &v, false);
-    if (rc && err) snprintf(err, errcap, "%s", v.message);
-    return rc;
-}
-
-int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
+static int decide_request_json_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->decided = true;
@@ -837,7 +995,7 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     }
 }
 
-int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v)
+static int decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v)
 {
     memset(v, 0, sizeof *v);
     if (!e || !in || !e->s.prog) return -1;
@@ -878,10 +1036,15 @@ static int64_t peek_stamp(dw_engine *e, int64_t ts)
     return ts;
 }
 
-int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
-                           dw_engine_append_hook hook, void *ctx, dw_verdict *v)
+static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket);
+
+/* Gate, hook, log (durable engines), append, evaluate.  *ticket: the log
+ * position to wait for (seq + 1), 0 if none. */
+static int observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                          dw_engine_append_hook hook, void *ctx, dw_verdict *v, uint64_t *ticket)
 {
     memset(v, 0, sizeof *v);
+    if (ticket) *ticket = 0;
     if (!e || !e->s.prog) return -1;
     v->decided = mode == DW_OBSERVE_DECIDE;
     built b;
@@ -891,6 +1054,11 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
     ts = peek_stamp(e, ts);
     v->timestamp = ts;
     if (hook && hook(ctx, ts)) { fault(v, "history: the event could not be appended to the durable log%s", NULL); return 0; }
+    if (e->log && mode == DW_OBSERVE_RESTORE) { fault(v, "a durable engine restores its own history%s", NULL); return 0; }
+    if (e->log && log_event(e, ts, json, len, ticket)) {
+        fault(v, "policy history failure: %s", dw_histlog_error(e->log));
+        return 0;
+    }
     if (mode == DW_OBSERVE_RESTORE) {
         v->decided = false;
         v->timestamp = stamp(e, ts);
@@ -902,7 +1070,9 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
     return 1;
 }
 
-size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap)
+static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, size_t cap);
+
+static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, size_t cap)
 {
     if (cap) buf[0] = 0;
     const dw_program *p = e->s.prog;
@@ -914,4 +1084,749 @@ size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t
             return pc->annots[k].value.len ? pc->annots[k].value.len : 0;
         }
     return 0;
+}
+
+/* ================================================================
+ * Durable history, checkpoints, reloads (dw_engine_open_durable).
+ *
+ * Log record payload (compatible with dwd's first version):
+ *   "<engine timestamp, decimal>\n<the event in Box's JSON form>"
+ * Checkpoint state (dw_engine_export_state; little-endian, version 1):
+ *   "DWENGST1"  i64 last_ts  u8 have_ts
+ *   u32 nleaves  { u64 identity  i64 install position }   per leaf of the program
+ *   u32 nevents  { u64 seq  i64 ts  str atype  str aid  str kind  value logged }
+ *   str = u32 length + bytes; value = u8 kind + payload (record fields and
+ *   set/array elements in stored order).
+ * Only the events some window can still reach are exported, so a checkpoint
+ * (and reopening) follows the deepest window, not the number of events
+ * ever logged; the monitors are rebuilt from them (their state is a function
+ * of the events in the window since each leaf's install position).
+ * ================================================================ */
+
+typedef struct wbuf { uint8_t *p; size_t n, cap; bool oom; } wbuf;
+
+static void wb_put(wbuf *b, const void *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + n) nc *= 2;
+        uint8_t *p = realloc(b->p, nc);
+        if (!p) { b->oom = true; return; }
+        b->p = p;
+        b->cap = nc;
+    }
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void wb_u8(wbuf *b, uint8_t x) { wb_put(b, &x, 1); }
+static void wb_u32(wbuf *b, uint32_t x) { uint8_t t[4]; for (int i = 0; i < 4; i++) t[i] = (uint8_t)(x >> (8 * i)); wb_put(b, t, 4); }
+static void wb_u64(wbuf *b, uint64_t x) { uint8_t t[8]; for (int i = 0; i < 8; i++) t[i] = (uint8_t)(x >> (8 * i)); wb_put(b, t, 8); }
+static void wb_str(wbuf *b, const char *s, size_t n) { wb_u32(b, (uint32_t)n); wb_put(b, s, n); }
+
+static bool enc_val(wbuf *b, const dw_value *v, int depth)
+{
+    if (depth > 256) return false;
+    wb_u8(b, v->kind);
+    switch (v->kind) {
+    case DW_V_BOOL: wb_u8(b, v->u.b); return true;
+    case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: wb_u64(b, (uint64_t)v->u.i); return true;
+    case DW_V_STRING: wb_str(b, v->u.s, v->n); return true;
+    case DW_V_ENTITY: wb_str(b, v->u.uid->type, v->u.uid->tlen); wb_str(b, v->u.uid->id, v->u.uid->idlen); return true;
+    case DW_V_IPADDR: wb_put(b, v->u.ip, sizeof *v->u.ip); return true;
+    case DW_V_NULL: return true;
+    case DW_V_SET: case DW_V_ARRAY:
+        wb_u32(b, v->n);
+        for (uint32_t k = 0; k < v->n; k++) if (!enc_val(b, &v->u.elems[k], depth + 1)) return false;
+        return true;
+    case DW_V_RECORD:
+        wb_u32(b, v->n);
+        for (uint32_t k = 0; k < v->n; k++) {
+            wb_str(b, v->u.fields[k].key, v->u.fields[k].klen);
+            if (!enc_val(b, &v->u.fields[k].v, depth + 1)) return false;
+        }
+        return true;
+    default: return false;
+    }
+}
+
+typedef struct rbuf { const uint8_t *p; size_t n, off; bool bad; } rbuf;
+
+static const uint8_t *rb_take(rbuf *r, size_t n)
+{
+    if (r->bad || r->n - r->off < n) { r->bad = true; return NULL; }
+    const uint8_t *p = r->p + r->off;
+    r->off += n;
+    return p;
+}
+static uint8_t rb_u8(rbuf *r) { const uint8_t *p = rb_take(r, 1); return p ? p[0] : 0; }
+static uint32_t rb_u32(rbuf *r) { const uint8_t *p = rb_take(r, 4); uint32_t v = 0; for (int i = 3; p && i >= 0; i--) v = v << 8 | p[i]; return v; }
+static uint64_t rb_u64(rbuf *r) { const uint8_t *p = rb_take(r, 8); uint64_t v = 0; for (int i = 7; p && i >= 0; i--) v = v << 8 | p[i]; return v; }
+static const char *rb_str(rbuf *r, uint32_t *n) { *n = rb_u32(r); return (const char *)rb_take(r, *n); }
+
+static bool dec_val(rbuf *r, dw_arena *a, dw_value *out, int depth)
+{
+    memset(out, 0, sizeof *out);
+    if (depth > 256) return false;
+    out->kind = rb_u8(r);
+    uint32_t n, m;
+    const char *s, *t;
+    switch (out->kind) {
+    case DW_V_BOOL: out->u.b = rb_u8(r) != 0; break;
+    case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: out->u.i = (int64_t)rb_u64(r); break;
+    case DW_V_STRING:
+        s = rb_str(r, &n);
+        if (!s || !dw_make_string(a, s, n, out)) return false;
+        break;
+    case DW_V_ENTITY:
+        s = rb_str(r, &n);
+        t = rb_str(r, &m);
+        if (!s || !t || !(out->u.uid = dw_make_uid(a, s, n, t, m))) return false;
+        break;
+    case DW_V_IPADDR: {
+        const uint8_t *p = rb_take(r, sizeof(dw_ipaddr));
+        dw_ipaddr *ip = p ? dw_arena_alloc(a, sizeof *ip) : NULL;
+        if (!ip) return false;
+        memcpy(ip, p, sizeof *ip);
+        out->u.ip = ip;
+        break;
+    }
+    case DW_V_NULL: break;
+    case DW_V_SET: case DW_V_ARRAY: {
+        n = rb_u32(r);
+        if (r->bad || n > r->n - r->off) return false;     /* every element takes at least a byte */
+        dw_value *el = n ? dw_arena_alloc(a, n * sizeof *el) : NULL;
+        if (n && !el) return false;
+        for (uint32_t k = 0; k < n; k++) if (!dec_val(r, a, &el[k], depth + 1)) return false;
+        out->n = n;
+        out->u.elems = el;
+        break;
+    }
+    case DW_V_RECORD: {
+        n = rb_u32(r);
+        if (r->bad || n > r->n - r->off) return false;
+        dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
+        if (n && !f) return false;
+        for (uint32_t k = 0; k < n; k++) {
+            s = rb_str(r, &m);
+            char *key = s ? dw_arena_memdup(a, s, m) : NULL;
+            if (!key) return false;
+            f[k].key = key;
+            f[k].klen = m;
+            f[k].khash = dw_key_hash(key, m);
+            if (!dec_val(r, a, &f[k].v, depth + 1)) return false;
+        }
+        out->n = n;
+        out->u.fields = f;           /* stored in the record's (sorted) order */
+        break;
+    }
+    default: return false;
+    }
+    return !r->bad;
+}
+
+#define STATE_MAGIC "DWENGST1"
+
+/* With mu held: the state of the history for `prog` with install positions
+ * `since`.  *keep: the oldest log position the state still needs. */
+static int export_locked(dw_engine *e, const dw_program *prog, const int64_t *since, wbuf *b, uint64_t *keep)
+{
+    const history *h = &e->h;
+    wb_put(b, STATE_MAGIC, 8);
+    wb_u64(b, (uint64_t)e->last_ts);
+    wb_u8(b, e->have_ts);
+    const dw_temporal_tables *t = &prog->temporal;
+    wb_u32(b, t->nleaves);
+    for (uint32_t l = 0; l < t->nleaves; l++) { wb_u64(b, t->leaves[l].identity); wb_u64(b, (uint64_t)since[l]); }
+    uint32_t first = 0;
+    if (!t->nleaves) first = h->n;                 /* nothing reads the history */
+    else if (!e->replay_ts && h->n) {
+        int64_t horizon, now = h->ev[h->n - 1].ts;
+        if (!__builtin_mul_overflow(prog->max_reach, e->tps, &horizon))
+            while (first < h->n && now - h->ev[first].ts > horizon) first++;
+    }
+    wb_u32(b, h->n - first);
+    for (uint32_t i = first; i < h->n; i++) {
+        const dw_event *ev = &h->ev[i];
+        wb_u64(b, h->seq[i]);
+        wb_u64(b, (uint64_t)ev->ts);
+        wb_str(b, ev->atype.s, ev->atype.len);
+        wb_str(b, ev->aid.s, ev->aid.len);
+        wb_str(b, ev->kind.s, ev->kind.len);
+        if (!enc_val(b, &ev->logged, 0)) return -1;
+    }
+    *keep = first < h->n ? h->seq[first] : e->next_seq;
+    return b->oom ? -1 : 0;
+}
+
+/* Restored install table: identity -> position. */
+typedef struct itab { uint64_t *id; int64_t *since; uint32_t n; bool have; } itab;
+
+/* With mu held, on an engine whose history is empty: load a state.  The
+ * monitors are left to rebuild_monitors. */
+static int import_locked(dw_engine *e, const void *data, size_t len, itab *it, char *err, size_t cap)
+{
+    rbuf r = { data, len, 0, false };
+    const uint8_t *m = rb_take(&r, 8);
+    if (!m || memcmp(m, STATE_MAGIC, 8)) { snprintf(err, cap, "not an engine state (version 1)"); return -1; }
+    int64_t last_ts = (int64_t)rb_u64(&r);
+    bool have_ts = rb_u8(&r) != 0;
+    uint32_t nl = rb_u32(&r);
+    if (r.bad || nl > (r.n - r.off) / 16) { snprintf(err, cap, "truncated engine state"); return -1; }
+    free(it->id);
+    free(it->since);
+    it->id = malloc((nl + 1) * sizeof *it->id);
+    it->since = malloc((nl + 1) * sizeof *it->since);
+    if (!it->id || !it->since) { snprintf(err, cap, "out of memory"); return -1; }
+    for (uint32_t l = 0; l < nl; l++) { it->id[l] = rb_u64(&r); it->since[l] = (int64_t)rb_u64(&r); }
+    it->n = nl;
+    it->have = true;
+    uint32_t ne = rb_u32(&r);
+    for (uint32_t i = 0; i < ne && !r.bad; i++) {
+        dw_arena_reset(&e->scratch);
+        built b;
+        memset(&b, 0, sizeof b);
+        uint32_t n1, n2, n3;
+        uint64_t seq = rb_u64(&r);
+        int64_t ts = (int64_t)rb_u64(&r);
+        const char *at = rb_str(&r, &n1), *id = rb_str(&r, &n2), *kd = rb_str(&r, &n3);
+        if (!at || !id || !kd || !dec_val(&r, &e->scratch, &b.ev.logged, 0)) { r.bad = true; break; }
+        b.ev.atype = (dw_bytes){ at, n1 };
+        b.ev.aid = (dw_bytes){ id, n2 };
+        b.ev.kind = (dw_bytes){ kd, n3 };
+        e->next_seq = seq;
+        if (history_append(e, &b, ts)) { snprintf(err, cap, "out of memory"); return -1; }
+    }
+    if (r.bad || r.off != r.n) { snprintf(err, cap, "damaged engine state"); return -1; }
+    e->last_ts = last_ts;
+    e->have_ts = have_ts;
+    return 0;
+}
+
+/* Install positions of the current program's leaves from a restored table:
+ * a leaf the table knows keeps its position; one it does not know is new
+ * (the policy changed across the restart) and starts empty.  Without a
+ * table (a fresh history, or one written before install positions were
+ * recorded) every leaf sees all of it.  True if the table must be written. */
+static bool apply_installs(dw_engine *e, const itab *it)
+{
+    const dw_temporal_tables *t = &e->s.prog->temporal;
+    int64_t fresh = e->have_ts ? e->last_ts + 1 : INT64_MIN;
+    bool changed = !it->have || it->n != t->nleaves;
+    for (uint32_t l = 0; l < t->nleaves; l++) {
+        e->since[l] = INT64_MIN;
+        if (!it->have) continue;
+        uint32_t k = 0;
+        while (k < it->n && it->id[k] != t->leaves[l].identity) k++;
+        if (k < it->n) e->since[l] = it->since[k];
+        else { e->since[l] = fresh; changed = true; }
+    }
+    return changed;
+}
+
+/* Monitors from the retained history (after recovery, an import, a reload). */
+static void feed_monitors(dw_engine *e, dw_monitors *m, const dw_program *p, const int64_t *since)
+{
+    if (!m) return;
+    dw_monitors_reset(m);
+    for (uint32_t l = 0; l < p->temporal.nleaves; l++) dw_monitors_set_since(m, l, since[l]);
+    for (uint32_t i = 0; i < e->h.n; i++) dw_monitors_observe(m, p, &e->h.ev[i]);
+}
+
+static void wait_ckpt_idle(dw_engine *e)
+{
+    while (e->ckpt_busy) pthread_cond_wait(&e->ckpt_cv, &e->mu);
+}
+
+/* With mu held and no background checkpoint in flight: export and write
+ * (the I/O under the lock; used at open, on reload, and on request). */
+static int checkpoint_locked(dw_engine *e, const dw_program *prog, const int64_t *since)
+{
+    wbuf b = { 0 };
+    uint64_t keep = 0;
+    int rc = export_locked(e, prog, since, &b, &keep);
+    if (rc) snprintf(e->ckpt_err, sizeof e->ckpt_err, "checkpoint: out of memory");
+    else if ((rc = dw_histlog_checkpoint_at(e->log, e->next_seq, e->log_last_ts, b.p, b.n, keep)))
+        snprintf(e->ckpt_err, sizeof e->ckpt_err, "%s", dw_histlog_error(e->log));
+    free(b.p);
+    if (rc) e->ckpt_failures++;
+    else { e->ckpts++; e->since_ckpt = 0; }
+    return rc;
+}
+
+/* The background checkpointer: every ckpt_every events or ckpt_ms
+ * milliseconds (when something was logged).  The state is exported under
+ * the lock; the file I/O (through the keeper when dwd is confined) runs
+ * after releasing it, while decisions continue. */
+static void *checkpointer(void *arg)
+{
+    dw_engine *e = arg;
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    pthread_mutex_lock(&e->mu);
+    while (!e->ckpt_stop) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t el = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
+        bool due = (e->ckpt_every && e->since_ckpt >= e->ckpt_every) ||
+                   (e->ckpt_ms && e->since_ckpt && el >= (int64_t)e->ckpt_ms);
+        if (!due) {
+            if (e->ckpt_ms) {
+                struct timespec dl = last;
+                if (!e->since_ckpt) dl = now;
+                uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)e->ckpt_ms * 1000000u;
+                dl.tv_sec += (time_t)(ns / 1000000000u);
+                dl.tv_nsec = (long)(ns % 1000000000u);
+                pthread_cond_timedwait(&e->ckpt_cv, &e->mu, &dl);
+            } else pthread_cond_wait(&e->ckpt_cv, &e->mu);
+            continue;
+        }
+        wbuf b = { 0 };
+        uint64_t keep = 0, S = e->next_seq, lts = e->log_last_ts;
+        int rc = export_locked(e, e->s.prog, e->since, &b, &keep);
+        e->since_ckpt = 0;
+        e->ckpt_busy = true;
+        pthread_mutex_unlock(&e->mu);
+        if (!rc) rc = dw_histlog_checkpoint_at(e->log, S, lts, b.p, b.n, keep);
+        else errno = ENOMEM;
+        free(b.p);
+        pthread_mutex_lock(&e->mu);
+        e->ckpt_busy = false;
+        if (rc) {
+            e->ckpt_failures++;
+            snprintf(e->ckpt_err, sizeof e->ckpt_err, "%s", b.oom ? "checkpoint: out of memory" : dw_histlog_error(e->log));
+        } else e->ckpts++;
+        pthread_cond_broadcast(&e->ckpt_cv);
+        clock_gettime(CLOCK_MONOTONIC, &last);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static void stop_checkpointer(dw_engine *e)
+{
+    if (!e->has_ckpt_thread) return;
+    pthread_mutex_lock(&e->mu);
+    e->ckpt_stop = true;
+    pthread_cond_broadcast(&e->ckpt_cv);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->ckpt_thread, NULL);
+    e->has_ckpt_thread = false;
+}
+
+/* With mu held: append the event's record to the log (seq assigned here, in
+ * engine order; the caller waits for it after releasing the lock). */
+static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket)
+{
+    char head[32];
+    int hn = snprintf(head, sizeof head, "%" PRId64 "\n", ts);
+    wbuf b = { 0 };
+    wb_put(&b, head, (size_t)hn);
+    wb_put(&b, json, len);
+    uint64_t seq, lts;
+    int rc = b.oom ? -1 : dw_histlog_enqueue(e->log, b.p, b.n, &seq, &lts);
+    free(b.p);
+    if (rc) return -1;
+    e->next_seq = seq;
+    e->log_last_ts = lts;
+    if (ticket) *ticket = seq + 1;
+    if (++e->since_ckpt >= e->ckpt_every && e->ckpt_every && e->has_ckpt_thread && !e->ckpt_busy)
+        pthread_cond_signal(&e->ckpt_cv);
+    return 0;
+}
+
+typedef struct restore_ctx { dw_engine *e; itab it; char err[512]; } restore_ctx;
+
+static int restore_record(void *ctx, uint64_t seq, uint64_t ts_log, const void *payload, size_t len)
+{
+    restore_ctx *rc = ctx;
+    dw_engine *e = rc->e;
+    const char *p = payload, *nl = memchr(p, '\n', len);
+    char num[32];
+    if (!nl || nl == p || (size_t)(nl - p) >= sizeof num) {
+        snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " is not an event record", seq);
+        return -1;
+    }
+    memcpy(num, p, (size_t)(nl - p));
+    num[nl - p] = 0;
+    char *end;
+    errno = 0;
+    long long ts = strtoll(num, &end, 10);
+    if (errno || *end || ts <= 0) { snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " has a bad timestamp", seq); return -1; }
+    e->next_seq = seq;
+    e->log_last_ts = ts_log;
+    dw_verdict v;
+    int r = observe_locked(e, nl + 1, len - (size_t)(nl + 1 - p), ts, DW_OBSERVE_RESTORE, NULL, NULL, &v, NULL);
+    if (r != 1) {
+        snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " cannot be restored: %s", seq, v.message);
+        return -1;
+    }
+    if (v.timestamp != ts) {
+        snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " is out of time order", seq);
+        return -1;
+    }
+    e->replayed++;
+    return 0;
+}
+
+static int restore_checkpoint(void *ctx, uint64_t seq, uint64_t last_ts, const void *state, size_t len)
+{
+    restore_ctx *rc = ctx;
+    char m[256];
+    if (import_locked(rc->e, state, len, &rc->it, m, sizeof m)) {
+        snprintf(rc->err, sizeof rc->err, "checkpoint %016" PRIx64 ": %s", seq, m);
+        return -1;
+    }
+    rc->e->next_seq = seq;
+    rc->e->log_last_ts = last_ts;
+    return 0;
+}
+
+/* XXH3-64 of the event schema's text (the built-in text or the file's
+ * bytes): a log written under another event schema is refused. */
+static int schema_digest(const dw_engine_config *cfg, uint64_t *out, char *err, size_t cap)
+{
+    const char *name = cfg->events_path ? cfg->events_path
+                       : (cfg->schema_path && strcmp(cfg->schema_path, "box") == 0 ? "box" : "default");
+    const char *text = dw_event_schema_builtin_text(name);
+    if (text) { *out = XXH3_64bits(text, strlen(text)); return 0; }
+    char *t;
+    size_t n;
+    if (dw_read_file(name, &t, &n)) { snprintf(err, cap, "cannot read %s: %s", name, strerror(errno)); return -1; }
+    *out = XXH3_64bits(t, n);
+    free(t);
+    return 0;
+}
+
+dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,
+                                  char *err, size_t errcap)
+{
+    if (rec) memset(rec, 0, sizeof *rec);
+    if (!d || !d->state_dir || d->durability < 0 || d->durability > DW_DURABILITY_NONE) {
+        snprintf(err, errcap, "invalid durable-history options");
+        return NULL;
+    }
+    dw_engine *e = dw_engine_open(cfg, err, errcap);
+    if (!e) return NULL;
+    uint64_t digest;
+    if (schema_digest(cfg, &digest, err, errcap)) { dw_engine_close(e); return NULL; }
+    restore_ctx rc = { .e = e };
+    dw_histlog_options opt = {
+        .schema_digest = digest, .durability = (dw_durability)d->durability,
+        .on_record = restore_record, .on_checkpoint = restore_checkpoint, .cb_ctx = &rc, .fileops = d->fileops,
+    };
+    dw_histlog_recovery hr;
+    char m[512];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_mutex_lock(&e->mu);
+    e->restoring = true;
+    e->log = dw_histlog_open(d->state_dir, &opt, &hr, m, sizeof m);
+    e->restoring = false;
+    int ok = e->log != NULL;
+    if (!ok) snprintf(err, errcap, "policy history failure: %s%s%s", m, rc.err[0] ? ": " : "", rc.err);
+    else {
+        e->next_seq = hr.next_seq;
+        e->log_last_ts = hr.last_ts;
+        e->restored = hr.next_seq;
+        e->ckpt_every = d->checkpoint_every < 0 ? 0 : d->checkpoint_every == 0 ? 10000 : (uint64_t)d->checkpoint_every;
+        e->ckpt_ms = d->checkpoint_interval_ms;
+        bool changed = apply_installs(e, &rc.it);
+        feed_monitors(e, e->mon, e->s.prog, e->since);
+        history_retain(e);
+        /* persist a new install table; and, like Box's reference engine,
+         * checkpoint after a long replay so the next reopen is short */
+        if ((changed || hr.records >= 10000 || (e->ckpt_every && hr.records >= e->ckpt_every)) &&
+            checkpoint_locked(e, e->s.prog, e->since)) {
+            snprintf(err, errcap, "policy history failure: %s", e->ckpt_err);
+            ok = 0;
+        }
+        if (rec) {
+            rec->events = hr.next_seq;
+            rec->replayed = hr.records;
+            rec->checkpoint = hr.has_checkpoint;
+            rec->checkpoint_seq = hr.checkpoint_seq;
+            rec->retained = e->h.n;
+            snprintf(rec->note, sizeof rec->note, "%s", hr.note);
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    free(rc.it.id);
+    free(rc.it.since);
+    if (ok && (e->ckpt_every || e->ckpt_ms)) {
+        if (pthread_create(&e->ckpt_thread, NULL, checkpointer, e) != 0) {
+            snprintf(err, errcap, "cannot start the checkpoint thread");
+            ok = 0;
+        } else e->has_ckpt_thread = true;
+    }
+    if (!ok) { dw_engine_close(e); return NULL; }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rec) rec->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    return e;
+}
+
+int dw_engine_checkpoint(dw_engine *e)
+{
+    if (!e || !e->log) return -1;
+    pthread_mutex_lock(&e->mu);
+    wait_ckpt_idle(e);
+    int rc = checkpoint_locked(e, e->s.prog, e->since);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int dw_engine_export_state(dw_engine *e, void **out, size_t *len)
+{
+    wbuf b = { 0 };
+    uint64_t keep;
+    pthread_mutex_lock(&e->mu);
+    int rc = export_locked(e, e->s.prog, e->since, &b, &keep);
+    pthread_mutex_unlock(&e->mu);
+    if (rc) { free(b.p); return -1; }
+    *out = b.p;
+    *len = b.n;
+    return 0;
+}
+
+int dw_engine_import_state(dw_engine *e, const void *state, size_t len, char *err, size_t errcap)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = -1;
+    itab it = { 0 };
+    if (e->h.n || e->log) snprintf(err, errcap, "the engine already has a history");
+    else {
+        e->restoring = true;
+        rc = import_locked(e, state, len, &it, err, errcap);
+        e->restoring = false;
+        if (!rc) {
+            apply_installs(e, &it);
+            feed_monitors(e, e->mon, e->s.prog, e->since);
+        } else reset_history_locked(e);
+    }
+    pthread_mutex_unlock(&e->mu);
+    free(it.id);
+    free(it.since);
+    return rc;
+}
+
+int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_info *info, char *err, size_t errcap)
+{
+    if (info) memset(info, 0, sizeof *info);
+    char m[256];
+    if (!dw_is_artifact(artifact, len)) { snprintf(err, errcap, "not a compiled policy artifact (.dwb: dwc compile)"); return -1; }
+    dw_program *np = dw_artifact_load(artifact, len, m, sizeof m);
+    if (!np) { snprintf(err, errcap, "artifact refused: %s", m); return -1; }
+    uint32_t nl = np->temporal.nleaves, nlp = 0;
+    uint32_t *lp = calloc(np->npolicies + 1, sizeof *lp);
+    int64_t *since = malloc((nl + 1) * sizeof *since);
+    dw_monitors *mon = new_monitors(e, np);
+    if (!lp || !since || (nl && !mon)) {
+        snprintf(err, errcap, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < np->npolicies; i++)
+        if (np->policies[i].nleaves) lp[nlp++] = i;
+    pthread_mutex_lock(&e->mu);
+    wait_ckpt_idle(e);
+    /* box.md §7: a leaf whose identity (D8) the installed program has keeps
+     * its install position, hence its state; a new or changed one starts
+     * empty: it reads only events after this reload */
+    const dw_temporal_tables *ot = &e->s.prog->temporal;
+    int64_t fresh = e->have_ts ? e->last_ts + 1 : INT64_MIN;
+    uint32_t kept = 0;
+    for (uint32_t l = 0; l < nl; l++) {
+        uint32_t k = 0;
+        while (k < ot->nleaves && ot->leaves[k].identity != np->temporal.leaves[l].identity) k++;
+        since[l] = k < ot->nleaves ? e->since[k] : fresh;
+        kept += k < ot->nleaves;
+    }
+    feed_monitors(e, mon, np, since);
+    if (e->log && checkpoint_locked(e, np, since)) {
+        snprintf(err, errcap, "policy history failure: the reload could not be made durable: %s", e->ckpt_err);
+        pthread_mutex_unlock(&e->mu);
+        goto fail;
+    }
+    retired *o = realloc(e->old, (e->nold + 1) * sizeof *o);
+    if (!o) {
+        snprintf(err, errcap, "out of memory");
+        pthread_mutex_unlock(&e->mu);
+        goto fail;
+    }
+    e->old = o;
+    e->old[e->nold++] = (retired){ e->s.prog, e->names, e->names ? e->s.prog->npolicies : 0 };
+    e->s.prog = np;
+    e->names = NULL;
+    free(e->leaf_policies);
+    e->leaf_policies = lp;
+    e->nleaf_policies = nlp;
+    dw_monitors_free(e->mon);
+    e->mon = mon;
+    free(e->since);
+    e->since = since;
+    e->generation++;
+    if (info) *info = (dw_reload_info){ nl, kept, nl - kept, e->generation };
+    history_retain(e);
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+fail:
+    dw_monitors_free(mon);
+    free(since);
+    free(lp);
+    dw_program_free(np);
+    return -1;
+}
+
+void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    pthread_mutex_lock(&e->mu);
+    st->history_events = e->h.n;
+    st->next_seq = e->next_seq;
+    st->restored = e->restored;
+    st->replayed = e->replayed;
+    st->checkpoints = e->ckpts;
+    st->checkpoint_failures = e->ckpt_failures;
+    st->generation = e->generation;
+    st->durable = e->log != NULL;
+    snprintf(st->checkpoint_error, sizeof st->checkpoint_error, "%s", e->ckpt_err);
+    pthread_mutex_unlock(&e->mu);
+    if (e->log) {
+        dw_histlog_stats hs;
+        dw_histlog_get_stats(e->log, &hs);
+        st->log_next_seq = dw_histlog_next_seq(e->log);
+        st->log_appends = hs.appends;
+        st->log_syncs = hs.syncs;
+        st->log_max_batch = hs.max_batch;
+    }
+}
+
+const char *dw_engine_history_error(dw_engine *e)
+{
+    return e->log ? dw_histlog_error(e->log) : "";
+}
+
+/* ================================================================
+ * Public entry points: each holds the engine lock; durable engines wait
+ * for their record after releasing it (group commit).
+ * ================================================================ */
+
+static void history_failed(dw_engine *e, dw_verdict *v)
+{
+    bool d = v->decided;
+    int64_t ts = v->timestamp;
+    memset(v, 0, sizeof *v);
+    v->decided = d;
+    v->timestamp = ts;
+    fault(v, "policy history failure: %s", dw_engine_history_error(e));
+}
+
+int dw_engine_wait(dw_engine *e, uint64_t ticket)
+{
+    if (!ticket || !e->log) return 0;
+    return dw_histlog_wait(e->log, ticket - 1) ? -1 : 0;
+}
+
+int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
+{
+    uint64_t t = 0;
+    pthread_mutex_lock(&e->mu);
+    int rc = decide_or_record(e, json, len, ts, v, true, &t);
+    pthread_mutex_unlock(&e->mu);
+    if (dw_engine_wait(e, t)) history_failed(e, v);
+    return rc;
+}
+
+int dw_engine_record_json(dw_engine *e, const char *json, size_t len, int64_t ts, char *err, size_t errcap)
+{
+    dw_verdict v;
+    uint64_t t = 0;
+    pthread_mutex_lock(&e->mu);
+    int rc = decide_or_record(e, json, len, ts, &v, false, &t);
+    pthread_mutex_unlock(&e->mu);
+    if (!rc && dw_engine_wait(e, t)) { history_failed(e, &v); rc = -1; }
+    if (rc && err) snprintf(err, errcap, "%s", v.message);
+    return rc;
+}
+
+/* The forms that do not log (a durable engine records Box's JSON form):
+ * with mu held; true (v denied) on a durable engine. */
+static bool refuse_unlogged(dw_engine *e, dw_verdict *v)
+{
+    if (!e->log) return false;
+    memset(v, 0, sizeof *v);
+    v->decided = true;
+    fault(v, "a durable engine takes events in Box's JSON form (dw_engine_decide_json)%s", NULL);
+    return true;
+}
+
+int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = refuse_unlogged(e, v) ? 0 : decide_request_json_locked(e, json, len, ts, v);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v)
+{
+    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    pthread_mutex_lock(&e->mu);
+    int rc = refuse_unlogged(e, v) ? 0 : decide_event_locked(e, in, v);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                           dw_engine_append_hook hook, void *ctx, dw_verdict *v)
+{
+    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    uint64_t t = 0;
+    pthread_mutex_lock(&e->mu);
+    int rc = observe_locked(e, json, len, ts, mode, hook, ctx, v, &t);
+    pthread_mutex_unlock(&e->mu);
+    if (rc == 1 && dw_engine_wait(e, t)) { history_failed(e, v); rc = 0; }
+    return rc;
+}
+
+int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                          dw_verdict *v, uint64_t *ticket)
+{
+    *ticket = 0;
+    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    pthread_mutex_lock(&e->mu);
+    int rc = observe_locked(e, json, len, ts, mode, NULL, NULL, v, ticket);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+void dw_engine_reset_history(dw_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    reset_history_locked(e);
+    pthread_mutex_unlock(&e->mu);
+}
+
+uint32_t dw_engine_history_length(const dw_engine *e)
+{
+    dw_engine *m = (dw_engine *)e;
+    pthread_mutex_lock(&m->mu);
+    uint32_t n = e->h.n;
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
+const char *dw_engine_rule_name(dw_engine *e, uint32_t rule)
+{
+    pthread_mutex_lock(&e->mu);
+    const char *n = rule_name_locked(e, rule);
+    pthread_mutex_unlock(&e->mu);
+    return n;
+}
+
+size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&e->mu);
+    size_t n = rule_description_locked(e, rule, buf, cap);
+    pthread_mutex_unlock(&e->mu);
+    return n;
 }

@@ -153,6 +153,28 @@ static int check_header(const uint8_t *b, size_t size, const char *magic, uint32
 
 static int fsync_dir(dw_histlog *log) { return fsync(log->dirfd); }
 
+/* Mutations of the directory after open: through the caller's file
+ * operations when it set some (a confined process, runtime/keeper.h), else
+ * directly on dirfd. */
+static int f_open(dw_histlog *log, const char *name, int flags)
+{
+    const dw_histlog_fileops *o = log->opt.fileops;
+    if (o && o->open) return o->open(o->ctx, name, flags);
+    return openat(log->dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+static int f_rename(dw_histlog *log, const char *from, const char *to)
+{
+    const dw_histlog_fileops *o = log->opt.fileops;
+    if (o && o->rename) return o->rename(o->ctx, from, to);
+    return renameat(log->dirfd, from, log->dirfd, to);
+}
+static int f_unlink(dw_histlog *log, const char *name)
+{
+    const dw_histlog_fileops *o = log->opt.fileops;
+    if (o && o->unlink) return o->unlink(o->ctx, name);
+    return unlinkat(log->dirfd, name, 0);
+}
+
 /* Create segment `base` (temp + fsync + rename + fsync dir); returns its fd. */
 static int create_segment(dw_histlog *log, uint64_t base, uint64_t prev_ts)
 {
@@ -166,13 +188,13 @@ static int create_segment(dw_histlog *log, uint64_t base, uint64_t prev_ts)
     put64(h + 40, XXH3_64bits(h, 40));
     char name[64];
     seg_name(name, sizeof name, base);
-    int fd = openat(log->dirfd, "seg.tmp", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = f_open(log, "seg.tmp", O_RDWR | O_CREAT | O_TRUNC);
     if (fd < 0) return -1;
     if (pwrite_all(fd, h, SEG_HDR, 0) != 0 || fsync(fd) != 0 ||
-        renameat(log->dirfd, "seg.tmp", log->dirfd, name) != 0 || fsync_dir(log) != 0) {
+        f_rename(log, "seg.tmp", name) != 0 || fsync_dir(log) != 0) {
         int e = errno;
         close(fd);
-        unlinkat(log->dirfd, "seg.tmp", 0);
+        f_unlink(log, "seg.tmp");
         errno = e;
         return -1;
     }
@@ -199,7 +221,7 @@ static int retire_segments(dw_histlog *log, uint64_t keep)
     while (n + 1 < log->nsegs && log->segs[n + 1] <= keep) {
         char name[64];
         seg_name(name, sizeof name, log->segs[n]);
-        if (unlinkat(log->dirfd, name, 0) != 0 && errno != ENOENT) break;
+        if (f_unlink(log, name) != 0 && errno != ENOENT) break;
         n++;
     }
     if (!n) return 0;
@@ -827,26 +849,28 @@ static int write_ckpt_file(dw_histlog *log, uint64_t seq, uint64_t keep, uint64_
     put64(h + 64, XXH3_64bits(h, 64));
     char name[64];
     ckpt_name(name, sizeof name, seq);
-    int fd = openat(log->dirfd, "ckpt.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = f_open(log, "ckpt.tmp", O_WRONLY | O_CREAT | O_TRUNC);
     if (fd < 0) return -1;
     if (pwrite_all(fd, h, CKPT_HDR, 0) != 0 || pwrite_all(fd, state, len, CKPT_HDR) != 0 ||
-        fsync(fd) != 0 || close(fd) != 0) {
+        fsync(fd) != 0) {
         int e = errno;
         close(fd);
-        unlinkat(log->dirfd, "ckpt.tmp", 0);
+        f_unlink(log, "ckpt.tmp");
         errno = e;
         return -1;
     }
-    if (renameat(log->dirfd, "ckpt.tmp", log->dirfd, name) != 0 || fsync_dir(log) != 0) {
+    close(fd);
+    if (f_rename(log, "ckpt.tmp", name) != 0 || fsync_dir(log) != 0) {
         int e = errno;
-        unlinkat(log->dirfd, "ckpt.tmp", 0);
+        f_unlink(log, "ckpt.tmp");
         errno = e;
         return -1;
     }
     return 0;
 }
 
-int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64_t keep_from_seq)
+static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, const void *state, size_t len,
+                      uint64_t keep_from_seq)
 {
     if (len && !state) { errno = EINVAL; return -1; }
     pthread_mutex_lock(&log->ckpt_mu);
@@ -862,7 +886,16 @@ int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64
     log->leader = true;
     log->rotating = true;
     while (log->sync_active) pthread_cond_wait(&log->cv, &log->mu);
-    uint64_t S = log->next_seq, last_ts = log->last_ts;
+    uint64_t S = log->next_seq, last_ts = log->last_ts;   /* S: where the new segment starts */
+    if (!at) { Sc = S; ckpt_ts = last_ts; }
+    if (Sc > S) {
+        log->leader = log->rotating = false;
+        pthread_cond_broadcast(&log->cv);
+        pthread_mutex_unlock(&log->mu);
+        pthread_mutex_unlock(&log->ckpt_mu);
+        errno = EINVAL;
+        return -1;
+    }
     uint8_t *buf = log->pend;
     size_t n = log->pend_len, cap = log->pend_cap;
     log->pend = log->spare; log->pend_cap = log->spare_cap; log->pend_len = 0;
@@ -897,11 +930,11 @@ int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64
     pthread_mutex_unlock(&log->mu);
 
     /* 2. the checkpoint, atomically */
-    if (keep_from_seq > S) keep_from_seq = S;
+    if (keep_from_seq > Sc) keep_from_seq = Sc;
     int ret = 0;
     int newfd = -1;
     bool written = false;
-    if (write_ckpt_file(log, S, keep_from_seq, last_ts, state, len) != 0) {
+    if (write_ckpt_file(log, Sc, keep_from_seq, ckpt_ts, state, len) != 0) {
         e = errno;
         pthread_mutex_lock(&log->mu);
         fmt(log->errmsg, sizeof log->errmsg, "dogwood history: checkpoint failed: %s", strerror(e));
@@ -916,7 +949,7 @@ int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64
     }
     pthread_mutex_lock(&log->mu);
     log->has_ckpt = true;
-    log->ckpt_seq = S;
+    log->ckpt_seq = Sc;
     if (old_base != S && newfd < 0) {
         /* the old segment stays active; records >= S simply continue in it */
         fmt(log->errmsg, sizeof log->errmsg, "dogwood history: cannot start a new segment: %s", strerror(e));
@@ -926,7 +959,7 @@ int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64
             close(newfd);
             char name[64];
             seg_name(name, sizeof name, S);
-            unlinkat(log->dirfd, name, 0);
+            f_unlink(log, name);
             fmt(log->errmsg, sizeof log->errmsg, "dogwood history: out of memory");
             ret = -1;
         } else {
@@ -942,16 +975,27 @@ release:
     if (log->fd != fd) close(fd);
     if (written) {
         /* 4. retention: the older checkpoint, segments wholly before keep_from */
-        if (had_ckpt && old_ckpt != S) {
+        if (had_ckpt && old_ckpt != Sc) {
             char name[64];
             ckpt_name(name, sizeof name, old_ckpt);
-            unlinkat(log->dirfd, name, 0);
+            f_unlink(log, name);
         }
         retire_segments(log, keep_from_seq);
     }
     pthread_mutex_unlock(&log->ckpt_mu);
     if (ret) errno = e;
     return ret;
+}
+
+int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len, uint64_t keep_from_seq)
+{
+    return checkpoint(log, false, 0, 0, state, len, keep_from_seq);
+}
+
+int dw_histlog_checkpoint_at(dw_histlog *log, uint64_t seq, uint64_t last_ts, const void *state, size_t len,
+                             uint64_t keep_from_seq)
+{
+    return checkpoint(log, true, seq, last_ts, state, len, keep_from_seq);
 }
 
 /* ================================================================ misc */

@@ -76,6 +76,22 @@ typedef int (*dw_histlog_ckpt_fn)(void *ctx, uint64_t seq, uint64_t last_ts,
 typedef int (*dw_histlog_record_fn)(void *ctx, uint64_t seq, uint64_t ts,
                                     const void *payload, size_t len);
 
+/* File operations for the directory's mutations after open (creating a
+ * temp file, renaming it into place, removing retired files), for a process
+ * that may not open paths itself (dwd's seccomp confinement delegates them
+ * to a keeper process, runtime/keeper.h).  Names are bare file names in the
+ * state directory: "seg.tmp", "ckpt.tmp", "seg-<16 hex>.log",
+ * "ckpt-<16 hex>.ckpt".  open returns an fd (flags: O_RDWR or O_WRONLY with
+ * O_CREAT | O_TRUNC; mode 0600, O_NOFOLLOW | O_CLOEXEC implied) or -1 with
+ * errno; rename and unlink return 0 or -1 with errno.  The log fsyncs the
+ * directory itself through the fd it opened. */
+typedef struct dw_histlog_fileops {
+    int (*open)(void *ctx, const char *name, int flags);
+    int (*rename)(void *ctx, const char *from, const char *to);
+    int (*unlink)(void *ctx, const char *name);
+    void *ctx;
+} dw_histlog_fileops;
+
 typedef struct dw_histlog_options {
     uint64_t schema_digest;          /* event-schema digest; must match */
     dw_durability durability;
@@ -86,6 +102,7 @@ typedef struct dw_histlog_options {
     dw_histlog_ckpt_fn on_checkpoint;    /* may be NULL */
     dw_histlog_record_fn on_record;      /* may be NULL */
     void *cb_ctx;
+    const dw_histlog_fileops *fileops;   /* NULL: direct *at(2) calls; must outlive the log */
 } dw_histlog_options;
 
 typedef struct dw_histlog_recovery {
@@ -141,6 +158,15 @@ int dw_histlog_sync(dw_histlog *log);
  * write the checkpoint leaves the log usable). */
 int dw_histlog_checkpoint(dw_histlog *log, const void *state, size_t len,
                           uint64_t keep_from_seq);
+
+/* The same for a state that covers exactly the records < seq (seq <= next
+ * seq; last_ts: the timestamp of record seq-1, 0 if seq == 0), so an engine
+ * can export its state under its own lock and write it after releasing it
+ * while appends go on.  The new segment starts at the next seq at the time
+ * of the call; records in [seq, that) stay in the older segment, which is
+ * kept (recovery replays from seq). */
+int dw_histlog_checkpoint_at(dw_histlog *log, uint64_t seq, uint64_t last_ts, const void *state, size_t len,
+                             uint64_t keep_from_seq);
 
 uint64_t dw_histlog_next_seq(dw_histlog *log);
 /* Every record with seq < this is known durable (synced). */

@@ -279,6 +279,7 @@ typedef struct mon {
     uint32_t kterm;          /* K */
     kmap a, b;               /* a: P's state (or partitions); b: Q's */
     fifo f;                  /* COUNT/SUM */
+    int64_t since;           /* install position: events before it are not the leaf's (INT64_MIN: all) */
 } mon;
 
 struct dw_monitors {
@@ -559,6 +560,7 @@ dw_monitors *dw_monitors_new(const dw_program *p, int64_t ticks_per_second)
     for (uint32_t l = 0; l < t->nleaves; l++) {
         cls c = { .p = p, .t = t, .nvars = t->leaves[l].nvars };
         classify(&c, l, &m->mons[l], m->tps);
+        m->mons[l].since = INT64_MIN;
         if (m->mons[l].kind != DW_MON_KIND_NONE) m->nactive++;
     }
     if (build_dispatch(m)) { dw_monitors_free(m); return NULL; }
@@ -576,6 +578,11 @@ int dw_monitors_set_partition(dw_monitors *m, const dw_bytes *paths, uint32_t n)
     memcpy(m->ppaths, paths, n * sizeof *paths);
     m->npaths = n;
     return 0;
+}
+
+void dw_monitors_set_since(dw_monitors *m, uint32_t leaf, int64_t since)
+{
+    if (m && leaf < m->nleaves) m->mons[leaf].since = since;
 }
 
 int dw_monitors_leaf_kind(const dw_monitors *m, uint32_t leaf)
@@ -810,11 +817,13 @@ int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
     for (uint32_t k = 0; run && k < run->n; k++) {
         uint32_t e = m->ident[run->first + k];
         mon *mo = &m->mons[e >> 1];
+        if (ev->ts < mo->since) continue;   /* before the leaf was installed */
         if (observe_side(m, mo, (int)(e & 1), ev)) { disable(m); return -1; }
         mon_expire(mo, ev->ts);   /* what grew shrinks with the window */
     }
     for (uint32_t k = 0; k < m->nprev; k++) {
         mon *mo = &m->mons[m->prevs[k]];
+        if (ev->ts < mo->since) continue;
         if (observe_side(m, mo, 0, ev)) { disable(m); return -1; }
         mon_expire(mo, ev->ts);
     }

@@ -71,6 +71,11 @@ dw_monitors *dw_monitors_new(const dw_program *p, int64_t ticks_per_second);
  * Call before the first observe.  0, or -1 (OOM). */
 int dw_monitors_set_partition(dw_monitors *m, const dw_bytes *paths, uint32_t n);
 
+/* A leaf's install position (box.md §7: an edited formula starts empty):
+ * observe ignores events with ts < since for that leaf (INT64_MIN, the
+ * default: every event).  Set before feeding the events it concerns. */
+void dw_monitors_set_since(dw_monitors *m, uint32_t leaf, int64_t since);
+
 /* dw_monitor_kind of a leaf (DW_MON_KIND_NONE if out of range), its name
  * ("formerly", "count", …, "teval"), and how many leaves are incremental. */
 int dw_monitors_leaf_kind(const dw_monitors *m, uint32_t leaf);

@@ -5,7 +5,10 @@
 # with the trace's "expect"/"rules"/"cause"; sends malformed requests; restarts
 # dwd on the same state directory and checks verdicts that depend on the
 # pre-restart history; checks the event-schema refusal, the peer-uid check,
-# the decision log and the seccomp selftest.  Ends with "N passed, N failed".
+# the decision log, reloads (an unchanged temporal leaf keeps its state, a
+# changed one starts empty, a restart after a reload agrees), checkpoints
+# (a restart replays only the records after one), the seccomp selftest and
+# the state keeper's confinement.  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
@@ -33,7 +36,7 @@ C="$T/client"
 start_dwd() {
     local state=$1; shift
     rm -f "$T/sock"
-    "$DWD" --policy "$ex/policy.dw" --schema box --state "$state" --socket "$T/sock" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
+    "$DWD" --policy "${POLICY:-$ex/policy.dw}" --schema box --state "$state" --socket "$T/sock" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
     pid=$!
     for _ in $(seq 1 100); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.05; done
     return 1
@@ -91,7 +94,7 @@ EOB
 "$C" "$T/sock" < "$T/bad" > "$T/badreplies"
 nb=$(($(wc -l < "$T/bad") - 1))
 check "malformed lines get ok:false ($nb)" test "$(head -n "$nb" "$T/badreplies" | grep -c '^{"ok":false,"error":')" -eq "$nb"
-check "reload is refused as unsupported" grep -q '"error":"reload is not supported yet"' "$T/badreplies"
+check "reload without an artifact is an error" grep -q '"error":"op \\"reload\\" takes one member' "$T/badreplies"
 check "the connection survives malformed lines" grep -q '"verdict":"permit"' <(tail -n 1 "$T/badreplies")
 # a request that fails Box's schema gate is a deny with cause internal_fault, not an error
 echo '{"op":"decide","time":"2025-06-02T13:00:01Z","action":"http:request","input":{"host":"api.github.com","port":"443"}}' | "$C" "$T/sock" > "$T/gate"
@@ -180,7 +183,82 @@ for d in batch none; do
     stop_dwd
 done
 
-# ---- 6. confinement ----
+# ---- 6. reloads (box.md §7: prospective edits) ----
+# A.dwb is the example; B.dwb widens github_budget's window (a changed leaf:
+# it starts empty) and keeps github_burst (an unchanged leaf: it keeps its
+# count).  Ops up to the 12:01:00 request run under A, then B is installed.
+if [ -x "$DWC" ] && "$DWC" compile "$ex/policy.dw" -s box -o "$T/A.dwb" >/dev/null 2>&1 &&
+   sed 's/within 10m/within 11m/' "$ex/policy.dw" > "$T/B.dw" && "$DWC" compile "$T/B.dw" -s box -o "$T/B.dwb" >/dev/null 2>&1; then
+    r1=$(grep -n '12:01:00Z' "$T/ops" | cut -d: -f1); r2=$(grep -n '12:02:01Z' "$T/ops" | cut -d: -f1)
+    head -n "$r1" "$T/ops" > "$T/rl1"; sed -n "$((r1 + 1)),${r2}p" "$T/ops" > "$T/rl2"; tail -n +"$((r2 + 1))" "$T/ops" > "$T/rl3"
+    # reference: no restart
+    POLICY="$T/A.dwb" start_dwd "$T/state-rl" --trust-client-time --decision-log "$T/rl-decisions.jsonl" || bad "dwd starts with --policy A.dwb"
+    { cat "$T/rl1"; echo "{\"op\":\"reload\",\"artifact\":\"$T/B.dwb\"}"; cat "$T/rl2" "$T/rl3"; } | "$C" "$T/sock" > "$T/rl-ref"
+    stop_dwd
+    check "reload answers ok with 1 leaf kept and 1 fresh" grep -q '^{"ok":true,"policy_generation":1,"leaves":2,"kept":1,"fresh":1}$' "$T/rl-ref"
+    got_of "$T/rl-ref" > "$T/rl-got"
+    n1=$(grep -c '"op":"decide"' "$T/rl1")
+    check "unchanged leaf keeps its count: 12:01:01 still denied by github_burst" grep -q '^deny|github_burst|forbidden$' <(sed -n "$((n1 + 1))p" "$T/rl-got")
+    n2=$(grep -c '"op":"decide"' "$T/rl2")
+    check "changed leaf starts empty: 12:03:00 permitted (the original denies it)" grep -q '^permit|github_hosts|permitted$' <(sed -n "$((n1 + n2 + 1))p" "$T/rl-got")
+    check "the trace itself denies 12:03:00" grep -q '^deny|github_budget|forbidden$' <(sed -n "$((n1 + n2 + 1))p" "$T/want1")
+    check "decision log: policy_installed control record for the reload" grep -q '"scope":{"name":"strands-box.control"}.*"eventName":"strands.box.control.policy_installed".*"stringValue":"'"$T"'/B.dwb"' "$T/rl-decisions.jsonl"
+    check "decision log: box_started control record" grep -q '"eventName":"strands.box.control.box_started"' "$T/rl-decisions.jsonl"
+    # restart after the reload (on B, --artifact as the issue spells it) agrees with the reference
+    POLICY="$T/A.dwb" start_dwd "$T/state-rl2" --trust-client-time || bad "dwd starts (reload restart test)"
+    { cat "$T/rl1"; echo "{\"op\":\"reload\",\"artifact\":\"$T/B.dwb\"}"; cat "$T/rl2"; } | "$C" "$T/sock" > "$T/rl-a"
+    stop_dwd
+    rm -f "$T/sock"
+    "$DWD" --artifact "$T/B.dwb" --state "$T/state-rl2" --socket "$T/sock" --trust-client-time 2>>"$T/dwd.err" & pid=$!
+    for _ in $(seq 1 100); do [ -S "$T/sock" ] && break; sleep 0.05; done
+    "$C" "$T/sock" < "$T/rl3" >> "$T/rl-a"
+    stop_dwd
+    check "a restart after the reload gives the same verdicts" cmp -s <(got_of "$T/rl-ref") <(got_of "$T/rl-a")
+    # refusals: a missing file, a source file, garbage; the server keeps the installed policy
+    POLICY="$T/A.dwb" start_dwd "$T/state-rl3" --trust-client-time
+    printf '%s\n' "{\"op\":\"reload\",\"artifact\":\"$T/nonexistent.dwb\"}" "{\"op\":\"reload\",\"artifact\":\"$ex/policy.dw\"}" \
+        "{\"op\":\"reload\",\"artifact\":\"/dev/null\"}" '{"op":"stats"}' | "$C" "$T/sock" > "$T/rl-bad"
+    check "reload of a missing file is an error" grep -q '"ok":false,"error":"reload: cannot open .*nonexistent.dwb' "$T/rl-bad"
+    check "reload of a source file is refused (artifacts only)" grep -q '"ok":false,"error":"not a compiled policy artifact' "$T/rl-bad"
+    check "reload of a device is refused by the keeper" grep -q '"ok":false,"error":"reload: cannot open /dev/null: Invalid argument' "$T/rl-bad"
+    check "failed reloads keep generation 0" grep -q '"policy_generation":0' "$T/rl-bad"
+    stop_dwd
+else
+    bad "compile the reload artifacts with $DWC"
+fi
+
+# ---- 7. checkpoints: a restart loads one and replays only later records ----
+start_dwd "$T/state-ck" --trust-client-time --checkpoint-every 5
+"$C" "$T/sock" < "$T/ops_a" > "$T/ck-a"
+sleep 0.5
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/ck-stats1"
+stop_dwd
+check "checkpoints were written while confined" grep -qE '"checkpoints":([2-9]|[1-9][0-9])' "$T/ck-stats1"
+check "one checkpoint file in the state directory" test "$(ls "$T/state-ck" | grep -c '^ckpt-.*\.ckpt$')" -eq 1
+start_dwd "$T/state-ck" --trust-client-time --checkpoint-every 5
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/ck-stats2"
+check "the restart restored $split events" grep -q "\"restored\":$split," "$T/ck-stats2"
+rp=$(sed 's/.*"replayed":\([0-9]*\).*/\1/' "$T/ck-stats2")
+check "the restart replayed only records after the checkpoint ($rp < 5)" test "$rp" -lt 5
+"$C" "$T/sock" < "$T/ops_b" >> "$T/ck-a"
+check "verdicts across a checkpointed restart equal the trace's" cmp -s "$T/want1" <(got_of "$T/ck-a")
+stop_dwd
+
+# ---- 8. decision-log attributes, enum inputs as plain strings ----
+start_dwd "$T/state-attr" --decision-log "$T/attr.jsonl"
+printf '%s\n' '{"op":"decide","action":"shell:exec","input":{"command":"git status -s","program":"git","arg1":"status","arg2":"-s","arg_count":2,"cwd":"/work"},"jsonrpc_id":17}' \
+    '{"op":"decide","action":"fs:read","input":{"path":"/tmp/x","operation":"read_content"}}' \
+    '{"op":"decide","action":"fs:read","input":{"path":"/tmp/x","operation":{"__entity":{"type":"Box::FsReadOperation","id":"read_content"}}}}' \
+    '{"op":"decide","action":"fs:read","input":{"path":"/tmp/x","operation":"no_such_operation"}}' | "$C" "$T/sock" > "$T/attr-replies"
+stop_dwd
+check "decision log: process.command_args as an array" grep -q '"process.command_args","value":{"arrayValue":{"values":\[{"stringValue":"git"},{"stringValue":"status"},{"stringValue":"-s"}\]}}' "$T/attr.jsonl"
+check "decision log: process.working_directory" grep -q '"process.working_directory","value":{"stringValue":"/work"}' "$T/attr.jsonl"
+check "decision log: jsonrpc.request.id" grep -q '"jsonrpc.request.id","value":{"stringValue":"17"}' "$T/attr.jsonl"
+check "an enum input as a plain string decides like its entity form" test "$(sed -n 2p "$T/attr-replies" | sed 's/"message".*//')" = "$(sed -n 3p "$T/attr-replies" | sed 's/"message".*//')"
+check "an enum plain string outside the enum fails the gate" grep -q '"cause":"internal_fault"' <(sed -n 4p "$T/attr-replies")
+check "decision log: box_stopped control record" grep -q '"eventName":"strands.box.control.box_stopped"' "$T/attr.jsonl"
+
+# ---- 9. confinement ----
 "$DWD" --selftest-seccomp > "$T/seccomp" 2>&1
 rc=$?
 check "seccomp selftest exits 0" test "$rc" -eq 0
@@ -189,6 +267,16 @@ for call in socket openat execve; do
 done
 stop_dwd
 check "the server runs confined" grep -q "; confined)" "$T/dwd.err"
+mkdir -p "$T/keeper"
+"$DWD" --selftest-keeper "$T/keeper" > "$T/keeper.out" 2>&1
+check "keeper selftest exits 0" test $? -eq 0
+for call in socket execve fork; do
+    check "the keeper's filter refuses $call" grep -q "^keeper filter: $call: refused (Operation not permitted)$" "$T/keeper.out"
+done
+check "the keeper refuses names outside the log's patterns" grep -q '^open LOCK: refused (Operation not permitted)$' "$T/keeper.out"
+check "the keeper refuses paths with ../" grep -q '^create ../escape.tmp: refused (Operation not permitted)$' "$T/keeper.out"
+check "the keeper never follows a symlink" grep -q '^create ckpt.tmp through a symlink: refused (Too many levels of symbolic links)$' "$T/keeper.out"
+check "the keeper opens artifacts read-only" grep -q '^  ... and the fd is read-only (write): refused (Bad file descriptor)$' "$T/keeper.out"
 check "no sanitizer or fault reports from dwd" sh -c "! grep -E 'Sanitizer|runtime error|internal fault: history' '$T/dwd.err'"
 
 echo "$pass passed, $fail failed"
