@@ -11,7 +11,8 @@
 #     append measured in the same run on the same file system (one thread, and 8 threads);
 #   * the bounds: fsync latency, server and client CPU per request.
 # Knobs: DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
-# DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench).
+# DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench), DWD_LOAD_REUSE=1
+# (report the results of the previous run, rerunning only what is missing).
 set -uo pipefail
 SHARED=${1:?usage: dwd_report.sh SHARED_DIR [DWD] [DWD_LOAD]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,11 +34,13 @@ REQ=()
 for b in 01-project-read 02-no-deletes 03-model-egress 04-shell-allowlist; do REQ+=(--requests "$ex/$b/requests.jsonl"); done
 HTTPREQ=(--requests "$ex/03-model-egress/requests.jsonl" --requests "$ex/06-http-request-budget/requests.jsonl")
 RES=$TMPD/dwd-load-results
-rm -rf "$RES"; mkdir -p "$RES"
+[ -n "${DWD_LOAD_REUSE:-}" ] || rm -rf "$RES"
+mkdir -p "$RES"
 
 # run NAME ARGS...: one dwd_load run, its key=value output kept in $RES/NAME
 run() {
     local name=$1; shift
+    [ -n "${DWD_LOAD_REUSE:-}" ] && [ -s "$RES/$name" ] && return
     echo "dwd_report: $name" >&2
     "$LOAD" --tmp "$TMPD" --seconds "$SECS" "$@" > "$RES/$name" 2> "$RES/$name.err" ||
         echo "dwd_report: $name: exit $? $(head -c 300 "$RES/$name.err")" >&2
@@ -49,7 +52,8 @@ num() {        # 1234567.8 -> 1,234,568
         print s r }'
 }
 
-load0=$(cut -d' ' -f1-3 /proc/loadavg)
+psi() { sed -n 's/^some avg10=[0-9.]* avg60=\([0-9.]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null; }
+load0=$(cut -d' ' -f1-3 /proc/loadavg); psi0=$(psi)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 for d in batch full; do
     for c in $CLIENTS; do
@@ -63,7 +67,7 @@ for c in $CLIENTS; do
 done
 run "record-8" --dwd "$DWD" --policy "$POLICY" --durability full --clients 8 --op record --baseline "${HTTPREQ[@]}"
 run "record-64" --dwd "$DWD" --policy "$POLICY" --durability full --clients 64 --op record --baseline "${HTTPREQ[@]}"
-load1=$(cut -d' ' -f1-3 /proc/loadavg)
+load1=$(cut -d' ' -f1-3 /proc/loadavg); psi1=$(psi)
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 cat <<EOF
@@ -71,14 +75,15 @@ cat <<EOF
 ## dwd over the socket (tests/bench/dwd_load.c)
 
 Measured $started on $(nproc) × ${cpu:-unknown CPU}, $(uname -sr), state on
-$(df -T "$TMPD" | awk 'NR == 2 { print $2 " (" $1 ")" }'); load average $load0 before and $load1 after
+$(df -T "$TMPD" | awk 'NR == 2 { print $2 " (" $1 ")" }'); load average $load0 before and $load1 after, CPU pressure
+(PSI "some", avg60) ${psi0:-?}% before and ${psi1:-?}% after: the share of time some task was waiting for a core
 (the machine is shared: other engineers' builds and campaigns run at the same time, and the
 clients share the same 2 cores with dwd). Policy: Box examples 01-04 together
 ($(grep -c '^@id' "$POLICY") rules), requests: their \`requests.jsonl\` (fs reads/writes/deletes, net and
 http egress, shell commands) as \`decide\` ops, cycled by every client. ${SECS} s measured per
 run after 1 s of warm-up; a fresh dwd and state directory per run. *closed*: one outstanding request
 per client; *pipelined*: 16 per client. Latency is per request, from writing its line to reading
-its reply. Server CPU is dwd's user + system time per request (from \`/proc\`).
+its reply. Server CPU is dwd's time per request (from \`/proc\`): total (user + system).
 
 | durability | clients | mode | decisions/s | p50 | p99 | p99.9 | server CPU / decision | events per sync |
 |---|---:|---|---:|---:|---:|---:|---:|---:|
@@ -93,7 +98,7 @@ for d in batch full echo; do
             ops=$(get "$f" ops_per_sync); [ -n "$ops" ] || ops="–"
             printf '| %s | %s | %s | %s | %s µs | %s µs | %s µs | %s µs | %s |\n' "$label" "$c" "$mode" \
                 "$(num "$(get "$f" decisions_per_s)")" "$(get "$f" p50_us)" "$(get "$f" p99_us)" "$(get "$f" p999_us)" \
-                "$(get "$f" server_cpu_us_per_op)" "$ops"
+                "$(get "$f" server_cpu_us_per_op) ($(get "$f" server_user_us_per_op) + $(get "$f" server_sys_us_per_op))" "$ops"
         done
     done
 done
@@ -114,9 +119,19 @@ for c in 8 64; do
         "$(get "$f" fsync_p50_us)" "$(get "$f" fsync_p99_us)" "$(get "$f" fsync_p999_us)"
 done
 b8=$RES/batch-closed-8
+# the bounds: CPU per closed-loop round trip (server + client) on this many cores, and
+# closed-loop clients per fdatasync
+bound() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (a + b > 0) printf "%.0f", n * 1e6 / (a + b); else print "?" }'; }
+ncpu=$(nproc)
 cat <<EOF
 
-Client CPU per request (8 clients, batch, closed): $(get batch-closed-8 client_cpu_us_per_op) µs; the echo server's own CPU per
-request: $(get echo-closed-8 server_cpu_us_per_op) µs (8 clients, closed). Raw key=value output of every run: \`$RES/\`.
+Bounds, from the same runs. A closed-loop request costs dwd $(get batch-closed-8 server_cpu_us_per_op) µs and its client
+$(get batch-closed-8 client_cpu_us_per_op) µs of CPU (batch, 8 clients): with all $ncpu cores and nothing else running that
+is at most $(num "$(bound "$(get batch-closed-8 server_cpu_us_per_op)" "$(get batch-closed-8 client_cpu_us_per_op)" "$ncpu")") decisions/s. The echo server, which does no work at all, costs
+$(get echo-closed-8 server_cpu_us_per_op) µs + $(get echo-closed-8 client_cpu_us_per_op) µs (at most $(num "$(bound "$(get echo-closed-8 server_cpu_us_per_op)" "$(get echo-closed-8 client_cpu_us_per_op)" "$ncpu")")/s), nearly all of it system time (socket
+wake-ups). Closed-loop durable appends are bounded by clients / sync time, since one sync can cover
+at most one append per client: dwd's syncs in the 8-client run took $(awk -v r="$(get record-8 appends_per_s)" -v k="$(get record-8 ops_per_sync)" 'BEGIN { if (r > 0) printf "%.2f", 1000 * k / r; else print "?" }') ms each on average
+(appends per sync ÷ appends/s), so 8 clients could reach $(num "$(awk -v r="$(get record-8 appends_per_s)" -v k="$(get record-8 ops_per_sync)" 'BEGIN { if (k > 0) print 8 * r / k }')")/s with perfect batching; 20,000/s at
+8 clients needs syncs of 0.4 ms or less. Raw key=value output of every run: \`$RES/\`.
 EOF
 [ -s "$b8" ] || exit 1

@@ -9,7 +9,7 @@
 # killed with SIGKILL after a random delay, restarted on the same state directory, and
 #   * its stderr may report at most a torn tail (any other recovery note counts as a corrupt
 #     reopening);
-#   * {"op":"stats"}: restored == log_next_seq, and acked <= log_next_seq <= acked + 1 (every
+#   * {"op":"stats"}: acked <= log_next_seq <= acked + 1 (every
 #     acknowledged event is in history; at most the one in-flight, unacknowledged op also is);
 #   * the rest of the script is sent (from the first op the history does not hold) and every
 #     verdict, before and after the crash, equals the reference's (temporal verdicts continue
@@ -154,7 +154,9 @@ trial() {
             corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
         else torn=$((torn + 1)); fi
     fi
-    if [ -z "$next" ] || [ "$restored" != "$next" ] || [ "$next" -lt "$acked" ] || [ "$next" -gt $((acked + 1)) ]; then
+    # (restored, the events put back into the engine, equals log_next_seq without checkpoints; a
+    # checkpoint may cover some of them, so only log_next_seq is checked, and the verdicts below)
+    if [ -z "$next" ] || [ "$next" -lt "$acked" ] || [ "$next" -gt $((acked + 1)) ]; then
         [ -n "$next" ] && [ "$next" -lt "$acked" ] && lost=$((lost + acked - next))
         why="$why; history holds ${next:-?} events (restored ${restored:-?}), $acked acknowledged"
     fi
