@@ -57,7 +57,8 @@ static int tmp_kind(const char *n)
 static const char *const keeper_allowed[] = {
     "recvmsg", "recvfrom", "sendmsg", "sendto", "read", "write",
     "openat", "open", "renameat", "renameat2", "unlinkat", "fstat", "newfstatat", "statx", "close",
-    "brk", "mmap", "munmap", "futex", "rt_sigreturn", "rt_sigprocmask", "exit", "exit_group",
+    "brk", "mmap", "munmap", "mprotect", "madvise", "futex", "rt_sigreturn", "rt_sigprocmask", "exit", "exit_group",
+    "sigaltstack", "getpid", "gettid", "sched_yield", "clock_gettime",   /* sanitizer runtimes */
 };
 
 static int keeper_confine(void)
