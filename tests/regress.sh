@@ -2,10 +2,18 @@
 # Every input under tests/regress/ once crashed or misbehaved (found by a fuzzer
 # or a differential run).  Each must now be handled cleanly: an answer or a
 # diagnostic, never a crash (the suite runs this with the ASan build too).
-# Usage: tests/regress.sh DWC
+# Minimised differential disagreements (tests/regress/diff-*/corpus-tests/, Cedar's test
+# format) run through DW_CONFORMANCE and must now agree with Cedar on every dimension.
+# Usage: tests/regress.sh DWC [DW_CONFORMANCE]
 set -uo pipefail
-DWC=$1
+DWC=$1; CONF=${2:-}
 pass=0; fail=0
+for d in tests/regress/diff-*/; do
+    [ -n "$CONF" ] && [ -d "$d/corpus-tests" ] || continue
+    out=$("$CONF" "$d" 2>&1); rc=$?
+    if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q ' 0 failed$'; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL $d (exit $rc)"; printf '%s\n' "$out" | grep -m5 FAIL; fi
+done
 for f in tests/regress/*; do
     case "$f" in
         *.cedar|*.dw) "$DWC" disasm -p "$f" >/dev/null 2>&1 ;;

@@ -55,10 +55,10 @@ suites() {
     run_suite "golden$tag" "$B/dw-golden" tests/golden
     run_suite "conformance$tag" "$B/dw-conformance" build/corpus
     run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
-    run_suite "regress$tag" tests/regress.sh "$B/dwc"
+    run_suite "regress$tag" tests/regress.sh "$B/dwc" "$B/dw-conformance"
     run_suite "traces$tag" tests/traces.sh "$B/dwc"
     run_suite "dwd$tag" tests/dwd/run.sh "$B/dwd" "$B/dwc"
-    run_suite "check$tag" tests/golden/check/run.sh "$PWD/$B/dwc"
+    run_suite "check$tag" tests/check/run.sh "$PWD/$B/dwc"
 }
 
 suites build ""

@@ -39,13 +39,13 @@ static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const 
     return NULL;
 }
 
-typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; } cands;
+typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; const dw_request *req; } cands;
 
-static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
+static int add_ids(void *ctx, const uint32_t *run, uint32_t n)
 {
-    if (!b) return 0;
-    if (c->n + b->n > c->cap) {
-        uint32_t cap = c->cap * 2 > c->n + b->n ? c->cap * 2 : c->n + b->n;
+    cands *c = ctx;
+    if (c->n + n > c->cap) {
+        uint32_t cap = c->cap * 2 > c->n + n ? c->cap * 2 : c->n + n;
         if (cap < 32) cap = 32;
         uint32_t *v = dw_arena_alloc_raw(c->a, cap * sizeof *v);
         if (!v) return -1;
@@ -53,10 +53,22 @@ static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
         c->v = v;
         c->cap = cap;
     }
-    memcpy(c->v + c->n, ix->policies + b->first, b->n * sizeof *c->v);
-    c->n += b->n;
+    memcpy(c->v + c->n, run, n * sizeof *c->v);
+    c->n += n;
     c->runs++;
     return 0;
+}
+
+/* A bucket's policies: its whole run, or, when it has a condition guard and
+ * the request's field is a String, only the runs that field can satisfy. */
+static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
+{
+    if (!b) return 0;
+    if (b->guard) {
+        const dw_value *field = dw_guard_field(b->guard, c->req);
+        if (field) return dw_guard_runs(b->guard, field, add_ids, c);
+    }
+    return add_ids(c, ix->policies + b->first, b->n);
 }
 
 /* Candidate lists are usually short (insertion sort) but can hold hundreds of
@@ -101,8 +113,7 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
 {
     const dw_index *ix = &prog->index;
     if (ix->always_n) {
-        dw_index_bucket always = { .first = ix->always_first, .n = ix->always_n };
-        if (add_run(c, ix, &always)) return -1;
+        if (add_ids(c, ix->policies + ix->always_first, ix->always_n)) return -1;
     }
     for (uint8_t var = 0; var < 3; var++) {
         const dw_value *v = &req->vars[var];
@@ -206,7 +217,7 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
         req = &local;
     }
     if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
-    cands c = { .a = scratch };
+    cands c = { .a = scratch, .req = req };
     if (candidates(prog, store, req, &c)) return -1;
     return decide(prog, store, req, scratch, resp, c.v, c.n);
 }

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-#include "program.h"
+#include "vm.h"
 
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen)
 {
@@ -38,6 +38,12 @@ int dw_index_build(dw_program *p)
     if (n && !e) return -1;
     if (n) memcpy(e, p->ixents, n * sizeof *e);
     if (n > 1) qsort(e, n, sizeof *e, entry_cmp);
+    /* A scope may name one key twice (`action in [A, A]`): one entry per
+     * (key, policy), so a one-bucket candidate run stays distinct. */
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (w == 0 || entry_cmp(&e[w - 1], &e[i]) != 0) e[w++] = e[i];
+    n = w;
     ix->policies = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->policies) : NULL;
     ix->buckets = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->buckets) : NULL;
     if (n && (!ix->policies || !ix->buckets)) return -1;
@@ -100,5 +106,6 @@ void dw_index_print(const dw_program *p, FILE *out)
             fprintf(out, " %.*s%s", (int)pc->id.len, pc->id.s, pc->effect == DW_EFFECT_FORBID ? "(forbid)" : "");
         }
         fputc('\n', out);
+        if (k->guard) dw_guard_print(k->guard, p, out);
     }
 }

@@ -83,7 +83,7 @@ const dw_uid *dw_program_find_uid(const dw_program *p, const dw_uid *u)
 
 int dw_program_prepare(dw_program *p)
 {
-    return dw_program_hash_strs(p) || dw_index_build(p) || dw_program_intern_uids(p) ? -1 : 0;
+    return dw_program_hash_strs(p) || dw_index_build(p) || dw_guards_build(p) || dw_program_intern_uids(p) ? -1 : 0;
 }
 
 void dw_program_free(dw_program *p)

@@ -87,12 +87,31 @@ typedef struct dw_index_entry {
     uint32_t policy;
 } dw_index_entry;
 
+/* A bucket's second level (vm/guard.c): policies filed by the literal their
+ * first condition test compares one context field with. */
+typedef struct dw_guard_key {
+    uint64_t hash;
+    uint8_t kind;            /* 1 exact string, 2 prefix (of a `like` pattern) */
+    dw_bytes lit;
+    uint32_t first, n;       /* run in dw_guard_table.policies, ascending */
+} dw_guard_key;
+
+typedef struct dw_guard_table {
+    dw_bytes path[3]; uint32_t path_hash[3]; uint8_t npath;   /* context.path[0]... */
+    uint32_t *policies;      /* the unguarded run [0, rest_n), then the key runs */
+    uint32_t rest_n;
+    dw_guard_key *keys; uint32_t nkeys;
+    uint32_t *slots; uint32_t nslots;   /* open addressing: key index + 1 */
+    uint32_t *lens; uint32_t nlens;     /* distinct prefix lengths, ascending */
+} dw_guard_table;
+
 typedef struct dw_index_bucket {
     uint64_t hash;
     uint8_t kind, var;
     dw_bytes type, id;
     dw_bytes atype, aid;     /* PAIR: the action */
     uint32_t first, n;       /* run in dw_index.policies */
+    const dw_guard_table *guard;   /* NULL, or the run split by a condition guard */
 } dw_index_bucket;
 
 typedef struct dw_index {
@@ -136,6 +155,9 @@ int dw_index_build(dw_program *p);
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);
 /* PAIR keys combine the two uid hashes (dw_uid_hash). */
 uint64_t dw_index_pair_hash(uint8_t var, uint64_t action_uid_hash, uint64_t entity_uid_hash);
+/* Derive the condition guards of large buckets from the (verified) code.
+ * Called by dw_program_prepare after dw_index_build.  0 or -1 (OOM). */
+int dw_guards_build(dw_program *p);
 /* Print the index readably (`dwc disasm`). */
 void dw_index_print(const dw_program *p, FILE *out);
 

@@ -39,6 +39,14 @@ typedef struct dw_request {
  * it on a copy when the caller has not). */
 void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store);
 
+/* Condition guards (vm/guard.c): the request's value of the guarded field
+ * (NULL when absent or not a String: the whole bucket must run), and the
+ * runs of policies that can still be true for that value. */
+const dw_value *dw_guard_field(const dw_guard_table *t, const dw_request *req);
+typedef int (*dw_guard_run_fn)(void *ctx, const uint32_t *run, uint32_t n);
+int dw_guard_runs(const dw_guard_table *t, const dw_value *field, dw_guard_run_fn add, void *ctx);
+void dw_guard_print(const dw_guard_table *t, const dw_program *p, FILE *out);
+
 typedef struct dw_eval_ctx {
     const dw_program *prog;
     const dw_store *store;
