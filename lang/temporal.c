@@ -660,6 +660,10 @@ static dw_tnode *neg_conjunct(tp *T)
     size_t a = T->pos;
     int nots = 0;
     while (lit(T, "!")) nots++;
+    if (T->depth + nots > T_MAX_DEPTH) {   /* each `!` is one more level */
+        terr(T, a, T->pos, "simplify the temporal body", "temporal body nested too deeply%.*s", "", 0);
+        return NULL;
+    }
     dw_tnode *x = conjunct(T);
     if (!x) { T->pos = a; return NULL; }
     while (nots--) {
@@ -701,9 +705,15 @@ static dw_tnode *condition(tp *T)
     ws(T);
     size_t a = T->pos;
     dw_tnode *x = conj_or_since(T);
+    int links = 0;   /* the chain is left-deep: each `&&` is one more level */
     while (x) {
         size_t s2 = T->pos;
         if (!lit(T, "&&")) { T->pos = s2; break; }
+        if (T->depth + ++links > T_MAX_DEPTH) {
+            terr(T, s2, T->pos, "simplify the temporal body or split it into rules", "temporal body nested too deeply%.*s", "", 0);
+            x = NULL;
+            break;
+        }
         dw_tnode *r = conj_or_since(T);
         if (!r) { T->pos = s2; break; }
         dw_tnode *n = node(T, DW_T_AND, a);

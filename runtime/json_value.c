@@ -266,7 +266,11 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
         }
     }
     if (schema && dw_store_add_schema_actions(s, schema, err)) return -1;
-    if (dw_store_seal(s)) return fail(err, NULL, "out of memory");
+    int rc = dw_store_seal(s);
+    if (rc == DW_STORE_TOO_DEEP)
+        return fail(err, NULL, "the entity hierarchy is too large: more than %u ancestor links in all (a chain of "
+                    "thousands of entities?); flatten deep membership chains", DW_STORE_MAX_ANCESTORS);
+    if (rc) return fail(err, NULL, "out of memory");
     return 0;
 }
 

@@ -71,7 +71,10 @@ static int rebuild_values(loader *L, dw_value **out)
     const section *vs = &L->sec[DW_SEC_VALUES], *fs = &L->sec[DW_SEC_FIELDS];
     dw_arena *a = &L->p->arena;
     dw_value *vals = vs->count ? dw_arena_alloc(a, vs->count * sizeof *vals) : NULL;
-    if (vs->count && !vals) return refuse(L->msg, L->cap, "out of memory");
+    /* nesting depth of each value: comparing, printing and copying values
+     * recurse, so a file may not nest them deeper than a program can */
+    uint16_t *depth = vs->count ? dw_arena_alloc(a, vs->count * sizeof *depth) : NULL;
+    if (vs->count && (!vals || !depth)) return refuse(L->msg, L->cap, "out of memory");
     for (uint32_t i = 0; i < vs->count; i++) {
         const uint8_t *r = vs->p + 16 * (size_t)i;
         uint8_t kind = r[0];
@@ -79,6 +82,17 @@ static int rebuild_values(loader *L, dw_value **out)
         uint64_t pl = rd64(r + 8);
         dw_value *v = &vals[i];
         v->kind = kind;
+        depth[i] = 0;
+        if (kind == DW_V_SET || kind == DW_V_RECORD) {
+            if (pl > fs->count || n > fs->count - pl) return refuse(L->msg, L->cap, "value %u: elements out of range", i);
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
+                if (vi >= i) return refuse(L->msg, L->cap, "value %u: element %u is not stored before it", i, vi);
+                if (depth[vi] + 1 > depth[i]) depth[i] = (uint16_t)(depth[vi] + 1);
+            }
+            if (depth[i] > DW_ARTIFACT_MAX_VALUE_DEPTH)
+                return refuse(L->msg, L->cap, "value %u: nested deeper than %u", i, DW_ARTIFACT_MAX_VALUE_DEPTH);
+        }
         switch (kind) {
         case DW_V_BOOL: if (pl > 1) return refuse(L->msg, L->cap, "value %u: bad Bool", i); v->u.b = pl; break;
         case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: v->u.i = (int64_t)pl; break;

@@ -37,6 +37,10 @@
 #define DW_ARTIFACT_MAJOR 2
 #define DW_ARTIFACT_MINOR 0
 #define DW_ARTIFACT_HEADER 32
+/* Sets and records in VALUES nest at most this deep (a scalar is 0): a
+ * compiled literal cannot be deeper than the parser's expression limit
+ * (DW_MAX_EXPR_DEPTH, 256), and the VM's value comparisons recurse. */
+#define DW_ARTIFACT_MAX_VALUE_DEPTH 256
 
 typedef enum dw_section_id {
     /* ---- strings ---- */

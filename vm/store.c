@@ -85,7 +85,7 @@ static int uid_ptr_cmp(const void *x, const void *y)
 int dw_store_seal(dw_store *s)
 {
     const dw_uid **acc = NULL, **stack = NULL;
-    size_t acap = 0, scap = 0;
+    size_t acap = 0, scap = 0, total = 0;
     int rc = 0;
     for (size_t k = 0; k < s->norder && rc == 0; k++) {
         dw_entity *root = s->order[k];
@@ -107,6 +107,7 @@ int dw_store_seal(dw_store *s)
                 for (size_t i = 0; i < na; i++) if (dw_uid_eq(acc[i], u)) { seen = true; break; }
                 if (seen) continue;
             }
+            if (++total > DW_STORE_MAX_ANCESTORS) { rc = DW_STORE_TOO_DEEP; break; }
             if (na == acap) { acap = acap ? acap * 2 : 16; const dw_uid **t = realloc(acc, acap * sizeof *t); if (!t) { rc = -1; break; } acc = t; }
             acc[na++] = u;
             if (pe) for (uint32_t p = 0; p < pe->nparents; p++) {

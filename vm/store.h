@@ -29,7 +29,13 @@ void dw_store_free(dw_store *s);
  * outlive the store).  *created tells which.  NULL on OOM. */
 dw_entity *dw_store_put(dw_store *s, const dw_uid *uid, bool *created);
 const dw_entity *dw_store_get(const dw_store *s, const dw_uid *uid);
-/* Compute every entity's ancestor closure.  Cycles are tolerated. */
+/* Compute every entity's ancestor closure.  Cycles are tolerated.  The
+ * closures are materialised (quadratic in a chain's length), so their total
+ * size is bounded: 0, -1 on OOM, DW_STORE_TOO_DEEP when the entities would
+ * have more than DW_STORE_MAX_ANCESTORS ancestor links in all (a chain of
+ * about 5,800 entities; docs/RELIABILITY.md). */
+#define DW_STORE_MAX_ANCESTORS (1u << 24)
+#define DW_STORE_TOO_DEEP (-2)
 int dw_store_seal(dw_store *s);
 /* y is a transitive ancestor of e (binary search). */
 bool dw_entity_has_ancestor(const dw_entity *e, const dw_uid *y);
