@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${1:-../shared}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+export DW_SHARED=$SHARED   # test_artifact's mutation campaign reads the Box examples from here
 total_pass=0
 total_fail=0
 log=build/test-logs
