@@ -314,7 +314,9 @@ out:
  * itself.  A conjunct certifies the policy's entries when every key it needs
  * is filed for the policy: ENTITY(v, E) for an entity test, one ENTITY(v, A)
  * per element of a set (none for the empty set: that scope matches nothing),
- * TYPE(v, T) for `is`.  An ALWAYS entry certifies anything. */
+ * TYPE(v, T) for `is`.  An ALWAYS entry certifies anything.  Only conjuncts
+ * after error-free ones count: the index may skip a false scope, not an
+ * erroring one (errors are reported). */
 static bool bytes_eq(dw_bytes a, const char *s, size_t n) { return a.len == n && (n == 0 || memcmp(a.s, s, n) == 0); }
 
 static bool has_entry(const dw_program *p, const dw_index_entry *es, uint32_t n, uint8_t kind, uint8_t var,
@@ -382,6 +384,13 @@ static bool policy_certified(const dw_program *p, uint32_t k, const dw_index_ent
         if (!conj) break;
         cj[nc++] = c;
         if (DW_INS_OP(after) == DW_OP_RET) break;
+        /* `v in [.., x, ..]` with a non-entity x raises an error instead of
+         * being false (the compiler never writes one; a hostile file can):
+         * a later conjunct cannot certify, the index would skip an error */
+        bool may_err = false;
+        if (c.v && c.v->kind == DW_V_SET)
+            for (uint32_t e = 0; e < c.v->n; e++) may_err |= c.v->u.elems[e].kind != DW_V_ENTITY;
+        if (may_err) break;
         at = next + 1;
     }
     /* a conjunct filed on its own certifies the policy */

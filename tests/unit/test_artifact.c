@@ -414,6 +414,37 @@ static void expect_refused(const dw_program *p, const char *want)
     if (!strstr(msg, want)) fail_msg("refused for \"%s\", wanted \"%s\"", msg, want);
 }
 
+/* Found by the corpus mutation campaign (1,000,000 mutants, seed 7): a
+ * scope constant `action in [false]` raises an error, so the index may not
+ * skip the policy on a later conjunct (resource == E): with the index on the
+ * error vanished.  The verifier now certifies only conjuncts after
+ * error-free ones.  tests/regress/artifact-index-skips-erroring-scope.dwb */
+static void test_index_erroring_scope(void **state)
+{
+    /* filed under its resource (the compiler's choice for this scope, as in the corpus test) */
+    const char *text = "permit (principal, action in [Action::\"a\", Action::\"a\"], resource == R::\"x\");\n";
+    dw_source src = { "scope.cedar", text, strlen(text) };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    dw_program *p = dw_compile(ps, NULL, &d);
+    assert_non_null(p);
+    uint32_t set = UINT32_MAX;
+    for (uint32_t i = 0; i < p->nconsts; i++) if (p->consts[i].kind == DW_V_SET) set = i;
+    assert_int_not_equal(set, UINT32_MAX);
+    dw_value saved = p->consts[set];
+    dw_value *el = malloc(2 * sizeof *el);
+    el[0] = dw_bool(false);
+    el[1] = saved.u.elems[0];
+    p->consts[set] = dw_make_set(el, 2);
+    expect_refused(p, "index omits policy 0");
+    p->consts[set] = saved;
+    free(el);
+    dw_program_free(p);
+    dw_policy_set_free(ps);
+    dw_diags_free(&d);
+}
+
 static void test_temporal_hostile(void **state)
 {
     dw_program *p = T->s.prog;
@@ -823,6 +854,16 @@ static size_t mutate(uint64_t *x, uint8_t *m, size_t n, size_t cap, const uint8_
     }
 }
 
+/* DW_MUTATION_DUMP=DIR: every failing mutant is written there (for tests/regress/). */
+static void dump_mutant(const csubject *s, long it, const uint8_t *m, size_t len)
+{
+    const char *dir = getenv("DW_MUTATION_DUMP");
+    if (!dir) return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%.40s-%ld.dwb", dir, strchr(s->name, '/') ? strchr(s->name, '/') + 1 : s->name, it);
+    write_file(path, m, len);
+}
+
 static void test_corpus_mutations(void **state)
 {
     if (C->n == 0) { print_message("corpus mutations: no corpus and no examples found, skipped\n"); skip(); }
@@ -869,7 +910,9 @@ static void test_corpus_mutations(void **state)
                 if (sig_of(p, &s->store, &s->reqs[r], false, &on) || sig_of(p, &s->store, &s->reqs[r], true, &off)) continue;
                 if (on != off) {
                     bad++;
-                    print_message("%s mutant %ld: a verified program decides differently with the index on and off\n", s->name, it);
+                    print_message("%s mutant %ld, request %u: a verified program decides differently with the index on and off\n",
+                                  s->name, it, r);
+                    dump_mutant(s, it, m, len);
                 }
                 if (on != s->want[r]) same_answers = false;
             }
@@ -885,6 +928,7 @@ static void test_corpus_mutations(void **state)
         if (!reseal_it && !same_answers) {
             bad++;
             print_message("%s mutant %ld: not resealed, loaded, and decides differently\n", s->name, it);
+            dump_mutant(s, it, m, len);
         }
     }
     free(m);
@@ -907,6 +951,7 @@ int main(void)
     const struct CMUnitTest ttests[] = {
         cmocka_unit_test(test_temporal_round_trip),
         cmocka_unit_test(test_temporal_hostile),
+        cmocka_unit_test(test_index_erroring_scope),
         cmocka_unit_test(test_temporal_mutations),
     };
     const struct CMUnitTest ctests[] = {
