@@ -44,11 +44,12 @@ if ! $CC -std=c11 -D_GNU_SOURCE -O1 -o "$T/client" "$here/client.c"; then
 fi
 C="$T/client"
 
-# start_dwd STATE: start dwd (full durability, client-chosen times), wait for its socket
+# start_dwd STATE: start dwd (full durability, client-chosen times, $dwd_extra), wait for its socket
+dwd_extra=()
 start_dwd() {
     rm -f "$T/sock"
     "$DWD" --policy "$ex/policy.dw" --schema box --state "$1" --socket "$T/sock" --trust-client-time \
-        --durability full 2>>"$T/dwd.err" &
+        --durability full "${dwd_extra[@]}" 2>>"$T/dwd.err" &
     pid=$!
     for _ in $(seq 1 500); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.01; done
     return 1
@@ -176,14 +177,32 @@ trial() {
     fi
 }
 
+# A dwd with checkpoints (--checkpoint-every in its usage) runs every second trial with a
+# checkpoint every CRASH_CHECKPOINT_EVERY (default 25) events, so kills also land around
+# checkpoints and restarts recover from one.
+ckpt_every=${CRASH_CHECKPOINT_EVERY:-25}
+usage=$("$DWD" 2>&1)
+case $usage in *--checkpoint-every*) ;; *) ckpt_every=0 ;; esac
+nckpt=0; from_ckpt=0
 for n in $(seq 1 "$TRIALS"); do
     delay_ms=$(( (RANDOM * 32768 + RANDOM) % max_ms ))
+    dwd_extra=(); tag=""
+    if [ "$ckpt_every" -gt 0 ] && [ $((n % 2)) -eq 0 ]; then
+        dwd_extra=(--checkpoint-every "$ckpt_every"); tag=", checkpoint every $ckpt_every"; nckpt=$((nckpt + 1))
+    fi
     trial "$T/state.$n" "$delay_ms"
-    if [ -z "$why" ]; then ok "trial $n: SIGKILL at ${delay_ms} ms, $acked acked, history $next${notes:+ ($notes)}"
-    else bad "trial $n: SIGKILL at ${delay_ms} ms, $acked acked${why}"; fi
+    # "history: R events restored, P replayed after a checkpoint": fewer replayed than restored
+    # means the restart began at a checkpoint past the log's start
+    rp=$(sed -n 's/.*history: \([0-9]*\) events restored, \([0-9]*\) replayed after a checkpoint.*/\1 \2/p' "$T/dwd.err" | tail -n 1)
+    if [ -n "$rp" ] && [ "${rp#* }" -lt "${rp% *}" ]; then
+        from_ckpt=$((from_ckpt + 1)); tag="$tag, restart replayed ${rp#* } of ${rp% *} after a checkpoint"
+    fi
+    if [ -z "$why" ]; then ok "trial $n: SIGKILL at ${delay_ms} ms, $acked acked, history $next$tag${notes:+ ($notes)}"
+    else bad "trial $n: SIGKILL at ${delay_ms} ms, $acked acked$tag${why}"; fi
     rm -rf "$T/state.$n"
 done
-summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended"
+dwd_extra=()
+summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms; $nckpt with checkpoints, $from_ckpt restarts from a checkpoint), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended"
 
 # ---- the checker's self-test: a log cut short after the kill must be caught ----
 # 600 bytes off the newest segment drop at least the last two records (each is 32 + at most
