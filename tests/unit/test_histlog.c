@@ -746,17 +746,20 @@ static void test_durability_modes(void **state)
     /* BATCH: returns after write; the flusher syncs within batch_ms */
     subdir(dir, sizeof dir, "mode-batch");
     dw_histlog_options o = opts(DW_DURABILITY_BATCH, NULL);
-    o.batch_ms = 20;
+    /* No timing assertions (a loaded machine stretches every interval): the
+     * appends must not each pay a sync, and the flusher must get to them. */
+    o.batch_ms = 200;
     o.batch_records = 1000000;
     log = dw_histlog_open(dir, &o, NULL, NULL, 0);
     assert_non_null(log);
     append_n(log, 0, 20);
-    dw_histlog_get_stats(log, &st);
-    assert_true(st.synced_records < 20);
-    usleep(150 * 1000);
-    dw_histlog_get_stats(log, &st);
+    for (int i = 0; i < 2000; i++) {
+        dw_histlog_get_stats(log, &st);
+        if (st.synced_records >= 20) break;
+        usleep(5000);
+    }
     assert_int_equal(st.synced_records, 20);
-    assert_true(st.syncs >= 1 && st.syncs <= 3);
+    assert_true(st.syncs >= 1 && st.syncs < 20);
     /* ...or once batch_records records are unsynced */
     dw_histlog_close(log);
     o.batch_ms = 60000;
