@@ -20,6 +20,8 @@ typedef struct pstate {
     bool *covers;                 /* [j]: policy j alone covers this one in every env (or NULL) */
     bool *overlap;                /* [j]: j (same effect) and this policy both match some request */
     bool *f_overlap;              /* [j]: forbid j and this permit both match some request */
+    bool *equiv;                  /* [j]: j matches exactly the requests this one matches, in every env */
+    bool shadow_here;             /* covered by other rules in the current environment */
     cex witness;                  /* a request the policy matches (VM-confirmed) */
     bool have_witness;
     bool matched_here;            /* a query of this environment found a request it matches */
@@ -34,6 +36,7 @@ typedef struct P {
     pstate *ps;
     dw_smt_policy *cur;           /* set policies in the current environment */
     dw_smt_policy *cur_old, *cur_as;
+    Z3_ast forbid_any;            /* some forbid of the set holds (current environment) */
     bool *vm_err;                 /* scratch outcome buffer owner */
     /* --against, --assert */
     int diff_more, diff_less;     /* 0 none, 1 confirmed, -1 unknown */
@@ -137,7 +140,9 @@ static bool disjoint(const dw_policy *a, const dw_policy *b)
 static void encode_all(P *p, int which, const dw_prove_input *in, dw_smt_policy *v)
 {
     for (size_t i = 0; i < in->ps->npolicies; i++) {
-        if (dw_smt_encode_policy(p->x, &in->ps->policies[i], (unsigned)(which * 1000000 + i), &v[i])) {
+        /* a rule with an error finding (ill-typed, unguarded optional ...) is left out of the proofs */
+        bool excluded = which == DW_PROVE_SET && p->o->has_error_finding && p->o->has_error_finding[i];
+        if (excluded || dw_smt_encode_policy(p->x, &in->ps->policies[i], (unsigned)(which * 1000000 + i), &v[i])) {
             /* not encodable: a free Boolean (it may or may not hold, or error) */
             memset(&v[i], 0, sizeof v[i]);
             v[i].applies = true;
@@ -200,7 +205,9 @@ static void match_check(P *p, size_t i)
     bool permit = p->o->set.ps->policies[i].effect == DW_PERMIT;
     bool need = !matched || (permit && s->overridden_all) || s->shadowed_all || s->always_all;
     if (s->have_witness || !need) return;
-    int r = dw_smt_solve(p->x, p->cur[i].sat);
+    /* a permit's witness is preferably a request the set allows (the decision then shows it) */
+    int r = permit ? dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->forbid_any))) : 0;
+    if (r != 1) r = dw_smt_solve(p->x, p->cur[i].sat);
     if (r < 0) s->unknown = true;
     if (r != 1) return;
     s->may_match = true;
@@ -218,6 +225,7 @@ static void match_check(P *p, size_t i)
 static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
 {
     bool same = effect == p->o->set.ps->policies[i].effect;
+    p->ps[i].shadow_here = false;
     if (!*all) return;
     const dw_policy_set *ps = p->o->set.ps;
     Z3_ast u = dw_smt_bool(p->x, false);
@@ -225,6 +233,9 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     for (size_t j = 0; j < p->np; j++) {
         if (j == i || ps->policies[j].effect != effect) continue;
         if (!p->cur[j].applies || !p->cur[j].sat || disjoint(&ps->policies[i], &ps->policies[j])) { p->st->pairs_pruned++; continue; }
+        /* a later rule already found shadowed here does not shadow earlier ones
+         * (of two overlapping rules only the later is reported) */
+        if (same && p->ps[j].shadow_here) continue;
         p->st->pairs_solved++;
         u = dw_smt_or(p->x, u, p->cur[j].sat);
         ncand++;
@@ -234,25 +245,28 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     if (r < 0) p->ps[i].unknown = true;
     if (r == 1) p->ps[i].matched_here = true;
     if (r != 0) { *all = false; return; }
+    if (same) p->ps[i].shadow_here = true;
     /* which single rules cover it, and which overlap it (for messages and redundancy) */
     pstate *s = &p->ps[i];
     bool **ov = same ? &s->overlap : &s->f_overlap;
     bool first = !*ov;
     if (first) {
         *ov = calloc(p->np + 1, 1);
-        if (same) s->covers = calloc(p->np + 1, 1);
-        if (!*ov || (same && !s->covers)) { *all = false; return; }
+        if (same) { s->covers = calloc(p->np + 1, 1); s->equiv = calloc(p->np + 1, 1); }
+        if (!*ov || (same && (!s->covers || !s->equiv))) { *all = false; return; }
     }
     for (size_t j = 0; j < p->np; j++) {
         if (j == i || ps->policies[j].effect != effect || !p->cur[j].applies || !p->cur[j].sat ||
             disjoint(&ps->policies[i], &ps->policies[j])) {
-            if (same) s->covers[j] = false;
+            if (same) s->covers[j] = s->equiv[j] = false;
             continue;
         }
         if (dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat)) == 1) (*ov)[j] = true;
         if (!same) continue;
         bool c = dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat))) == 0;
         s->covers[j] = (first || s->covers[j]) && c;
+        bool e = c && (first || s->equiv[j]) && dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[j].sat, dw_smt_not(p->x, p->cur[i].sat))) == 0;
+        s->equiv[j] = e;
     }
 }
 
@@ -371,9 +385,9 @@ static void report_set(P *p)
         pstate *sj = &p->ps[j];
         if (!sj->shadowed_all || !sj->covers) continue;
         for (size_t i = 0; i < j; i++) {
-            pstate *si = &p->ps[i];
-            if (!sj->covers[i] || !si->shadowed_all || !si->covers || !si->covers[j]) continue;
-            if (ps->policies[i].effect != ps->policies[j].effect) continue;
+            /* equivalent wherever j applies, and i applies nowhere else */
+            if (!sj->equiv || !sj->equiv[i] || ps->policies[i].effect != ps->policies[j].effect) continue;
+            if (p->ps[i].napplies != sj->napplies) continue;
             twin_later[j] = true;
             twin_earlier[i] = true;
             twin_of[j] = (long)i;
@@ -401,7 +415,7 @@ static void report_set(P *p)
             continue;
         }
         if (!s->have_witness) continue;   /* the VM never matched it: claim nothing */
-        if (s->always_all && !s->approx) {
+        if (s->always_all && !s->approx && !(p->o->always_reported && p->o->always_reported[i])) {
             if (witness_agrees(p, i, -1, -1) &&
                 asprintf(&msg, "%s %s is vacuous: its condition holds for every request its scope admits (proved in %zu environment%s)",
                          eff, pname(pol, i, nb, sizeof nb), s->napplies, s->napplies == 1 ? "" : "s") >= 0)
@@ -545,13 +559,22 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
                 if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
                 if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
                 for (size_t i = 0; i < p.np; i++) {
+                    p.ps[i].shadow_here = false;
                     if (!p.cur[i].applies || !p.cur[i].sat) continue;
                     forbid_may_error(&p, i);
-                    const dw_policy *pol = &o->set.ps->policies[i];
-                    if (pol->effect == DW_PERMIT) cover_check(&p, i, DW_FORBID, &p.ps[i].overridden_all);
-                    if (pol->effect != DW_PERMIT || !p.ps[i].overridden_all) cover_check(&p, i, pol->effect, &p.ps[i].shadowed_all);
-                    match_check(&p, i);
+                    if (o->set.ps->policies[i].effect == DW_PERMIT) cover_check(&p, i, DW_FORBID, &p.ps[i].overridden_all);
                 }
+                /* later rules first: of two rules that cover each other the later is the shadowed one */
+                for (size_t i = p.np; i-- > 0;) {
+                    if (!p.cur[i].applies || !p.cur[i].sat) continue;
+                    const dw_policy *pol = &o->set.ps->policies[i];
+                    if (pol->effect != DW_PERMIT || !p.ps[i].overridden_all) cover_check(&p, i, pol->effect, &p.ps[i].shadowed_all);
+                }
+                p.forbid_any = dw_smt_bool(p.x, false);
+                for (size_t i = 0; i < p.np; i++)
+                    if (p.cur[i].applies && p.cur[i].sat && o->set.ps->policies[i].effect == DW_FORBID)
+                        p.forbid_any = dw_smt_or(p.x, p.forbid_any, p.cur[i].sat);
+                for (size_t i = 0; i < p.np; i++) match_check(&p, i);
                 if (o->old.ps) diff_env(&p, p.cur, p.cur_old);
                 if (o->asserts.ps) assert_env(&p, p.cur, p.cur_as);
             }
@@ -559,6 +582,7 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     for (size_t i = 0; i < p.np; i++) {
         if (!p.ps[i].encodable) st->unencodable++;
         else if (p.ps[i].approx) st->approximated++;
+        if (o->decided) o->decided[i] = p.ps[i].encodable && !p.ps[i].approx && !p.ps[i].unknown && p.ps[i].napplies > 0;
     }
     report_set(&p);
     if (o->old.ps) report_diff(&p);
@@ -571,7 +595,7 @@ done:;
     st->unsat = zs->unsat;
     st->unknown = zs->unknown;
     st->solver_ms = zs->solver_ms;
-    for (size_t i = 0; p.ps && i < p.np; i++) { free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); cex_free(&p.ps[i].witness); }
+    for (size_t i = 0; p.ps && i < p.np; i++) { free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); cex_free(&p.ps[i].witness); }
     for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
     cex_free(&p.diff_cex[0]);
     cex_free(&p.diff_cex[1]);

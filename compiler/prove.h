@@ -40,8 +40,12 @@ typedef struct dw_prove_options {
     dw_prove_input set, old, asserts;   /* old/asserts: ps NULL when not given */
     const bool *has_error_finding;      /* per policy of set: lint already reported an error (may be NULL) */
     const bool *impossible_reported;    /* per policy of set: lint reported it impossible (may be NULL) */
+    const bool *always_reported;        /* per policy of set: lint reported it always true (may be NULL) */
     unsigned timeout_ms;
     dw_prove_vm vm;
+    bool *decided;                      /* out, per policy of set (may be NULL): the proofs decided
+                                           its shadowing and overriding exactly (encoded without
+                                           approximation in every environment, no timeout) */
 } dw_prove_options;
 
 typedef struct dw_prove_stats {

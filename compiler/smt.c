@@ -741,6 +741,17 @@ static sv ext_ctor(dw_smt *x, const dw_expr *e, const dw_type *t)
     }
     sv arg = enc(x, a);
     if (!arg.t || arg.t->kind != DW_T_STRING) FAIL();
+    if (t == &TY_DECIMAL) {
+        /* decimal(s) errors exactly when s is not -?[0-9]+.[0-9]{1,4} (or is out
+         * of range: that part stays a free error); the value is free */
+        Z3_ast digit = Z3_mk_re_range(C, Z3_mk_lstring(C, 1, "0"), Z3_mk_lstring(C, 1, "9"));
+        Z3_ast parts[4] = { Z3_mk_re_option(C, Z3_mk_seq_to_re(C, Z3_mk_lstring(C, 1, "-"))), Z3_mk_re_plus(C, digit),
+                            Z3_mk_seq_to_re(C, Z3_mk_lstring(C, 1, ".")), Z3_mk_re_loop(C, digit, 1, 4) };
+        Z3_ast ok = Z3_mk_seq_in_re(C, arg.v, Z3_mk_re_concat(C, 4, parts));
+        sv r = approx(x, e, t, arg.err, true);
+        r.err = OR(arg.err, NOT(ok));
+        return r;
+    }
     return approx(x, e, t, arg.err, true);
 }
 
@@ -854,11 +865,17 @@ static sv enc(dw_smt *x, const dw_expr *e)
         return r;
     }
     case DW_E_AND: {
-        sv a = enc_bool(x, e->u.kids[0]), b = enc_bool(x, e->u.kids[1]);
+        /* a constant left operand decides without the right one (which Cedar's
+         * validator then does not type either) */
+        sv a = enc_bool(x, e->u.kids[0]);
+        if (is_false(x, a.v) && is_false(x, a.err)) return a;
+        sv b = enc_bool(x, e->u.kids[1]);
         return bool_sv(AND(a.v, b.v), OR(a.err, AND(a.v, b.err)));
     }
     case DW_E_OR: {
-        sv a = enc_bool(x, e->u.kids[0]), b = enc_bool(x, e->u.kids[1]);
+        sv a = enc_bool(x, e->u.kids[0]);
+        if (is_true(x, a.v) && is_false(x, a.err)) return a;
+        sv b = enc_bool(x, e->u.kids[1]);
         return bool_sv(OR(a.v, b.v), OR(a.err, AND(NOT(a.v), b.err)));
     }
     case DW_E_NOT: { sv a = enc_bool(x, e->u.kids[0]); return bool_sv(NOT(a.v), a.err); }

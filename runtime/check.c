@@ -157,6 +157,7 @@ static void print_json(FILE *out, const dw_source *src, const dw_findings *f, co
         fputs(", \"kind\": ", out); json_str(out, dw_lint_rules[g->rule_index].kind);
         fputs(", \"severity\": ", out); json_str(out, dw_lint_sev_name(g->sev));
         fputs(", \"policy\": ", out); policy_name(out, g, ps, as);
+        if (g->policy >= 0) fprintf(out, ", \"policy_index\": %ld", g->policy);
         fputs(", \"message\": ", out); json_str(out, g->msg);
         fputs(", \"hint\": ", out); json_str(out, g->hint);
         fputs(", \"file\": ", out); json_str(out, fsrc(src, g)->name);
@@ -432,13 +433,14 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         dw_findings_push(f, &s->policy_src, "dw-index-dominance", -1, at, -1, "report this as a compiler bug", m, NULL, NULL, NULL, 0);
     }
     size_t np = set.ps->npolicies;
-    bool *err_found = calloc(np + 1, 1), *imp = calloc(np + 1, 1);
-    if (!err_found || !imp) { free(err_found); free(imp); rc = -1; goto out; }
+    bool *err_found = calloc(np + 1, 1), *imp = calloc(np + 1, 1), *decided = calloc(np + 1, 1), *always = calloc(np + 1, 1);
+    if (!err_found || !imp || !decided || !always) { free(err_found); free(imp); free(decided); free(always); rc = -1; goto out; }
     for (size_t i = 0; i < f->n; i++) {
         const dw_finding *g = &f->v[i];
         if (g->policy < 0 || (size_t)g->policy >= np) continue;
         if (g->sev == DW_LINT_ERROR) err_found[g->policy] = true;
         if (!strcmp(g->rule, "dw-impossible-policy")) imp[g->policy] = true;
+        if (!strcmp(g->rule, "dw-always-true-policy")) always[g->policy] = true;
     }
     vm_hook hook = { s->schema, { set.prog, old.prog, as.prog } };
     dw_prove_options o = {
@@ -448,8 +450,10 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         .asserts = { &as.src, as.ps, as.prog },
         .has_error_finding = err_found,
         .impossible_reported = imp,
+        .always_reported = always,
         .timeout_ms = timeout_ms,
         .vm = { &hook, vm_decide },
+        .decided = decided,
     };
     /* findings of --assert point into that file: keep its source alive with the findings */
     size_t before = f->n;
@@ -459,7 +463,8 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         /* the proofs are the authority on shadowing and overriding */
         size_t k = 0;
         for (size_t i = 0; i < f->n; i++) {
-            if (i < before && proof_kind(&f->v[i])) {
+            const dw_finding *g = &f->v[i];
+            if (i < before && proof_kind(g) && g->policy >= 0 && (size_t)g->policy < np && decided[g->policy]) {
                 free(f->v[i].msg); free(f->v[i].hint); free(f->v[i].cex_request); free(f->v[i].cex_entities); free(f->v[i].cex_leaves);
                 continue;
             }
@@ -471,6 +476,8 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
     }
     free(err_found);
     free(imp);
+    free(decided);
+    free(always);
 out:
     loaded_free(&set);
     loaded_free(&old);
