@@ -3,6 +3,7 @@
  *   dwd --artifact P.dwb|--policy P.dw|P.dwb --schema box|FILE [--events E]
  *       --state DIR --socket PATH [--decision-log FILE]
  *       [--durability full|batch|none] [--checkpoint-every N] [--checkpoint-interval S]
+ *       [--log-include deny,permit,trace,kernel] [--box-name N] [--box-source box|agent] [--run-id R]
  *
  * One engine with its durable history (dw_engine_open_durable: the log in
  * --state DIR, checkpoints, recovery), one Unix stream socket speaking JSON
@@ -79,6 +80,9 @@ typedef struct dlog_writer {
     uint64_t written, dropped, write_errors;
 } dlog_writer;
 
+/* --log-include: what the decision log receives (box.md §10.2's include words) */
+enum { LOG_DENY = 1, LOG_PERMIT = 2, LOG_TRACE = 4, LOG_KERNEL = 8 };
+
 typedef struct server {
     dw_engine *e;
     dw_keeper *keeper;
@@ -86,7 +90,8 @@ typedef struct server {
     dlog_writer dl;            /* dl.fd < 0: no decision log */
     dwd_buf dlog;              /* decision-log lines of this round */
     uint64_t dlog_round_lines;
-    const char *box_name, *run_id;
+    const char *box_name, *run_id, *box_source;
+    unsigned log_include;      /* LOG_* bits */
     uint64_t rng;
     /* this round */
     uint64_t round_ticket;     /* the last log position appended this round (0: none) */
@@ -203,7 +208,7 @@ static void control_record(server *s, const char *op, const char *const *kv, siz
 {
     if (s->dl.fd < 0) return;
     dwd_buf b = { 0 };
-    dwd_log_info li = { s->box_name, s->run_id, now_ns(), 0, 0, 0 };
+    dwd_log_info li = { s->box_name, s->run_id, now_ns(), 0, 0, 0, s->box_source };
     dwd_log_control(&b, &li, op, kv, nkv);
     dlog_push(&s->dl, &b, 1);
     dwd_buf_free(&b);
@@ -237,6 +242,13 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
         .description = n ? descs[0] : NULL,
         .ndetermining = n, .ids = ids, .descs = descs,
     };
+    /* box.md §2.3, §8: in the per-tool MCP gate no match is Allow (only an
+     * explicit forbid or a fault denies).  The cause stays no_match (no rule
+     * determined it); the rule is the sentinel <default-allow>. */
+    if (rq->per_tool && rc >= 0 && !v.allow && v.cause == DW_CAUSE_NO_MATCH && !v.nerrors && !n) {
+        d.allow = true;
+        d.rule = "<default-allow>";
+    }
     if (d.allow) s->permits++;
     else s->denies++;
     if (!strcmp(d.cause, "internal_fault")) {
@@ -246,10 +258,20 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
     dwd_buf msg = { 0 };
     dwd_denial_message(&msg, rq->subject.p ? rq->subject.p : "", &d);
     dwd_reply_decision(out, &d, msg.p ? msg.p : "");
-    if (s->dl.fd >= 0) {
-        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, rng_next(s), rng_next(s), rng_next(s) };
-        dwd_log_line(&s->dlog, &li, rq, &d, msg.p ? msg.p : "");
-        s->dlog_round_lines++;
+    if (s->dl.fd >= 0 && (s->log_include & ((d.allow ? LOG_PERMIT : LOG_DENY) | LOG_TRACE))) {
+        /* one record and its zero-length span share the trace and span ids (box.md §10.2) */
+        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, rng_next(s), rng_next(s), rng_next(s), s->box_source };
+        if (rq->has_trace_id) li.trace_hi = rq->trace_hi, li.trace_lo = rq->trace_lo;
+        if (!li.span) li.span = 1;
+        if (!li.trace_hi && !li.trace_lo) li.trace_lo = 1;
+        if (s->log_include & (d.allow ? LOG_PERMIT : LOG_DENY)) {
+            dwd_log_line(&s->dlog, &li, rq, &d, msg.p ? msg.p : "");
+            s->dlog_round_lines++;
+        }
+        if (s->log_include & LOG_TRACE) {
+            dwd_span_line(&s->dlog, &li, rq, &d);
+            s->dlog_round_lines++;
+        }
     }
     dwd_buf_free(&msg);
 }
@@ -446,7 +468,30 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dwd --artifact P.dwb|--policy P.dw|P.dwb --schema box|FILE [--events E] --state DIR --socket PATH\n"
                     "           [--decision-log FILE] [--durability full|batch|none]\n"
-                    "           [--checkpoint-every N] [--checkpoint-interval SECONDS]\n");
+                    "           [--checkpoint-every N] [--checkpoint-interval SECONDS]\n"
+                    "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n");
+}
+
+/* --log-include: a comma list of deny, permit, trace, kernel; each word at
+ * most once (box.md §10.2).  0 on success. */
+static int parse_include(const char *t, unsigned *out)
+{
+    static const char *words[] = { "deny", "permit", "trace", "kernel" };
+    unsigned bits = 0;
+    if (!*t) return -1;
+    for (const char *p = t;;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        int w = -1;
+        for (int k = 0; k < 4; k++)
+            if (strlen(words[k]) == n && !memcmp(words[k], p, n)) w = k;
+        if (w < 0 || bits & (1u << w)) return -1;
+        bits |= 1u << w;
+        if (!e) break;
+        p = e + 1;
+    }
+    *out = bits;
+    return 0;
 }
 
 static bool parse_u64(const char *t, uint64_t *out)
@@ -462,13 +507,14 @@ static bool parse_u64(const char *t, uint64_t *out)
 int main(int argc, char **argv)
 {
     const char *policy = NULL, *schema = NULL, *events = NULL, *state = NULL, *sock = NULL, *dlog = NULL;
-    const char *durability = "full", *ck_every = "10000", *ck_interval = "0";
+    const char *durability = "full", *ck_every = "10000", *ck_interval = "0", *include = "deny,permit";
     bool trust_time = false, no_confine = false;
     server s;
     memset(&s, 0, sizeof s);
     s.dl.fd = -1;
     s.box_name = "dwd";
     s.run_id = "run-0001";
+    s.box_source = "box";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
@@ -490,6 +536,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--checkpoint-interval")) slot = &ck_interval;
         else if (!strcmp(a, "--box-name")) slot = &s.box_name;
         else if (!strcmp(a, "--run-id")) slot = &s.run_id;
+        else if (!strcmp(a, "--box-source")) slot = &s.box_source;
+        else if (!strcmp(a, "--log-include")) slot = &include;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
         if (!slot || i + 1 >= argc) { fprintf(stderr, "dwd: %s %s\n", slot ? "missing value for" : "unknown option", a); usage(); return 2; }
         *slot = argv[++i];
@@ -507,6 +555,14 @@ int main(int argc, char **argv)
     dd.checkpoint_every = every ? (int64_t)every : -1;
     dd.checkpoint_interval_ms = (uint32_t)(interval * 1000);
     s.trust_time = trust_time;
+    if (parse_include(include, &s.log_include)) {
+        fprintf(stderr, "dwd: --log-include takes a comma list of deny, permit, trace, kernel (each at most once)\n");
+        return 2;
+    }
+    if (strcmp(s.box_source, "box") && strcmp(s.box_source, "agent")) {
+        fprintf(stderr, "dwd: --box-source must be box or agent\n");
+        return 2;
+    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -182,10 +182,30 @@ static void subject_of(dwd_request *rq, const dw_json *in)
 static bool member_allowed(const char *k, size_t n, dwd_op op)
 {
     static const char *common[] = { "op", "action", "input", "request_id", "namespace", "principal", "resource", "time",
-                                    "jsonrpc_id", NULL };
+                                    "jsonrpc_id", "parent_span_id", "trace_id", NULL };
     for (int i = 0; common[i]; i++) if (strlen(common[i]) == n && !memcmp(common[i], k, n)) return true;
     if (op == DWD_OP_RECORD && ((n == 4 && !memcmp(k, "kind", 4)) || (n == 6 && !memcmp(k, "output", 6)))) return true;
     return false;
+}
+
+/* A decide's optional hex id member ("parent_span_id": 16 digits, "trace_id":
+ * 32), as W3C trace context and OTLP spell them; all zeros is not an id. */
+static bool hex_id(const dw_json *j, size_t digits, uint64_t *hi, uint64_t *lo)
+{
+    if (j->kind != DW_JSON_STRING || j->u.str.len != digits) return false;
+    uint64_t w[2] = { 0, 0 };
+    for (size_t i = 0; i < digits; i++) {
+        char c = j->u.str.s[i];
+        unsigned x = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+        if (x > 15) return false;
+        uint64_t *word = &w[digits == 32 && i < 16 ? 0 : 1];
+        *word = *word << 4 | x;
+    }
+    if (!w[0] && !w[1]) return false;
+    if (hi) *hi = w[0];
+    *lo = w[1];
+    return true;
 }
 
 int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request *rq, char *err, size_t errcap)
@@ -281,6 +301,19 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
         snprintf(err, errcap, "\"namespace\" must be a non-empty string of at most 200 bytes");
         goto out;
     }
+    const dw_json *psid = dw_json_get(j, "parent_span_id"), *tid = dw_json_get(j, "trace_id");
+    if (psid && (rq->op != DWD_OP_DECIDE || !hex_id(psid, 16, NULL, &rq->parent_span))) {
+        snprintf(err, errcap, "\"parent_span_id\" (decide only) must be 16 hex digits, not all zero");
+        goto out;
+    }
+    if (tid && (rq->op != DWD_OP_DECIDE || !hex_id(tid, 32, &rq->trace_hi, &rq->trace_lo))) {
+        snprintf(err, errcap, "\"trace_id\" (decide only) must be 32 hex digits, not all zero");
+        goto out;
+    }
+    rq->has_parent_span = psid != NULL;
+    rq->has_trace_id = tid != NULL;
+    /* box.md §2.3: a generated per-tool action <ns>::Action::"<tool>" */
+    rq->per_tool = ns && !(ns->u.str.len == 3 && !memcmp(ns->u.str.s, "Box", 3));
     if (time && !allow_time) { snprintf(err, errcap, "\"time\" is not accepted: the service stamps events itself"); goto out; }
     if (time && time->kind != DW_JSON_STRING) { snprintf(err, errcap, "\"time\" must be an RFC 3339 string"); goto out; }
     if ((pr && pr->kind != DW_JSON_OBJECT) || (rs && rs->kind != DW_JSON_OBJECT)) {
@@ -308,7 +341,13 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
     if (rs) { dwd_buf_puts(e, ",\"resource\":"); put_span(e, text, rs); }
     if (time) { dwd_buf_puts(e, ",\"time\":"); put_span(e, text, time); }
     dwd_buf_puts(e, "}");
-    if (!ns) subject_of(rq, input);
+    if (!rq->per_tool) subject_of(rq, input);
+    else {   /* the subject of a per-tool MCP action: <namespace>/<tool> (as mcp:call's server/tool) */
+        snprintf(rq->category, sizeof rq->category, "mcp");
+        dwd_buf_put(&rq->subject, ns->u.str.s, ns->u.str.len);
+        dwd_buf_put(&rq->subject, "/", 1);
+        dwd_buf_puts(&rq->subject, rq->action);
+    }
     if (e->oom || rq->subject.oom || rq->attrs.oom || rq->request_id.oom) { snprintf(err, errcap, "out of memory"); goto out; }
     rc = 0;
 out:
@@ -362,6 +401,8 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
         dwd_buf_puts(&m, ".");
     } else if (!strcmp(d->cause, "no_match")) {
         dwd_buf_puts(&m, " [default-deny]: No permit policy matched this request.");
+    } else if (!strcmp(d->cause, "policy_pending")) {
+        dwd_buf_puts(&m, " [policy-pending]: The complete policy bundle is not installed.");
     } else {
         dwd_buf_puts(&m, " because the request could not be evaluated.");
     }
@@ -395,13 +436,37 @@ static void res_attr(dwd_buf *o, bool first, const char *k, const char *v)
 }
 
 /* The start of a resourceLogs line: Box's resource attributes (§10.2). */
-static void log_resource(dwd_buf *out, const dwd_log_info *li)
+static void log_resource_kind(dwd_buf *out, const dwd_log_info *li, const char *kind)
 {
-    dwd_buf_puts(out, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
+    dwd_buf_printf(out, "{\"%s\":[{\"resource\":{\"attributes\":[", kind);
     res_attr(out, true, "service.name", "strands-box");
-    res_attr(out, false, "strands.box.name", li->box_name);
-    res_attr(out, false, "strands.box.source", "box");
-    res_attr(out, false, "strands.box.run.id", li->run_id);
+    res_attr(out, false, "strands.box.name", li->box_name ? li->box_name : "dwd");
+    res_attr(out, false, "strands.box.source", li->box_source ? li->box_source : "box");
+    res_attr(out, false, "strands.box.run.id", li->run_id ? li->run_id : "run-0001");
+}
+
+static void log_resource(dwd_buf *out, const dwd_log_info *li) { log_resource_kind(out, li, "resourceLogs"); }
+
+/* The attributes a decision's record and its span share. */
+static void decision_attrs(dwd_buf *out, const dwd_request *rq, const dwd_decision *d)
+{
+    res_attr(out, true, "strands.box.policy.principal", "Box::Agent::\"self\"");
+    res_attr(out, false, "strands.box.policy.action", rq->action);
+    res_attr(out, false, "strands.box.policy.resource", rq->subject.p ? rq->subject.p : "");
+    res_attr(out, false, "strands.box.policy.verdict", d->allow ? "permit" : "deny");
+    res_attr(out, false, "strands.box.policy.cause", d->cause);
+    res_attr(out, false, "strands.box.policy.rule", d->rule);
+    if (rq->category[0]) res_attr(out, false, "strands.box.policy.category", rq->category);
+}
+
+static void correlation_attrs(dwd_buf *out, const dwd_request *rq)
+{
+    if (rq->request_id.len) {
+        dwd_buf_puts(out, ",{\"key\":\"strands.box.request.id\",\"value\":{\"stringValue\":");
+        dwd_buf_json_string(out, rq->request_id.p, rq->request_id.len);
+        dwd_buf_puts(out, "}}");
+    }
+    if (rq->jsonrpc_id.len) res_attr(out, false, "jsonrpc.request.id", rq->jsonrpc_id.p);
 }
 
 void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message)
@@ -413,13 +478,7 @@ void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, c
                    "\"traceId\":\"%016llx%016llx\",\"spanId\":\"%016llx\",\"attributes\":[",
                    (long long)li->time_ns, d->allow ? 9 : 13, d->allow ? "permit" : "deny",
                    (unsigned long long)li->trace_hi, (unsigned long long)li->trace_lo, (unsigned long long)li->span);
-    res_attr(out, true, "strands.box.policy.principal", "Box::Agent::\"self\"");
-    res_attr(out, false, "strands.box.policy.action", rq->action);
-    res_attr(out, false, "strands.box.policy.resource", rq->subject.p ? rq->subject.p : "");
-    res_attr(out, false, "strands.box.policy.verdict", d->allow ? "permit" : "deny");
-    res_attr(out, false, "strands.box.policy.cause", d->cause);
-    res_attr(out, false, "strands.box.policy.rule", d->rule);
-    if (rq->category[0]) res_attr(out, false, "strands.box.policy.category", rq->category);
+    decision_attrs(out, rq, d);
     if (d->description && *d->description) res_attr(out, false, "strands.box.policy.description", d->description);
     dwd_buf_puts(out, ",{\"key\":\"strands.box.policy.determining.ids\",\"value\":{\"arrayValue\":{\"values\":[");
     for (uint32_t i = 0; i < d->ndetermining; i++) {
@@ -432,13 +491,29 @@ void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, c
     if (!d->allow) res_attr(out, false, "strands.box.policy.reason", message);
     if (!strcmp(d->cause, "internal_fault")) res_attr(out, false, "error.type", "strands.box.policy.evaluation_error");
     if (rq->attrs.len) { dwd_buf_put(out, ",", 1); dwd_buf_put(out, rq->attrs.p, rq->attrs.len); }
-    if (rq->request_id.len) {
-        dwd_buf_puts(out, ",{\"key\":\"strands.box.request.id\",\"value\":{\"stringValue\":");
-        dwd_buf_json_string(out, rq->request_id.p, rq->request_id.len);
-        dwd_buf_puts(out, "}}");
-    }
-    if (rq->jsonrpc_id.len) res_attr(out, false, "jsonrpc.request.id", rq->jsonrpc_id.p);
+    correlation_attrs(out, rq);
+    if (rq->has_parent_span)
+        dwd_buf_printf(out, ",{\"key\":\"strands.box.trace.parent_span_id\",\"value\":{\"stringValue\":\"%016llx\"}}",
+                       (unsigned long long)rq->parent_span);
     dwd_buf_puts(out, "]}]}]}]}\n");
+}
+
+void dwd_span_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d)
+{
+    log_resource_kind(out, li, "resourceSpans");
+    dwd_buf_printf(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{"
+                   "\"traceId\":\"%016llx%016llx\",\"spanId\":\"%016llx\",",
+                   (unsigned long long)li->trace_hi, (unsigned long long)li->trace_lo, (unsigned long long)li->span);
+    if (rq->has_parent_span) dwd_buf_printf(out, "\"parentSpanId\":\"%016llx\",", (unsigned long long)rq->parent_span);
+    dwd_buf_printf(out, "\"name\":\"strands.box.policy.decision\",\"kind\":1,"
+                   "\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\",\"attributes\":[",
+                   (long long)li->time_ns, (long long)li->time_ns);
+    decision_attrs(out, rq, d);
+    correlation_attrs(out, rq);
+    dwd_buf_puts(out, "]");
+    if (!strcmp(d->cause, "internal_fault"))   /* OTLP status ERROR; a deny by policy is not an error */
+        dwd_buf_puts(out, ",\"status\":{\"code\":2,\"message\":\"strands.box.policy.evaluation_error\"}");
+    dwd_buf_puts(out, "}]}]}]}\n");
 }
 
 void dwd_log_control(dwd_buf *out, const dwd_log_info *li, const char *operation, const char *const *kv, size_t nkv)

@@ -6,9 +6,12 @@
  *   {"op":"decide","action":"fs:read","input":{...}}
  *   {"op":"record","action":"fs:read","kind":"response","input":{...},"output":{...}}
  *   {"op":"stats"}   {"op":"reload","artifact":"P.dwb"}
- * Optional on decide/record: "request_id" (string), "namespace" (string),
- * "principal"/"resource" (entity uids, default Box's fixed ones), and
- * "time" (RFC 3339) only when the server trusts client time (tests). */
+ * Optional on decide/record: "request_id" (string), "namespace" (string: a
+ * per-tool MCP action's namespace, box.md §2.3), "principal"/"resource"
+ * (entity uids, default Box's fixed ones), and "time" (RFC 3339) only when
+ * the server trusts client time (tests).  Decide only: "jsonrpc_id",
+ * "parent_span_id" (16 hex digits) and "trace_id" (32 hex digits), which go
+ * to the decision log, never into history. */
 #ifndef DW_DWD_PROTOCOL_H
 #define DW_DWD_PROTOCOL_H
 #include <stdbool.h>
@@ -38,6 +41,11 @@ typedef struct dwd_request {
     dwd_buf request_id;      /* "" if none */
     dwd_buf jsonrpc_id;      /* decide's optional "jsonrpc_id" as text ("" if none), logged as jsonrpc.request.id */
     dwd_buf artifact;        /* reload: the artifact's path */
+    bool per_tool;           /* a per-tool MCP action ("namespace" other than Box): no match is Allow (box.md §2.3) */
+    bool has_parent_span;    /* decide's optional "parent_span_id" */
+    bool has_trace_id;       /* decide's optional "trace_id" */
+    uint64_t parent_span;    /* the parent span id (non-zero) */
+    uint64_t trace_hi, trace_lo;   /* the trace id (non-zero) */
 } dwd_request;
 
 /* Parse one request line (without its newline).  0 on success; -1 with a
@@ -65,13 +73,20 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
 void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message);
 
 /* One decision-log line (box.md §10): an OTLP-JSON resourceLogs export
- * request, '\n'-terminated. */
+ * request, '\n'-terminated.  box_source: "box" (NULL) or "agent".  When the
+ * request carries a parent span id the record has the attribute
+ * strands.box.trace.parent_span_id. */
 typedef struct dwd_log_info {
     const char *box_name, *run_id;
     int64_t time_ns;
     uint64_t trace_hi, trace_lo, span;
+    const char *box_source;
 } dwd_log_info;
 void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message);
+/* The decision's zero-length span (box.md §10.2): one OTLP-JSON
+ * resourceSpans line with the record's trace and span ids, start = end =
+ * time_ns, parentSpanId when the request carries one. */
+void dwd_span_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d);
 /* A control record (box.md §10.2: scope strands-box.control; operation
  * box_started, policy_installed, policy_refused, box_stopped, ...) with
  * string attributes kv[0]=kv[1], kv[2]=kv[3], ... */

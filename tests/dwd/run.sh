@@ -8,7 +8,8 @@
 # the decision log, reloads (an unchanged temporal leaf keeps its state, a
 # changed one starts empty, a restart after a reload agrees), checkpoints
 # (a restart replays only the records after one), the seccomp selftest and
-# the state keeper's confinement.  Ends with "N passed, N failed".
+# the state keeper's confinement, the OTLP shape of every decision-log line, spans and
+# --log-include, resource attributes, and the per-tool MCP gate.  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
@@ -257,6 +258,232 @@ check "decision log: jsonrpc.request.id" grep -q '"jsonrpc.request.id","value":{
 check "an enum input as a plain string decides like its entity form" test "$(sed -n 2p "$T/attr-replies" | sed 's/"message".*//')" = "$(sed -n 3p "$T/attr-replies" | sed 's/"message".*//')"
 check "an enum plain string outside the enum fails the gate" grep -q '"cause":"internal_fault"' <(sed -n 4p "$T/attr-replies")
 check "decision log: box_stopped control record" grep -q '"eventName":"strands.box.control.box_stopped"' "$T/attr.jsonl"
+
+# ---- 10. OTLP shape, spans, --log-include, resource attributes, the per-tool MCP gate ----
+# otlp_check FILE [--paired]: every line parses and has the OTLP fields box.md §10.2-§10.4 need;
+# prints one summary line "lines=… records=… permits=… denies=… spans=… controls=… paired=…
+# parents=…" (paired: spans whose traceId/spanId equal a decision record's, and whose
+# parentSpanId equals that record's strands.box.trace.parent_span_id); exit 1 on any fault.
+cat > "$T/otlp_check.py" <<'EOP'
+import json, re, sys
+HEX16, HEX32, NUM = re.compile(r'^[0-9a-f]{16}$'), re.compile(r'^[0-9a-f]{32}$'), re.compile(r'^[0-9]+$')
+errs, n = [], {'lines': 0, 'records': 0, 'permits': 0, 'denies': 0, 'spans': 0, 'controls': 0, 'paired': 0, 'parents': 0}
+recs, spans = {}, []
+def bad(i, m): errs.append('line %d: %s' % (i, m))
+def value_ok(v):
+    if not isinstance(v, dict) or len(v) != 1: return False
+    (k, x), = v.items()
+    if k == 'stringValue': return isinstance(x, str)
+    if k == 'intValue': return isinstance(x, str) and re.match(r'^-?[0-9]+$', x) is not None
+    if k == 'boolValue': return isinstance(x, bool)
+    if k == 'arrayValue': return isinstance(x, dict) and list(x) == ['values'] and all(value_ok(e) for e in x['values'])
+    return False
+def attrs(i, a, what):
+    if not isinstance(a, list): bad(i, what + ': attributes is not a list'); return {}
+    d = {}
+    for kv in a:
+        if not isinstance(kv, dict) or set(kv) != {'key', 'value'} or not isinstance(kv['key'], str) or not value_ok(kv['value']):
+            bad(i, what + ': malformed attribute %r' % (kv,)); continue
+        if kv['key'] in d: bad(i, what + ': duplicate attribute ' + kv['key'])
+        v = kv['value']
+        d[kv['key']] = v.get('stringValue', v)
+    return d
+def resource(i, r):
+    if not isinstance(r, dict) or list(r) != ['resource']: pass
+    a = attrs(i, r.get('resource', {}).get('attributes'), 'resource')
+    if a.get('service.name') != 'strands-box': bad(i, 'service.name is not strands-box')
+    for k in ('strands.box.name', 'strands.box.run.id'):
+        if not isinstance(a.get(k), str) or not a[k]: bad(i, 'resource lacks ' + k)
+    if a.get('strands.box.source') not in ('box', 'agent'): bad(i, 'strands.box.source is not box|agent')
+DECISION_KEYS = ('strands.box.policy.principal', 'strands.box.policy.action', 'strands.box.policy.resource',
+                 'strands.box.policy.verdict', 'strands.box.policy.cause', 'strands.box.policy.rule')
+CAUSES = ('permitted', 'forbidden', 'no_match', 'policy_pending', 'internal_fault', 'enforcement')
+for i, line in enumerate(open(sys.argv[1], encoding='utf-8'), 1):
+    n['lines'] += 1
+    try: j = json.loads(line)
+    except Exception as e: bad(i, 'not JSON: %s' % e); continue
+    if not isinstance(j, dict) or len(j) != 1 or list(j)[0] not in ('resourceLogs', 'resourceSpans'):
+        bad(i, 'not one resourceLogs/resourceSpans export request'); continue
+    kind = list(j)[0]
+    if not isinstance(j[kind], list) or len(j[kind]) != 1: bad(i, kind + ' is not a one-element list'); continue
+    r = j[kind][0]
+    resource(i, r)
+    if kind == 'resourceLogs':
+        for sl in r.get('scopeLogs') or [bad(i, 'no scopeLogs')] or []:
+            scope = sl.get('scope', {}).get('name')
+            if scope not in ('strands-box.policy', 'strands-box.control'): bad(i, 'scope %r' % scope)
+            for lr in sl.get('logRecords') or []:
+                if not NUM.match(str(lr.get('timeUnixNano', ''))) or not isinstance(lr.get('timeUnixNano'), str): bad(i, 'timeUnixNano')
+                if not isinstance(lr.get('severityNumber'), int) or not isinstance(lr.get('severityText'), str): bad(i, 'severity')
+                a = attrs(i, lr.get('attributes'), 'record')
+                if scope == 'strands-box.control':
+                    n['controls'] += 1
+                    if not str(lr.get('eventName', '')).startswith('strands.box.control.'): bad(i, 'control eventName')
+                    if 'strands.box.control.operation' not in a: bad(i, 'control record without an operation')
+                    continue
+                n['records'] += 1
+                if lr.get('eventName') != 'strands.box.policy.decision': bad(i, 'decision eventName')
+                if not HEX32.match(str(lr.get('traceId', ''))) or not HEX16.match(str(lr.get('spanId', ''))): bad(i, 'record trace/span id')
+                for k in DECISION_KEYS:
+                    if not isinstance(a.get(k), str): bad(i, 'record lacks ' + k)
+                v = a.get('strands.box.policy.verdict')
+                if (v, lr.get('severityNumber'), lr.get('severityText')) not in (('permit', 9, 'permit'), ('deny', 13, 'deny')): bad(i, 'verdict/severity mismatch')
+                n['permits' if v == 'permit' else 'denies'] += 1
+                if a.get('strands.box.policy.cause') not in CAUSES: bad(i, 'cause')
+                if v == 'deny' and not str(a.get('strands.box.policy.reason', '')).startswith('policy denied this operation'): bad(i, 'deny without reason')
+                if 'strands.box.policy.determining.ids' not in a: bad(i, 'no determining.ids')
+                if 'strands.box.trace.parent_span_id' in a:
+                    n['parents'] += 1
+                    if not HEX16.match(a['strands.box.trace.parent_span_id']): bad(i, 'parent_span_id attribute')
+                recs[(lr.get('traceId'), lr.get('spanId'))] = a
+    else:
+        for ss in r.get('scopeSpans') or [bad(i, 'no scopeSpans')] or []:
+            if ss.get('scope', {}).get('name') != 'strands-box.policy': bad(i, 'span scope')
+            for sp in ss.get('spans') or []:
+                n['spans'] += 1
+                if not HEX32.match(str(sp.get('traceId', ''))) or sp['traceId'] == '0' * 32: bad(i, 'span traceId')
+                if not HEX16.match(str(sp.get('spanId', ''))) or sp['spanId'] == '0' * 16: bad(i, 'span spanId')
+                if 'parentSpanId' in sp and not HEX16.match(str(sp['parentSpanId'])): bad(i, 'parentSpanId')
+                if sp.get('name') != 'strands.box.policy.decision' or not isinstance(sp.get('kind'), int): bad(i, 'span name/kind')
+                st, en = sp.get('startTimeUnixNano'), sp.get('endTimeUnixNano')
+                if not isinstance(st, str) or not NUM.match(st) or st != en: bad(i, 'span is not zero-length')
+                a = attrs(i, sp.get('attributes'), 'span')
+                for k in DECISION_KEYS:
+                    if not isinstance(a.get(k), str): bad(i, 'span lacks ' + k)
+                spans.append((i, sp, a))
+for i, sp, a in spans:
+    rec = recs.get((sp['traceId'], sp['spanId']))
+    if rec is None: continue
+    if rec.get('strands.box.trace.parent_span_id') != sp.get('parentSpanId'): bad(i, 'parentSpanId differs from the record')
+    elif any(rec.get(k) != a.get(k) for k in DECISION_KEYS): bad(i, 'span attributes differ from the record')
+    else: n['paired'] += 1
+for e in errs[:20]: print(e, file=sys.stderr)
+print(' '.join('%s=%d' % kv for kv in n.items()))
+sys.exit(1 if errs else 0)
+EOP
+otlp() { python3 "$T/otlp_check.py" "$1"; }
+otlp_ok() { [ -s "$1" ] && python3 "$T/otlp_check.py" "$1" >/dev/null; }
+for f in decisions.jsonl rl-decisions.jsonl attr.jsonl; do
+    check "OTLP shape of every line of $f" otlp_ok "$T/$f"
+done
+# the checker itself: a truncated line, a bad span id, a missing resource attribute are caught
+one=$(grep -m1 '"strands-box.policy"' "$T/decisions.jsonl")
+{ head -n 3 "$T/decisions.jsonl"; printf '%s\n' "${one:0:200}"; sed 's/"spanId":"[0-9a-f]*"/"spanId":"xyz"/' <<<"$one"
+  sed 's/,{"key":"strands.box.run.id","value":{"stringValue":"[^"]*"}}//' <<<"$one"; } > "$T/broken.jsonl"
+check "the OTLP checker finds 3 faults in a damaged log" test "$(python3 "$T/otlp_check.py" "$T/broken.jsonl" 2>&1 >/dev/null | grep -c '^line [456]:')" -ge 3
+check "default --log-include (deny,permit): no spans" test "$(grep -c '"resourceSpans"' "$T/decisions.jsonl")" -eq 0
+check "default resource attributes: source box, name dwd, run id run-0001" grep -q '"attributes":\[{"key":"service.name","value":{"stringValue":"strands-box"}},{"key":"strands.box.name","value":{"stringValue":"dwd"}},{"key":"strands.box.source","value":{"stringValue":"box"}},{"key":"strands.box.run.id","value":{"stringValue":"run-0001"}}\]' "$T/decisions.jsonl"
+
+# A schema with Box's actions and one MCP server's generated per-tool actions (box.md §2.3),
+# and a policy: mcp:call permitted, github::delete_repo forbidden, secret titles forbidden, a
+# forbid that errors (Long overflow) on the title "overflow".
+{ cat "$shared/spec/box/actions.cedarschema"; cat <<'EOS'
+namespace github {
+    action "create_issue" appliesTo {
+        principal: Box::Agent, resource: Box::Resource,
+        context: { input: { repo: String, title: String } }
+    };
+    action "delete_repo" appliesTo {
+        principal: Box::Agent, resource: Box::Resource,
+        context: { input: { repo: String } }
+    };
+}
+EOS
+} > "$T/mcp.cedarschema"
+cat > "$T/mcp.dw" <<'EOP'
+@id("mcp_ok")
+permit (principal, action == Box::Action::"mcp:call", resource);
+
+@id("no_delete_repo")
+@description("Repositories are never deleted")
+forbid (principal, action == github::Action::"delete_repo", resource);
+
+@id("no_secret_titles")
+forbid (principal, action == github::Action::"create_issue", resource) when { context.input.title like "*secret*" };
+
+@id("overflow_guard")
+forbid (principal, action == github::Action::"create_issue", resource)
+when { context.input.title == "overflow" && 9223372036854775807 + (if context.input.repo == "o/r" then 1 else 0) > 0 };
+EOP
+# start_mcp STATE LOG [flags...]: dwd on the MCP schema
+start_mcp() {
+    local state=$1 log=$2; shift 2
+    rm -f "$T/sock"
+    "$DWD" --policy "$T/mcp.dw" --schema "$T/mcp.cedarschema" --events box --state "$state" --socket "$T/sock" \
+        --decision-log "$log" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
+    pid=$!
+    for _ in $(seq 1 100); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.05; done
+    return 1
+}
+cat > "$T/mcp-ops" <<'EOO'
+{"op":"decide","namespace":"github","action":"create_issue","input":{"repo":"o/r","title":"hello"},"parent_span_id":"00f067aa0ba902b7","request_id":"r1"}
+{"op":"decide","namespace":"github","action":"create_issue","input":{"repo":"o/r","title":"a secret plan"}}
+{"op":"decide","namespace":"github","action":"delete_repo","input":{"repo":"o/r"},"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","parent_span_id":"A3CE929D0E0E4736"}
+{"op":"decide","namespace":"github","action":"create_issue","input":{"repo":"o/r","title":"overflow"}}
+{"op":"decide","namespace":"github","action":"create_issue","input":{"repo":"o/r","title":"hi","labels":"x"}}
+{"op":"decide","namespace":"github","action":"no_such_tool","input":{}}
+{"op":"decide","action":"fs:read","input":{"path":"/tmp/x","operation":"read_content"}}
+{"op":"decide","namespace":"Box","action":"fs:read","input":{"path":"/tmp/x","operation":"read_content"}}
+{"op":"decide","action":"mcp:call","input":{"server":"github","method":"tools/call","tool":"create_issue"},"jsonrpc_id":"7"}
+{"op":"decide","action":"mcp:call","input":{"server":"github","method":"tools/call"},"parent_span_id":"0000000000000000"}
+{"op":"decide","action":"mcp:call","input":{"server":"github","method":"tools/call"},"parent_span_id":"00f067aa0ba902"}
+{"op":"decide","action":"mcp:call","input":{"server":"github","method":"tools/call"},"trace_id":"00f067aa0ba902b700f067aa0ba902bz"}
+{"op":"record","action":"mcp:call","kind":"response","input":{"server":"github","method":"tools/call"},"parent_span_id":"00f067aa0ba902b7"}
+EOO
+ndec=9
+if start_mcp "$T/state-mcp" "$T/mcp.jsonl" --log-include deny,permit,trace --box-source agent --box-name t-box --run-id run-42; then
+    ok "dwd starts with per-tool MCP actions in its schema"
+else
+    bad "dwd starts with per-tool MCP actions in its schema"; tail -n 5 "$T/dwd.err"
+fi
+"$C" "$T/sock" < "$T/mcp-ops" > "$T/mcp-replies"
+stop_dwd
+line() { sed -n "$1p" "$T/mcp-replies"; }
+check "per-tool gate: no match is Allow (permit, no_match, <default-allow>)" test "$(line 1)" = '{"ok":true,"verdict":"permit","cause":"no_match","rule":"<default-allow>","determining":[],"message":""}'
+check "per-tool gate: an explicit forbid denies" grep -q '"verdict":"deny","cause":"forbidden","rule":"no_secret_titles"' <(line 2)
+check "per-tool gate: forbid with description, subject <ns>/<tool>" grep -q "\"message\":\"policy denied this operation on 'github/delete_repo' \[policy: no_delete_repo\]: Repositories are never deleted.\"" <(line 3)
+check "per-tool gate: a forbid that errors denies (internal_fault), never Allow" grep -q '"verdict":"deny","cause":"internal_fault"' <(line 4)
+check "per-tool gate: a schema-gate failure denies (internal_fault)" grep -q '"verdict":"deny","cause":"internal_fault","rule":"<default-deny>"' <(line 5)
+check "per-tool gate: an unknown tool denies (internal_fault)" grep -q '"verdict":"deny","cause":"internal_fault"' <(line 6)
+check "Box actions keep default deny (no match denies)" grep -q '"verdict":"deny","cause":"no_match","rule":"<default-deny>"' <(line 7)
+check "namespace \"Box\" is not a per-tool action" grep -q '"verdict":"deny","cause":"no_match","rule":"<default-deny>"' <(line 8)
+check "mcp:call permitted" grep -q '"verdict":"permit","cause":"permitted","rule":"mcp_ok"' <(line 9)
+check "parent_span_id of zeros / wrong length, a bad trace_id, parent_span_id on record: errors" \
+    test "$(sed -n '10,13p' "$T/mcp-replies" | grep -c '^{"ok":false,"error":"\\"\(parent_span_id\|trace_id\)\\" (decide only) must be')" -eq 4
+sum=$(otlp "$T/mcp.jsonl"); rc=$?
+check "OTLP shape of every line with spans ($sum)" test "$rc" -eq 0
+check "one record and one span per decision, all paired by trace and span id" \
+    grep -q "records=$ndec permits=2 denies=7 spans=$ndec controls=[0-9]* paired=$ndec parents=2" <<<"$sum"
+check "each decision's span line follows its record line" \
+    test "$(grep -v '"strands-box.control"' "$T/mcp.jsonl" | sed -e 's/^{"resourceLogs".*/R/' -e 's/^{"resourceSpans".*/S/' | paste -sd '' -)" = "$(printf 'RS%.0s' $(seq 1 $ndec))"
+pair=$(grep -A1 '"stringValue":"r1"' "$T/mcp.jsonl" | head -n 2)
+check "span line follows its record with the same ids and parentSpanId" \
+    python3 -c 'import json,sys; r,s=[json.loads(l) for l in sys.stdin.read().splitlines()]; lr=r["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]; sp=s["resourceSpans"][0]["scopeSpans"][0]["spans"][0]; sys.exit(not(lr["traceId"]==sp["traceId"] and lr["spanId"]==sp["spanId"] and sp["parentSpanId"]=="00f067aa0ba902b7" and sp["startTimeUnixNano"]==lr["timeUnixNano"]==sp["endTimeUnixNano"]))' <<<"$pair"
+check "decision record: strands.box.trace.parent_span_id" grep -q '"strands.box.trace.parent_span_id","value":{"stringValue":"00f067aa0ba902b7"}' "$T/mcp.jsonl"
+check "trace_id joins the caller's trace; parent id lowercased" grep -q '"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"[0-9a-f]\{16\}","parentSpanId":"a3ce929d0e0e4736","name":"strands.box.policy.decision","kind":1' "$T/mcp.jsonl"
+check "an internal fault's span has status ERROR" grep -q '"status":{"code":2,' "$T/mcp.jsonl"
+check "resource attributes from --box-name, --box-source, --run-id" \
+    test "$(grep -c '"resource":{"attributes":\[{"key":"service.name","value":{"stringValue":"strands-box"}},{"key":"strands.box.name","value":{"stringValue":"t-box"}},{"key":"strands.box.source","value":{"stringValue":"agent"}},{"key":"strands.box.run.id","value":{"stringValue":"run-42"}}\]}' "$T/mcp.jsonl")" -eq "$(wc -l < "$T/mcp.jsonl")"
+check "per-tool decision record: category mcp, resource <ns>/<tool>" grep -q '"strands.box.policy.resource","value":{"stringValue":"github/create_issue"}},{"key":"strands.box.policy.verdict","value":{"stringValue":"permit"}},{"key":"strands.box.policy.cause","value":{"stringValue":"no_match"}},{"key":"strands.box.policy.rule","value":{"stringValue":"<default-allow>"}},{"key":"strands.box.policy.category","value":{"stringValue":"mcp"}}' "$T/mcp.jsonl"
+# include filtering
+sums=()
+for inc in deny trace permit,kernel; do
+    start_mcp "$T/state-mcp-$inc" "$T/mcp-$inc.jsonl" --log-include "$inc" || bad "dwd starts with --log-include $inc"
+    head -n 9 "$T/mcp-ops" | "$C" "$T/sock" > /dev/null
+    stop_dwd
+    sums[${#sums[@]}]="$inc: $(otlp "$T/mcp-$inc.jsonl")"
+done
+check "--log-include deny: deny records only, no spans" grep -q "^deny: lines=[0-9]* records=7 permits=0 denies=7 spans=0 " <(printf '%s\n' "${sums[@]}")
+check "--log-include trace: spans only (all $ndec), no decision records" grep -q "^trace: lines=[0-9]* records=0 permits=0 denies=0 spans=$ndec " <(printf '%s\n' "${sums[@]}")
+check "--log-include permit,kernel: permit records only" grep -q "^permit,kernel: lines=[0-9]* records=2 permits=2 denies=0 spans=0 " <(printf '%s\n' "${sums[@]}")
+check "--log-include trace: control records still written" grep -q '"eventName":"strands.box.control.box_started"' "$T/mcp-trace.jsonl"
+for badinc in bogus deny,deny '' 'deny,' ; do
+    "$DWD" --policy "$ex/policy.dw" --state "$T/state-badinc" --socket "$T/sock-bad" --log-include "$badinc" 2>"$T/badinc.err"
+    rc=$?
+    check "--log-include '$badinc' is refused (exit 2)" test "$rc" -eq 2 -a ! -S "$T/sock-bad"
+done
+"$DWD" --policy "$ex/policy.dw" --state "$T/state-badinc" --socket "$T/sock-bad" --box-source kernel 2>"$T/badsrc.err"
+check "--box-source other than box|agent is refused (exit 2)" test $? -eq 2
 
 # ---- 9. confinement ----
 "$DWD" --selftest-seccomp > "$T/seccomp" 2>&1
