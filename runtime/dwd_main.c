@@ -208,7 +208,7 @@ static void control_record(server *s, const char *op, const char *const *kv, siz
 {
     if (s->dl.fd < 0) return;
     dwd_buf b = { 0 };
-    dwd_log_info li = { s->box_name, s->run_id, now_ns(), 0, 0, 0, s->box_source };
+    dwd_log_info li = { s->box_name, s->run_id, now_ns(), 0, 0, 0 };
     dwd_log_control(&b, &li, op, kv, nkv);
     dlog_push(&s->dl, &b, 1);
     dwd_buf_free(&b);
@@ -260,7 +260,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
     dwd_reply_decision(out, &d, msg.p ? msg.p : "");
     if (s->dl.fd >= 0 && (s->log_include & ((d.allow ? LOG_PERMIT : LOG_DENY) | LOG_TRACE))) {
         /* one record and its zero-length span share the trace and span ids (box.md §10.2) */
-        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, rng_next(s), rng_next(s), rng_next(s), s->box_source };
+        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, rng_next(s), rng_next(s), rng_next(s) };
         if (rq->has_trace_id) li.trace_hi = rq->trace_hi, li.trace_lo = rq->trace_lo;
         if (!li.span) li.span = 1;
         if (!li.trace_hi && !li.trace_lo) li.trace_lo = 1;
@@ -563,6 +563,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dwd: --box-source must be box or agent\n");
         return 2;
     }
+    dwd_log_set_box_source(s.box_source);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -436,12 +436,15 @@ static void res_attr(dwd_buf *o, bool first, const char *k, const char *v)
 }
 
 /* The start of a resourceLogs line: Box's resource attributes (§10.2). */
+static const char *box_source = "box";
+void dwd_log_set_box_source(const char *source) { box_source = source ? source : "box"; }
+
 static void log_resource_kind(dwd_buf *out, const dwd_log_info *li, const char *kind)
 {
     dwd_buf_printf(out, "{\"%s\":[{\"resource\":{\"attributes\":[", kind);
     res_attr(out, true, "service.name", "strands-box");
     res_attr(out, false, "strands.box.name", li->box_name ? li->box_name : "dwd");
-    res_attr(out, false, "strands.box.source", li->box_source ? li->box_source : "box");
+    res_attr(out, false, "strands.box.source", box_source);
     res_attr(out, false, "strands.box.run.id", li->run_id ? li->run_id : "run-0001");
 }
 

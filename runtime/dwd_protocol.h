@@ -73,15 +73,17 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
 void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message);
 
 /* One decision-log line (box.md §10): an OTLP-JSON resourceLogs export
- * request, '\n'-terminated.  box_source: "box" (NULL) or "agent".  When the
- * request carries a parent span id the record has the attribute
- * strands.box.trace.parent_span_id. */
+ * request, '\n'-terminated.  When the request carries a parent span id the
+ * record has the attribute strands.box.trace.parent_span_id. */
 typedef struct dwd_log_info {
     const char *box_name, *run_id;
     int64_t time_ns;
     uint64_t trace_hi, trace_lo, span;
-    const char *box_source;
 } dwd_log_info;
+/* The resource attribute strands.box.source of every line: "box" (the
+ * default) or "agent".  One per process: set once, before any thread
+ * formats log lines (the pointer is kept). */
+void dwd_log_set_box_source(const char *source);
 void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message);
 /* The decision's zero-length span (box.md §10.2): one OTLP-JSON
  * resourceSpans line with the record's trace and span ids, start = end =
