@@ -32,21 +32,22 @@ static const char *str_of(const char *json, const char *key, char *out, size_t c
     return out;
 }
 
-/* the next complete line of the decision log after *off (dwd writes it just after the reply;
- * wait up to 2 s) */
+/* the next decision record of the decision log after *off (dwd's writer thread writes it just
+ * after the reply; wait up to 2 s).  Control records (box_started, policy_installed, ...) and
+ * span lines are skipped. */
 static int next_log_line(const char *path, long *off, char **line, size_t *cap)
 {
     for (int i = 0; i < 200; i++) {
         FILE *f = fopen(path, "r");
         if (f) {
             fseek(f, *off, SEEK_SET);
-            ssize_t n = getline(line, cap, f);
-            fclose(f);
-            if (n > 0 && (*line)[n - 1] == '\n') {
+            ssize_t n;
+            while ((n = getline(line, cap, f)) > 0 && (*line)[n - 1] == '\n') {
                 (*line)[n - 1] = 0;
                 *off += n;
-                return 0;
+                if (strstr(*line, "\"eventName\":\"strands.box.policy.decision\"")) { fclose(f); return 0; }
             }
+            fclose(f);
         }
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
