@@ -131,6 +131,25 @@ static bool scope_eq_disjoint(const dw_scope_con *a, const dw_scope_con *b)
              memcmp(a->target.id.s, b->target.id.s, a->target.id.len) == 0);
 }
 
+static bool con_eq(const dw_scope_con *a, const dw_scope_con *b)
+{
+    if (a->kind != b->kind || a->target_is_slot || b->target_is_slot) return false;
+    bool t = a->target.type.len == b->target.type.len && a->target.id.len == b->target.id.len &&
+             memcmp(a->target.type.s, b->target.type.s, a->target.type.len) == 0 &&
+             memcmp(a->target.id.s, b->target.id.s, a->target.id.len) == 0;
+    switch (a->kind) {
+    case DW_SC_ANY: return true;
+    case DW_SC_IS: return a->is_type.len == b->is_type.len && memcmp(a->is_type.s, b->is_type.s, a->is_type.len) == 0;
+    case DW_SC_IS_IN: return t && a->is_type.len == b->is_type.len && memcmp(a->is_type.s, b->is_type.s, a->is_type.len) == 0;
+    default: return t;
+    }
+}
+
+static bool same_scope(const dw_policy *a, const dw_policy *b)
+{
+    return con_eq(&a->principal, &b->principal) && con_eq(&a->resource, &b->resource);
+}
+
 static bool disjoint(const dw_policy *a, const dw_policy *b)
 {
     return scope_eq_disjoint(&a->principal, &b->principal) || scope_eq_disjoint(&a->resource, &b->resource);
@@ -196,6 +215,8 @@ static void match_check(P *p, size_t i)
     s->matched_here = false;
     if (matched) s->may_match = true;
     /* always true here? only for rules with a condition */
+    if (s->always_all && p->o->set.ps->policies[i].nclauses > 0 && dw_smt_refuted_by_recent(p->x, p->cur[i].sat))
+        s->always_all = false;
     if (s->always_all && p->o->set.ps->policies[i].nclauses > 0) {
         int r = dw_smt_solve(p->x, dw_smt_not(p->x, p->cur[i].sat));
         if (r != 0) s->always_all = false;
@@ -256,8 +277,11 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
         if (!*ov || (same && (!s->covers || !s->equiv))) { *all = false; return; }
     }
     for (size_t j = 0; j < p->np; j++) {
+        /* the rule-by-rule breakdown (for messages and redundancy) costs up to three
+         * queries per candidate: with many candidates only rules of the same scope */
+        bool skip = ncand > 8 && !same_scope(&ps->policies[i], &ps->policies[j]);
         if (j == i || ps->policies[j].effect != effect || !p->cur[j].applies || !p->cur[j].sat ||
-            disjoint(&ps->policies[i], &ps->policies[j])) {
+            disjoint(&ps->policies[i], &ps->policies[j]) || skip) {
             if (same) s->covers[j] = s->equiv[j] = false;
             continue;
         }

@@ -49,6 +49,8 @@ struct dw_smt {
     Z3_ast *wf; size_t nwf, capwf, nwf_asserted;
     bool approx;                /* the current policy used an approximation */
     bool restrict_strings;      /* constrain free strings to the alphabet */
+    Z3_model recent[8];         /* the last models of this environment (cheap refutations) */
+    size_t nrecent;
     unsigned tag;
     unsigned leaf_k;
     dw_smt_stats st;
@@ -154,10 +156,13 @@ void dw_smt_allow_bytes(dw_smt *x, const char *text, size_t len)
     }
 }
 
+static void drop_recent(dw_smt *x);
+
 void dw_smt_free(dw_smt *x)
 {
     if (!x) return;
     if (x->model) Z3_model_dec_ref(C, x->model);
+    drop_recent(x);
     if (x->sol) Z3_solver_dec_ref(C, x->sol);
     for (size_t i = 0; i < x->nlits; i++) { free(x->lits[i].type); free(x->lits[i].id); }
     free(x->lits);
@@ -435,8 +440,24 @@ static Z3_ast exists(dw_smt *x, dw_str type, Z3_ast id)
     return app(x, n, x->bool_s, 1, &id);
 }
 
+static void drop_recent(dw_smt *x)
+{
+    for (size_t i = 0; i < x->nrecent; i++) Z3_model_dec_ref(C, x->recent[i]);
+    x->nrecent = 0;
+}
+
+bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a)
+{
+    for (size_t i = 0; i < x->nrecent; i++) {
+        Z3_ast r = NULL;
+        if (Z3_model_eval(C, x->recent[i], a, true, &r) && r && Z3_get_bool_value(C, r) == Z3_L_FALSE) return true;
+    }
+    return false;
+}
+
 int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env)
 {
+    drop_recent(x);
     if (x->model) { Z3_model_dec_ref(C, x->model); x->model = NULL; }
     if (x->sol) { Z3_solver_dec_ref(C, x->sol); x->sol = NULL; }
     x->env = *env;
@@ -1050,8 +1071,12 @@ int dw_smt_solve(dw_smt *x, Z3_ast goal)
     int rc = r == Z3_L_TRUE ? 1 : r == Z3_L_FALSE ? 0 : -1;
     if (rc == 1) {
         x->model = Z3_solver_get_model(C, x->sol);
-        if (x->model) Z3_model_inc_ref(C, x->model);
-        else rc = -1;
+        if (x->model) {
+            Z3_model_inc_ref(C, x->model);
+            size_t k = x->nrecent < 8 ? x->nrecent++ : (Z3_model_dec_ref(C, x->recent[0]), memmove(x->recent, x->recent + 1, 7 * sizeof *x->recent), 7);
+            x->recent[k] = x->model;
+            Z3_model_inc_ref(C, x->model);
+        } else rc = -1;
     }
     Z3_solver_pop(C, x->sol, 1);
     if (rc == 1) x->st.sat++;

@@ -71,6 +71,10 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
  * -1 unknown (timeout or solver error). */
 int dw_smt_solve(dw_smt *x, Z3_ast goal);
 
+/* Is `a` false in one of the environment's recent models (so `a` is not
+ * valid there, without a query)? */
+bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a);
+
 /* The kept model as a Cedar request (JSON object) and entity store (JSON
  * array).  0, or -1 when a value cannot be written (the model uses a value
  * no JSON spells, e.g. an infinite set). */
