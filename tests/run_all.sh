@@ -42,8 +42,9 @@ run_unit() {
         [ -x "$t" ] || continue
         if out=$("$t" 2>&1); then :; fi
         echo "$out" | tail -n 3
-        p=$(echo "$out" | grep -oE '\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' | tail -n1)
-        f=$(echo "$out" | grep -oE '\[  FAILED  \] [0-9]+' | grep -oE '[0-9]+$' | tail -n1)
+        # a program may run several cmocka groups: sum them
+        p=$(echo "$out" | grep -oE '\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' | awk '{s+=$1} END {if (NR) print s}')
+        f=$(echo "$out" | grep -oE '\[  FAILED  \] [0-9]+' | grep -oE '[0-9]+$' | awk '{s+=$1} END {if (NR) print s}')
         pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
         if [ -z "$p" ] && [ -z "$f" ]; then fail=$((fail + 1)); echo "$t: crashed"; fi
     done
