@@ -40,10 +40,7 @@ static const dw_type *bool_of(bool b) { return b ? &T_TRUE : &T_FALSE; }
  * (e, attr) or (e, tag expression); e is compared structurally. */
 typedef struct tc_cap { const dw_expr *e; const dw_expr *tag; dw_str attr; } tc_cap;
 typedef struct tc_caps { const tc_cap *v; size_t n; } tc_caps;
-/* `as`: the expression Cedar's typechecker leaves in place of this one when
- * `&&` / `||` short-circuit on a singleton left operand (it keeps the left
- * operand itself); `==` then compares literals through it.  NULL = itself. */
-typedef struct tc_res { const dw_type *t; tc_caps c; const dw_expr *as; } tc_res;
+typedef struct tc_res { const dw_type *t; tc_caps c; } tc_res;
 static const tc_caps NOCAPS = { NULL, 0 };
 
 typedef struct tc_diag { dw_severity sev; dw_loc loc; char *msg; const char *hint; size_t seq; } tc_diag;
@@ -409,6 +406,17 @@ static bool as_lit(const tc *T, const dw_expr *e, tc_lit *l)
     memset(l, 0, sizeof *l);
     switch (e->kind) {
     case DW_E_BOOL: l->k = e->kind; l->b = e->u.b; return true;
+    case DW_E_AND: case DW_E_OR: {
+        /* Cedar folds `&&` / `||` of two Boolean literals into a literal
+         * before `==` looks for literals: `(true || false) == 1` is False,
+         * `(true || 1) == 1` is a type error (checked against cedar-wasm) */
+        tc_lit a, b;
+        if (!as_lit(T, e->u.kids[0], &a) || a.k != DW_E_BOOL || !as_lit(T, e->u.kids[1], &b) || b.k != DW_E_BOOL)
+            return false;
+        l->k = DW_E_BOOL;
+        l->b = e->kind == DW_E_AND ? (a.b && b.b) : (a.b || b.b);
+        return true;
+    }
     case DW_E_LONG: l->k = e->kind; l->i = e->u.i; return true;
     case DW_E_STRING: l->k = e->kind; l->s = e->u.str; return true;
     case DW_E_ENTITY: l->k = e->kind; l->ty = e->u.euid.type; l->s = e->u.euid.id; return true;
@@ -451,9 +459,9 @@ static const dw_type *euid_type(tc *T, dw_str type, dw_str id)
 /* ---- typing ---- */
 static tc_res type_of(tc *T, const dw_expr *e, tc_caps c);
 
-static tc_res ok(const dw_type *t) { return (tc_res){ t, NOCAPS, NULL }; }
-static tc_res ok_c(const dw_type *t, tc_caps c) { return (tc_res){ t, c, NULL }; }
-static const tc_res BAD = { NULL, { NULL, 0 }, NULL };
+static tc_res ok(const dw_type *t) { return (tc_res){ t, NOCAPS }; }
+static tc_res ok_c(const dw_type *t, tc_caps c) { return (tc_res){ t, c }; }
+static const tc_res BAD = { NULL, { NULL, 0 } };
 
 static void expect_bool_err(tc *T, const dw_expr *e, const dw_type *t, const char *hint)
 {
@@ -495,7 +503,7 @@ static tc_res type_and(tc *T, const dw_expr *a, const dw_expr *b, tc_caps c)
     static const char *h = "both operands of `&&` must be booleans";
     tc_res r1 = type_bool_operand(T, a, c, h);
     if (!r1.t) { type_of(T, b, c); return BAD; }
-    if (r1.t == &T_FALSE) return (tc_res){ &T_FALSE, NOCAPS, r1.as ? r1.as : a };   /* b is not checked at all */
+    if (r1.t == &T_FALSE) return ok(&T_FALSE);        /* b is not checked at all */
     tc_res r2 = type_bool_operand(T, b, caps_union(T, c, r1.c), h);
     if (!r2.t) return BAD;
     if (r2.t == &T_FALSE) return ok(&T_FALSE);
@@ -509,7 +517,7 @@ static tc_res type_or(tc *T, const dw_expr *a, const dw_expr *b, tc_caps c)
     static const char *h = "both operands of `||` must be booleans";
     tc_res r1 = type_bool_operand(T, a, c, h);
     if (!r1.t) { type_of(T, b, c); return BAD; }
-    if (r1.t == &T_TRUE) return (tc_res){ &T_TRUE, NOCAPS, r1.as ? r1.as : a };     /* b is not checked at all */
+    if (r1.t == &T_TRUE) return ok(&T_TRUE);          /* b is not checked at all */
     tc_res r2 = type_bool_operand(T, b, c, h);
     if (!r2.t) return BAD;
     if (r1.t == &T_FALSE) return r2;
@@ -1004,9 +1012,9 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
         return ok(&T_LONG);
     }
     case DW_E_EQ: case DW_E_NE: {
-        tc_res rx = type_of(T, e->u.kids[0], c), ry = type_of(T, e->u.kids[1], c);
-        if (!rx.t || !ry.t) return BAD;
-        tc_res r = eq_of(T, e, rx.as ? rx.as : e->u.kids[0], ry.as ? ry.as : e->u.kids[1], rx.t, ry.t);
+        const dw_type *tx = type_of(T, e->u.kids[0], c).t, *ty = type_of(T, e->u.kids[1], c).t;
+        if (!tx || !ty) return BAD;
+        tc_res r = eq_of(T, e, e->u.kids[0], e->u.kids[1], tx, ty);
         if (r.t && e->kind == DW_E_NE) r.t = bool_not(r.t);
         return r;
     }
