@@ -138,8 +138,9 @@ $(BUILD)/temporal_bench: tests/bench/temporal_bench.c $(BUILD)/libdogwood.a
 $(BUILD)/bench/dwd_load: tests/bench/dwd_load.c tests/dwd/wire.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
-bench: deps all $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load
+bench: deps all $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load $(BUILD)/bench/load_bench
 	tests/bench/run.sh $(SHARED)
+	tests/bench/artifact_report.sh $(BUILD)/dwc $(BUILD)/bench/load_bench >> docs/PERFORMANCE.md
 	{ echo; echo '## Temporal rules (tests/bench/temporal_bench.c)'; echo; \
 	  echo 'A count budget over a 1h window (Box shape, box.md §13), decided through the engine with N events'; \
 	  echo 'in the window; the plain decision is the same set without the temporal clause, also through the engine'; \
@@ -156,6 +157,9 @@ demo: deps all $(BUILD)/dwd-demo
 	@$(BUILD)/dwc disasm -p $(SHARED)/examples/box/01-project-read/policy.dw
 	@echo "== dwd: a scripted agent session over the socket (tests/dwd/demo.sh)"
 	@tests/dwd/demo.sh $(BUILD)/dwd $(BUILD)/dwd-demo $(SHARED)
+$(BUILD)/bench/load_bench: tests/bench/load_bench.c $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
 # the demo's client: prints each verdict, its rule and the decision-log line
 $(BUILD)/dwd-demo: tests/dwd/demo_client.c tests/dwd/wire.h
 	$(CC) $(CFLAGS) -o $@ $<
