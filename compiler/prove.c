@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "smt.h"
+#include "../stdlib/ext.h"
 
 typedef struct cex { char *req, *ents; uint8_t *leaves; uint32_t nleaves; } cex;
 
@@ -25,7 +26,11 @@ typedef struct pstate {
     cex witness;                  /* a request the policy matches (VM-confirmed) */
     bool have_witness;
     bool matched_here;            /* a query of this environment found a request it matches */
+    int own_r;                    /* this environment: 1 `own` is a request it matches, 0 none, -1 unknown, 2 not asked */
+    dw_smt_model *own;
 } pstate;
+
+typedef struct pguards pguards;   /* literal guards of a rule (below) */
 
 typedef struct P {
     const dw_prove_options *o;
@@ -34,6 +39,8 @@ typedef struct P {
     dw_prove_stats *st;
     size_t np;
     pstate *ps;
+    pguards *guards;              /* per policy of the set (NULL: none computed) */
+    Z3_ast *uv;                   /* scratch: the candidates of a cover query */
     dw_smt_policy *cur;           /* set policies in the current environment */
     dw_smt_policy *cur_old, *cur_as;
     Z3_ast forbid_any;            /* some forbid of the set holds (current environment) */
@@ -64,6 +71,192 @@ static const char *pname(const dw_policy *p, size_t i, char *buf, size_t cap)
         }
     snprintf(buf, cap, "rule %zu", i + 1);
     return buf;
+}
+
+/* ------------------------------------------------------------------ literal guards
+ *
+ * A cheap disjointness test before the solver (docs/CHECK.md, Speed): a rule
+ * whose `when` clauses hold a conjunct (on the top-level `&&` spine) that
+ * tests one request field -- a GETATTR chain on principal, resource or
+ * context -- against literals,
+ *
+ *     F == "lit" | "lit" == F | F like "pat" | ["a", "b"].contains(F)
+ *     | F == Long or entity literal | `||` chains of these on the same F,
+ *
+ * is true without error only when F holds a value one of those alternatives
+ * accepts.  Two rules with guards on the same field whose alternatives accept
+ * no common value never both match one request: the pair needs no query. */
+
+#define GUARD_MAX 4          /* guards kept per rule */
+#define GUARD_MAX_ALT 16     /* alternatives of one guard */
+#define GUARD_MAX_PATH 4     /* attributes of a field path */
+
+enum { GA_STR, GA_LIKE, GA_LONG, GA_ENT };
+
+typedef struct galt {
+    int kind;
+    dw_str s;                    /* GA_STR: the string */
+    const dw_like_pattern *pat;  /* GA_LIKE */
+    int64_t i;                   /* GA_LONG */
+    const dw_euid_lit *e;        /* GA_ENT */
+} galt;
+
+typedef struct guard {
+    int var;
+    size_t npath;
+    dw_str path[GUARD_MAX_PATH];
+    size_t nalt;
+    galt alt[GUARD_MAX_ALT];
+} guard;
+
+struct pguards { size_t n; guard g[GUARD_MAX]; };
+
+static bool s_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
+
+/* e is a field: VAR(principal|resource|context) . a [. b ...] */
+static bool field_of(const dw_expr *e, guard *g)
+{
+    dw_str rev[GUARD_MAX_PATH];
+    size_t n = 0;
+    while (e && e->kind == DW_E_GETATTR) {
+        if (n == GUARD_MAX_PATH) return false;
+        rev[n++] = e->u.attr.attr;
+        e = e->u.attr.kids0;
+    }
+    if (!e || e->kind != DW_E_VAR || n == 0 || e->u.var == DW_VAR_ACTION) return false;
+    g->var = (int)e->u.var;
+    g->npath = n;
+    for (size_t k = 0; k < n; k++) g->path[k] = rev[n - 1 - k];
+    return true;
+}
+
+static bool same_field(const guard *a, const guard *b)
+{
+    if (a->var != b->var || a->npath != b->npath) return false;
+    for (size_t k = 0; k < a->npath; k++) if (!s_eq(a->path[k], b->path[k])) return false;
+    return true;
+}
+
+static bool lit_alt(const dw_expr *e, galt *a)
+{
+    switch (e->kind) {
+    case DW_E_STRING: a->kind = GA_STR; a->s = e->u.str; return true;
+    case DW_E_LONG: a->kind = GA_LONG; a->i = e->u.i; return true;
+    case DW_E_ENTITY: a->kind = GA_ENT; a->e = &e->u.euid; return true;
+    default: return false;
+    }
+}
+
+static bool add_alt(guard *g, galt a)
+{
+    if (g->nalt == GUARD_MAX_ALT) return false;
+    g->alt[g->nalt++] = a;
+    return true;
+}
+
+/* One test (no `||`) on a field; the field must equal g's when g has one. */
+static bool test_of(const dw_expr *e, guard *g)
+{
+    guard f = { 0 };
+    galt a = { 0 };
+    const dw_expr *fe = NULL;
+    if (e->kind == DW_E_EQ) {
+        if (lit_alt(e->u.kids[1], &a)) fe = e->u.kids[0];
+        else if (lit_alt(e->u.kids[0], &a)) fe = e->u.kids[1];
+        else return false;
+        if (!field_of(fe, &f)) return false;
+    } else if (e->kind == DW_E_LIKE) {
+        if (!field_of(e->u.like.kids0, &f) || e->u.like.pat.nseg == 0) return false;
+        a.kind = GA_LIKE;
+        a.pat = &e->u.like.pat;
+    } else if (e->kind == DW_E_METHOD && e->u.call.recv && e->u.call.recv->kind == DW_E_SET && e->u.call.nargs == 1 &&
+               e->u.call.name.len == 8 && memcmp(e->u.call.name.s, "contains", 8) == 0) {
+        if (!field_of(e->u.call.args[0], &f)) return false;
+        const dw_expr *set = e->u.call.recv;
+        if (set->u.list.n == 0) return false;
+        for (size_t k = 0; k < set->u.list.n; k++) if (!lit_alt(set->u.list.v[k], &a)) return false;
+    } else return false;
+    if (g->npath == 0) { g->var = f.var; g->npath = f.npath; memcpy(g->path, f.path, sizeof f.path); }
+    else if (!same_field(g, &f)) return false;
+    if (e->kind == DW_E_METHOD) {
+        const dw_expr *set = e->u.call.recv;
+        for (size_t k = 0; k < set->u.list.n; k++) {
+            lit_alt(set->u.list.v[k], &a);
+            if (!add_alt(g, a)) return false;
+        }
+        return true;
+    }
+    return add_alt(g, a);
+}
+
+/* `||` chain of tests on one field */
+static bool chain_of(const dw_expr *e, guard *g)
+{
+    if (e->kind == DW_E_OR) return chain_of(e->u.kids[0], g) && chain_of(e->u.kids[1], g);
+    return test_of(e, g);
+}
+
+static void guards_of(const dw_expr *e, pguards *out)
+{
+    if (out->n == GUARD_MAX) return;
+    if (e->kind == DW_E_AND) {
+        guards_of(e->u.kids[0], out);
+        guards_of(e->u.kids[1], out);
+        return;
+    }
+    guard g = { 0 };
+    if (chain_of(e, &g) && g.nalt) out->g[out->n++] = g;
+}
+
+static void policy_guards(const dw_policy *pol, pguards *out)
+{
+    out->n = 0;
+    for (size_t k = 0; k < pol->nclauses; k++)
+        if (pol->clauses[k].is_when && pol->clauses[k].body) guards_of(pol->clauses[k].body, out);
+}
+
+static bool bytes_is(const char *a, size_t na, const char *b, size_t nb) { return na == nb && (na == 0 || memcmp(a, b, na) == 0); }
+
+/* can some value satisfy both alternatives?  (true when unsure) */
+static bool alts_meet(const galt *a, const galt *b)
+{
+    if (a->kind == GA_LIKE && b->kind == GA_STR) { const galt *t = a; a = b; b = t; }
+    bool as = a->kind == GA_STR || a->kind == GA_LIKE, bs = b->kind == GA_STR || b->kind == GA_LIKE;
+    if (as != bs) return false;                       /* a String is never a Long or an entity */
+    if (!as && a->kind != b->kind) return false;      /* a Long is never an entity */
+    switch (a->kind) {
+    case GA_LONG: return a->i == b->i;
+    case GA_ENT: return s_eq(a->e->type, b->e->type) && s_eq(a->e->id, b->e->id);
+    case GA_STR:
+        if (b->kind == GA_STR) return s_eq(a->s, b->s);
+        return dw_like_match(b->pat, a->s.len ? a->s.s : "", a->s.len);
+    default: break;
+    }
+    /* two patterns: their literal prefixes (and suffixes) must agree */
+    const dw_like_pattern *p = a->pat, *q = b->pat;
+    if (p->nseg == 1 && q->nseg == 1) return bytes_is(p->seg[0].s, p->seg[0].len, q->seg[0].s, q->seg[0].len);
+    if (p->nseg == 1) return dw_like_match(q, p->seg[0].len ? p->seg[0].s : "", p->seg[0].len);
+    if (q->nseg == 1) return dw_like_match(p, q->seg[0].len ? q->seg[0].s : "", q->seg[0].len);
+    const dw_bytes *pp = &p->seg[0], *qp = &q->seg[0], *ps = &p->seg[p->nseg - 1], *qs = &q->seg[q->nseg - 1];
+    size_t m = pp->len < qp->len ? pp->len : qp->len;
+    if (m && memcmp(pp->s, qp->s, m) != 0) return false;
+    m = ps->len < qs->len ? ps->len : qs->len;
+    if (m && memcmp(ps->s + ps->len - m, qs->s + qs->len - m, m) != 0) return false;
+    return true;
+}
+
+static bool guards_disjoint(const pguards *a, const pguards *b)
+{
+    for (size_t x = 0; x < a->n; x++)
+        for (size_t y = 0; y < b->n; y++) {
+            const guard *g = &a->g[x], *h = &b->g[y];
+            if (!same_field(g, h)) continue;
+            bool meet = false;
+            for (size_t i = 0; i < g->nalt && !meet; i++)
+                for (size_t j = 0; j < h->nalt && !meet; j++) meet = alts_meet(&g->alt[i], &h->alt[j]);
+            if (!meet) return true;
+        }
+    return false;
 }
 
 /* ------------------------------------------------------------------ counterexamples */
@@ -126,21 +319,18 @@ static Z3_ast allow_of(P *p, const dw_smt_policy *v, size_t n, const dw_policy_s
 static bool scope_eq_disjoint(const dw_scope_con *a, const dw_scope_con *b)
 {
     if (a->kind != DW_SC_EQ || b->kind != DW_SC_EQ || a->target_is_slot || b->target_is_slot) return false;
-    return !(a->target.type.len == b->target.type.len && a->target.id.len == b->target.id.len &&
-             memcmp(a->target.type.s, b->target.type.s, a->target.type.len) == 0 &&
-             memcmp(a->target.id.s, b->target.id.s, a->target.id.len) == 0);
+    return !(s_eq(a->target.type, b->target.type) && s_eq(a->target.id, b->target.id));
 }
 
 static bool con_eq(const dw_scope_con *a, const dw_scope_con *b)
 {
     if (a->kind != b->kind || a->target_is_slot || b->target_is_slot) return false;
-    bool t = a->target.type.len == b->target.type.len && a->target.id.len == b->target.id.len &&
-             memcmp(a->target.type.s, b->target.type.s, a->target.type.len) == 0 &&
-             memcmp(a->target.id.s, b->target.id.s, a->target.id.len) == 0;
+    /* (s_eq: an empty string may have a NULL pointer) */
+    bool t = s_eq(a->target.type, b->target.type) && s_eq(a->target.id, b->target.id);
     switch (a->kind) {
     case DW_SC_ANY: return true;
-    case DW_SC_IS: return a->is_type.len == b->is_type.len && memcmp(a->is_type.s, b->is_type.s, a->is_type.len) == 0;
-    case DW_SC_IS_IN: return t && a->is_type.len == b->is_type.len && memcmp(a->is_type.s, b->is_type.s, a->is_type.len) == 0;
+    case DW_SC_IS: return s_eq(a->is_type, b->is_type);
+    case DW_SC_IS_IN: return t && s_eq(a->is_type, b->is_type);
     default: return t;
     }
 }
@@ -170,6 +360,31 @@ static void encode_all(P *p, int which, const dw_prove_input *in, dw_smt_policy 
             if (which == DW_PROVE_SET) p->ps[i].encodable = false;
         } else if (which == DW_PROVE_SET && v[i].approx) p->ps[i].approx = true;
     }
+}
+
+/* Policy i's own model in this environment (a request it matches, asked
+ * once): 1 found, 0 it matches nothing here, -1 unknown. */
+static int own_model(P *p, size_t i)
+{
+    pstate *s = &p->ps[i];
+    if (s->own_r == 2) {
+        s->own_r = dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, NULL, 0) ? 1 : dw_smt_solve(p->x, p->cur[i].sat);
+        if (s->own_r == 1 && !(s->own = dw_smt_take_model(p->x))) s->own_r = -1;
+    }
+    return s->own_r;
+}
+
+/* SAT(goal), where goal implies sat of policy i (and of j when j >= 0): a
+ * goal is unsatisfiable where i (or j) matches nothing; the own models of i
+ * and j and the recent models of the environment answer most satisfiable
+ * goals without a query (the one that does is kept, as after a query). */
+static int solve_for(P *p, Z3_ast goal, size_t i, long j)
+{
+    int ri = own_model(p, i), rj = j >= 0 ? own_model(p, (size_t)j) : 1;
+    if (ri == 0 || rj == 0) return 0;
+    dw_smt_model *m[2] = { ri == 1 ? p->ps[i].own : NULL, j >= 0 && rj == 1 ? p->ps[j].own : NULL };
+    if (dw_smt_holds_in_model(p->x, p->cur[i].sat, goal, m, 2)) return 1;
+    return dw_smt_solve(p->x, goal);
 }
 
 static void forbid_may_error(P *p, size_t i)
@@ -227,8 +442,11 @@ static void match_check(P *p, size_t i)
     bool need = !matched || (permit && s->overridden_all) || s->shadowed_all || s->always_all;
     if (s->have_witness || !need) return;
     /* a permit's witness is preferably a request the set allows (the decision then shows it) */
-    int r = permit ? dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->forbid_any))) : 0;
-    if (r != 1) r = dw_smt_solve(p->x, p->cur[i].sat);
+    int r = permit ? solve_for(p, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->forbid_any)), i, -1) : 0;
+    if (r != 1) {
+        r = own_model(p, i);
+        if (r == 1) dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, &s->own, 1);   /* keep it */
+    }
     if (r < 0) s->unknown = true;
     if (r != 1) return;
     s->may_match = true;
@@ -241,28 +459,40 @@ static void match_check(P *p, size_t i)
     free(o);
 }
 
+/* Rules i and j never both match a request: their literal guards on one
+ * field accept no common value. */
+static bool guard_disjoint(const P *p, size_t i, size_t j)
+{
+    return p->guards && guards_disjoint(&p->guards[i], &p->guards[j]);
+}
+
 /* covered: is every request policy i matches also matched by a policy of
- * `effect` (other than i) in this environment? */
+ * `effect` (other than i) in this environment?  A candidate disjoint from i
+ * by its literal guard cannot cover any request i matches: it is left out of
+ * the query (the answer is the same). */
 static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
 {
     bool same = effect == p->o->set.ps->policies[i].effect;
     p->ps[i].shadow_here = false;
     if (!*all) return;
     const dw_policy_set *ps = p->o->set.ps;
-    Z3_ast u = dw_smt_bool(p->x, false);
-    size_t ncand = 0;
+    size_t ncand = 0, nguard = 0, nu = 0;
     for (size_t j = 0; j < p->np; j++) {
         if (j == i || ps->policies[j].effect != effect) continue;
         if (!p->cur[j].applies || !p->cur[j].sat || disjoint(&ps->policies[i], &ps->policies[j])) { p->st->pairs_pruned++; continue; }
         /* a later rule already found shadowed here does not shadow earlier ones
          * (of two overlapping rules only the later is reported) */
         if (same && p->ps[j].shadow_here) continue;
-        p->st->pairs_solved++;
-        u = dw_smt_or(p->x, u, p->cur[j].sat);
         ncand++;
+        if (guard_disjoint(p, i, j)) { nguard++; p->st->pairs_pruned++; p->st->pairs_pruned_disjoint++; continue; }
+        p->st->pairs_solved++;
+        p->uv[nu++] = p->cur[j].sat;
     }
     if (!ncand) { *all = false; return; }
-    int r = dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u)));
+    Z3_ast u = dw_smt_or_n(p->x, p->uv, nu);
+    Z3_ast goal = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u));
+    /* i's own model or a recent one often satisfies the goal: no query */
+    int r = solve_for(p, goal, i, -1);
     if (r < 0) p->ps[i].unknown = true;
     if (r == 1) p->ps[i].matched_here = true;
     if (r != 0) { *all = false; return; }
@@ -276,6 +506,8 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
         if (same) { s->covers = calloc(p->np + 1, 1); s->equiv = calloc(p->np + 1, 1); }
         if (!*ov || (same && (!s->covers || !s->equiv))) { *all = false; return; }
     }
+    /* a guard-disjoint j neither overlaps nor covers i unless i matches nothing here */
+    int i_sat = nguard ? -2 : 1;
     for (size_t j = 0; j < p->np; j++) {
         /* the rule-by-rule breakdown (for messages and redundancy) costs up to three
          * queries per candidate: with many candidates only rules of the same scope */
@@ -285,11 +517,21 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
             if (same) s->covers[j] = s->equiv[j] = false;
             continue;
         }
-        if (dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat)) == 1) (*ov)[j] = true;
+        if (guard_disjoint(p, i, j)) {
+            if (i_sat == -2) i_sat = own_model(p, i);
+            if (i_sat == 1) {
+                if (same) s->covers[j] = s->equiv[j] = false;
+                continue;
+            }
+        }
+        Z3_ast both = dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat);
+        if (solve_for(p, both, i, (long)j) == 1) (*ov)[j] = true;
         if (!same) continue;
-        bool c = dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat))) == 0;
+        Z3_ast inotj = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat));
+        bool c = solve_for(p, inotj, i, -1) == 0;
         s->covers[j] = (first || s->covers[j]) && c;
-        bool e = c && (first || s->equiv[j]) && dw_smt_solve(p->x, dw_smt_and(p->x, p->cur[j].sat, dw_smt_not(p->x, p->cur[i].sat))) == 0;
+        Z3_ast jnoti = dw_smt_and(p->x, p->cur[j].sat, dw_smt_not(p->x, p->cur[i].sat));
+        bool e = c && (first || s->equiv[j]) && solve_for(p, jnoti, j, -1) == 0;
         s->equiv[j] = e;
     }
 }
@@ -556,12 +798,15 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     size_t nold = o->old.ps ? o->old.ps->npolicies : 0, nas = o->asserts.ps ? o->asserts.ps->npolicies : 0;
     p.ps = calloc(p.np + 1, sizeof *p.ps);
     p.cur = calloc(p.np + 1, sizeof *p.cur);
+    p.uv = calloc(p.np + 1, sizeof *p.uv);
     p.cur_old = calloc(nold + 1, sizeof *p.cur_old);
     p.cur_as = calloc(nas + 1, sizeof *p.cur_as);
     p.as_state = calloc(nas + 1, sizeof *p.as_state);
     p.as_cex = calloc(nas + 1, sizeof *p.as_cex);
     int rc = -1;
-    if (!p.ps || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
+    if (!p.ps || !p.uv || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
+    p.guards = calloc(p.np + 1, sizeof *p.guards);
+    for (size_t i = 0; p.guards && i < p.np; i++) policy_guards(&o->set.ps->policies[i], &p.guards[i]);
     for (size_t i = 0; i < p.np; i++) {
         p.ps[i].encodable = true;
         p.ps[i].always_all = true;
@@ -582,6 +827,11 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
                 encode_all(&p, DW_PROVE_SET, &o->set, p.cur);
                 if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
                 if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
+                for (size_t i = 0; i < p.np; i++) {
+                    dw_smt_model_free(p.x, p.ps[i].own);
+                    p.ps[i].own = NULL;
+                    p.ps[i].own_r = 2;
+                }
                 for (size_t i = 0; i < p.np; i++) {
                     p.ps[i].shadow_here = false;
                     if (!p.cur[i].applies || !p.cur[i].sat) continue;
@@ -619,11 +869,13 @@ done:;
     st->unsat = zs->unsat;
     st->unknown = zs->unknown;
     st->solver_ms = zs->solver_ms;
-    for (size_t i = 0; p.ps && i < p.np; i++) { free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); cex_free(&p.ps[i].witness); }
+    for (size_t i = 0; p.ps && i < p.np; i++) { dw_smt_model_free(p.x, p.ps[i].own); free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); cex_free(&p.ps[i].witness); }
     for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
     cex_free(&p.diff_cex[0]);
     cex_free(&p.diff_cex[1]);
     free(p.ps);
+    free(p.guards);
+    free(p.uv);
     free(p.cur);
     free(p.cur_old);
     free(p.cur_as);

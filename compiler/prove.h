@@ -51,6 +51,7 @@ typedef struct dw_prove_options {
 typedef struct dw_prove_stats {
     size_t envs, policies, unencodable, approximated;
     size_t pairs_pruned, pairs_solved;
+    size_t pairs_pruned_disjoint;       /* of pairs_pruned: by their literal guards (docs/CHECK.md) */
     size_t queries, sat, unsat, unknown;
     size_t confirmed, vm_rejected;      /* candidates the VM agreed with / did not */
     double solver_ms, total_ms;

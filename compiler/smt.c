@@ -111,6 +111,12 @@ Z3_ast dw_smt_or(dw_smt *x, Z3_ast a, Z3_ast b)
     Z3_ast v[2] = { a, b };
     return Z3_mk_or(C, 2, v);
 }
+Z3_ast dw_smt_or_n(dw_smt *x, const Z3_ast *v, size_t n)
+{
+    if (n == 0) return Z3_mk_false(C);
+    if (n == 1) return v[0];
+    return Z3_mk_or(C, (unsigned)n, v);
+}
 Z3_ast dw_smt_not(dw_smt *x, Z3_ast a)
 {
     if (is_true(x, a)) return Z3_mk_false(C);
@@ -453,6 +459,40 @@ bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a)
         if (Z3_model_eval(C, x->recent[i], a, true, &r) && r && Z3_get_bool_value(C, r) == Z3_L_FALSE) return true;
     }
     return false;
+}
+
+static bool model_true(dw_smt *x, Z3_model m, Z3_ast a)
+{
+    Z3_ast r = NULL;
+    return Z3_model_eval(C, m, a, true, &r) && r && Z3_get_bool_value(C, r) == Z3_L_TRUE;
+}
+
+static void keep_model(dw_smt *x, Z3_model m)
+{
+    Z3_model_inc_ref(C, m);
+    if (x->model) Z3_model_dec_ref(C, x->model);
+    x->model = m;
+}
+
+bool dw_smt_holds_in_model(dw_smt *x, Z3_ast pre, Z3_ast a, dw_smt_model *const *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i] && model_true(x, (Z3_model)m[i], a)) { keep_model(x, (Z3_model)m[i]); return true; }
+    for (size_t i = x->nrecent; i-- > 0;)
+        if ((!pre || model_true(x, x->recent[i], pre)) && model_true(x, x->recent[i], a)) { keep_model(x, x->recent[i]); return true; }
+    return false;
+}
+
+dw_smt_model *dw_smt_take_model(dw_smt *x)
+{
+    Z3_model m = x->model;
+    x->model = NULL;
+    return (dw_smt_model *)m;
+}
+
+void dw_smt_model_free(dw_smt *x, dw_smt_model *m)
+{
+    if (m) Z3_model_dec_ref(C, (Z3_model)m);
 }
 
 int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env)

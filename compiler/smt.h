@@ -74,6 +74,18 @@ int dw_smt_solve(dw_smt *x, Z3_ast goal);
 /* Is `a` false in one of the environment's recent models (so `a` is not
  * valid there, without a query)? */
 bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a);
+/* A model of the current environment's solver (a schema-valid request and
+ * store), kept by the caller. */
+typedef struct dw_smt_model dw_smt_model;
+/* Is `a` true in one of m[0..n) (NULL entries are skipped) or in one of the
+ * environment's recent models (so `a` is satisfiable, without a query)?
+ * `pre` (may be NULL): a small term `a` implies, tried first on the recent
+ * models (a cheaper miss).  When `a` holds, that model becomes the kept
+ * model, as after a sat answer of dw_smt_solve. */
+bool dw_smt_holds_in_model(dw_smt *x, Z3_ast pre, Z3_ast a, dw_smt_model *const *m, size_t n);
+/* The kept model (after a sat answer), now owned by the caller; NULL if none. */
+dw_smt_model *dw_smt_take_model(dw_smt *x);
+void dw_smt_model_free(dw_smt *x, dw_smt_model *m);
 
 /* The kept model as a Cedar request (JSON object) and entity store (JSON
  * array).  0, or -1 when a value cannot be written (the model uses a value
@@ -87,6 +99,8 @@ unsigned dw_smt_leaf_count(dw_smt *x, unsigned tag);
 /* Z3 helpers */
 Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b);
 Z3_ast dw_smt_or(dw_smt *x, Z3_ast a, Z3_ast b);
+/* v[0] or ... or v[n-1] (false when n is 0) */
+Z3_ast dw_smt_or_n(dw_smt *x, const Z3_ast *v, size_t n);
 Z3_ast dw_smt_not(dw_smt *x, Z3_ast a);
 Z3_ast dw_smt_bool(dw_smt *x, bool b);
 

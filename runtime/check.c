@@ -171,11 +171,11 @@ static void print_json(FILE *out, const dw_source *src, const dw_findings *f, co
     if (ri->proofs) {
         const dw_prove_stats *s = &ri->ps;
         fprintf(out, ", \"environments\": %zu, \"policies\": %zu, \"unencodable\": %zu, \"approximated\": %zu, "
-                     "\"pairs_pruned\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
+                     "\"pairs_pruned\": %zu, \"pairs_pruned_disjoint\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
                      "\"unknown\": %zu, \"vm_confirmed\": %zu, \"vm_rejected\": %zu, \"solver_ms\": %.1f, \"total_ms\": %.1f, "
                      "\"index_dominance\": %s, \"temporal_leaves\": \"free booleans (over-approximation)\", "
                      "\"hierarchy\": \"free ancestor relation per schema memberOf type pair, depth unbounded, transitivity not encoded\"",
-                s->envs, s->policies, s->unencodable, s->approximated, s->pairs_pruned, s->pairs_solved, s->queries, s->sat,
+                s->envs, s->policies, s->unencodable, s->approximated, s->pairs_pruned, s->pairs_pruned_disjoint, s->pairs_solved, s->queries, s->sat,
                 s->unsat, s->unknown, s->confirmed, s->vm_rejected, s->solver_ms, s->total_ms,
                 ri->index_verified ? "\"verified\"" : "\"refused\"");
     } else if (ri->skipped) {
