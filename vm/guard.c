@@ -186,15 +186,32 @@ static int u32_cmp(const void *x, const void *y)
 static int build_table(dw_program *p, dw_index_bucket *b, const policy_guard *pg, guarded *tmp)
 {
     const uint32_t *run = p->index.policies + b->first;
-    /* the path most of the bucket's guarded policies test */
-    const policy_guard *best = NULL;
-    uint32_t best_n = 0;
+    /* The path most of the bucket's guarded policies test; only one tested by
+     * at least half the bucket is used.  Misra-Gries with two counters keeps
+     * every path tested by more than a third of the run (NULL stands for
+     * "no guard"), so two linear passes find it even in a hostile artifact
+     * whose one bucket holds 100,000 policies on as many paths. */
+    const policy_guard *cand[2] = { NULL, NULL };
+    uint32_t cnt[2] = { 0, 0 };
     for (uint32_t i = 0; i < b->n; i++) {
-        const policy_guard *g = &pg[run[i]];
-        if (!g->nalt || (best && same_path(p, g, best))) continue;
-        uint32_t n = 0;
-        for (uint32_t j = i; j < b->n; j++) if (same_path(p, g, &pg[run[j]])) n++;
-        if (n > best_n) best = g, best_n = n;
+        const policy_guard *g = pg[run[i]].nalt ? &pg[run[i]] : NULL;
+        int k = -1;
+        for (int c = 0; c < 2 && k < 0; c++)
+            if (cnt[c] && (cand[c] == g || (g && cand[c] && same_path(p, g, cand[c])))) k = c;
+        if (k < 0 && !cnt[0]) k = 0, cand[0] = g;
+        else if (k < 0 && !cnt[1]) k = 1, cand[1] = g;
+        if (k >= 0) cnt[k]++;
+        else cnt[0]--, cnt[1]--;
+    }
+    /* exact counts; on a tie the path met first wins */
+    const policy_guard *best = NULL;
+    uint32_t best_n = 0, best_first = 0;
+    for (int c = 0; c < 2; c++) {
+        if (!cand[c] || (c == 1 && cand[0] && same_path(p, cand[0], cand[1]))) continue;
+        uint32_t n = 0, first = b->n;
+        for (uint32_t i = 0; i < b->n; i++)
+            if (same_path(p, cand[c], &pg[run[i]])) { if (!n) first = i; n++; }
+        if (n > best_n || (n == best_n && n && first < best_first)) best = cand[c], best_n = n, best_first = first;
     }
     if (best_n < GUARD_MIN_BUCKET / 2 || best_n * 2 < b->n) return 0;
 
