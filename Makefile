@@ -100,7 +100,7 @@ clean:
 # ---- tests ----
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_compile.h $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
 $(BUILD)/dw-golden: $(BUILD)/obj/tests/golden/golden_main.o $(BUILD)/libdogwood.a
@@ -112,7 +112,7 @@ SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanit
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
 	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS) -lseccomp -lpthread
-.PHONY: testbins fuzz-link
+.PHONY: testbins fuzz-link benchbins
 # The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.
 fuzz:
 	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fsanitize=address,undefined,fuzzer-no-link" build/fuzz/libdogwood.a
@@ -120,7 +120,7 @@ fuzz:
 fuzz-link: $(FUZZ_TARGETS)
 
 test: deps
-	$(MAKE) --no-print-directory testbins
+	$(MAKE) --no-print-directory testbins benchbins
 	$(MAKE) --no-print-directory BUILD=build/asan OPT="$(SAN_OPT)" testbins
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
@@ -132,13 +132,23 @@ difftest: deps all
 	tests/diff/run.sh $(N)
 
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
-$(BUILD)/temporal_bench: tests/bench/temporal_bench.c $(BUILD)/libdogwood.a
+$(BUILD)/temporal_bench: tests/bench/temporal_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
 # dwd over the socket: the loopback load generator (tests/bench/dwd_load.c)
-$(BUILD)/bench/dwd_load: tests/bench/dwd_load.c tests/dwd/wire.h
+$(BUILD)/bench/dwd_load: tests/bench/dwd_load.c tests/bench/bench_util.h tests/dwd/wire.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
-bench: deps all $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load $(BUILD)/bench/load_bench
+# Every benchmark program, so none can rot unbuilt: make test compiles them (and runs none).
+$(BUILD)/bench/histlog_bench: tests/bench/histlog_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
+$(BUILD)/bench/reopen_bench: tests/bench/reopen_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
+BENCH_BINS = $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load $(BUILD)/bench/load_bench \
+             $(BUILD)/bench/histlog_bench $(BUILD)/bench/reopen_bench
+benchbins: $(BENCH_BINS)
+bench: deps all $(BENCH_BINS)
 	tests/bench/run.sh $(SHARED)
 	tests/bench/artifact_report.sh $(BUILD)/dwc $(BUILD)/bench/load_bench >> docs/PERFORMANCE.md
 	{ echo; echo '## Temporal rules (tests/bench/temporal_bench.c)'; echo; \

@@ -192,30 +192,10 @@ typedef struct L {
     bool *u_fs, *u_fsother;
 } L;
 
-static void *alloc(L *l, size_t n)
-{
-    void *p = dw_arena_alloc(&l->a, n ? n : 1);
-    if (!p) longjmp(l->oom, 1);
-    return p;
-}
-
-static char *vfmt(L *l, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
-static char *vfmt(L *l, const char *f, va_list ap)
-{
-    char *s = dw_arena_vprintf(&l->a, f, ap);
-    if (!s) longjmp(l->oom, 1);
-    return s;
-}
-
-static char *fmt(L *l, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static char *fmt(L *l, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = vfmt(l, f, ap);
-    va_end(ap);
-    return s;
-}
+/* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
+#define alloc(l, n) dw_arena_alloc_or_jump(&(l)->a, (n), &(l)->oom)
+#define vfmt(l, f, ap) dw_arena_vprintf_or_jump(&(l)->a, &(l)->oom, (f), (ap))
+#define fmt(l, ...) dw_arena_printf_or_jump(&(l)->a, &(l)->oom, __VA_ARGS__)
 
 static char *xstrdup(L *l, const char *s)
 {

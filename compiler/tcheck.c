@@ -45,12 +45,10 @@ typedef struct tc {
 
 /* ------------------------------------------------------------------ memory, text */
 
-static void *alloc(tc *T, size_t n)
-{
-    void *p = dw_arena_alloc(&T->a, n ? n : 1);
-    if (!p) longjmp(T->oom, 1);
-    return p;
-}
+/* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
+#define alloc(T, n) dw_arena_alloc_or_jump(&(T)->a, (n), &(T)->oom)
+#define vfmt(T, f, ap) dw_arena_vprintf_or_jump(&(T)->a, &(T)->oom, (f), (ap))
+#define fmt(T, ...) dw_arena_printf_or_jump(&(T)->a, &(T)->oom, __VA_ARGS__)
 
 /* Grow an arena array to hold n+1 elements. */
 static void *grow(tc *T, void *v, size_t n, size_t *cap, size_t size)
@@ -61,24 +59,6 @@ static void *grow(tc *T, void *v, size_t n, size_t *cap, size_t size)
     if (n) memcpy(nv, v, n * size);
     *cap = nc;
     return nv;
-}
-
-static char *vfmt(tc *T, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
-static char *vfmt(tc *T, const char *f, va_list ap)
-{
-    char *s = dw_arena_vprintf(&T->a, f, ap);
-    if (!s) longjmp(T->oom, 1);
-    return s;
-}
-
-static char *fmt(tc *T, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static char *fmt(tc *T, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = vfmt(T, f, ap);
-    va_end(ap);
-    return s;
 }
 
 static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }

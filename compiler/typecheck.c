@@ -70,30 +70,10 @@ typedef struct tc {
 static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
 static bool str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
 
-static void *alloc(tc *T, size_t n)
-{
-    void *p = dw_arena_alloc(&T->a, n ? n : 1);
-    if (!p) longjmp(T->oom, 1);
-    return p;
-}
-
-static char *vfmt(tc *T, const char *f, va_list ap) __attribute__((format(printf, 2, 0)));
-static char *vfmt(tc *T, const char *f, va_list ap)
-{
-    char *s = dw_arena_vprintf(&T->a, f, ap);
-    if (!s) longjmp(T->oom, 1);
-    return s;
-}
-
-static char *fmt(tc *T, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static char *fmt(tc *T, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = vfmt(T, f, ap);
-    va_end(ap);
-    return s;
-}
+/* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
+#define alloc(T, n) dw_arena_alloc_or_jump(&(T)->a, (n), &(T)->oom)
+#define vfmt(T, f, ap) dw_arena_vprintf_or_jump(&(T)->a, &(T)->oom, (f), (ap))
+#define fmt(T, ...) dw_arena_printf_or_jump(&(T)->a, &(T)->oom, __VA_ARGS__)
 
 /* A type as text for messages, cut short so huge records stay readable. */
 static const char *ty_str(tc *T, const dw_type *t)

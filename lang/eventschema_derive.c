@@ -2,6 +2,7 @@
  * action of the action schema (dogwood.md §12.2-§12.3), the lookups the
  * temporal validator needs (§9.8-§9.9), and the golden-test printer. */
 #include "eventschema.h"
+#include "strlit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,7 +313,7 @@ void dw_event_derivation_print(FILE *out, const dw_event_derivation *dv)
     for (size_t i = 0; i < dv->nevents; i++) {
         const dw_derived_event *ev = &dv->events[i];
         fprintf(out, "event %.*s::", (int)ev->action_type.len, ev->action_type.s);
-        dw_schema_print_string(out, ev->action_id.s, ev->action_id.len);
+        dw_str_print_quoted(out, ev->action_id.s, ev->action_id.len);
         fprintf(out, "::%.*s%s\n", (int)ev->kind.len, ev->kind.s, ev->decision ? " (decision)" : "");
         path.len = 0;
         print_fields(out, ev->fields, ev->nfields, &path);

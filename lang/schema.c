@@ -3,6 +3,7 @@
  * checks, lookup, printing and freeing. */
 #define DW_SCHEMA_INTERNAL
 #include "schema.h"
+#include "strlit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,32 +121,12 @@ const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, siz
 
 /* ---------------------------------------------------------------- printing */
 
-void dw_schema_print_string(FILE *out, const char *p, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        case 0: fputs("\\0", out); break;
-        default:
-            if (c < 0x20 || c == 0x7f) fprintf(out, "\\u{%x}", c);
-            else fputc(c, out);
-        }
-    }
-    fputc('"', out);
-}
-
 static void print_attr_name(FILE *out, dw_str n)
 {
     if (dw_schema_is_ident(n.s, n.len) && !dw_schema_is_reserved(n.s, n.len))
         fwrite(n.s, 1, n.len, out);
     else
-        dw_schema_print_string(out, n.s, n.len);
+        dw_str_print_quoted(out, n.s, n.len);
 }
 
 void dw_type_print(FILE *out, const dw_type *t)
@@ -207,7 +188,7 @@ static void print_uid(FILE *out, const dw_euid_lit *u)
 {
     fwrite(u->type.s, 1, u->type.len, out);
     fputs("::", out);
-    dw_schema_print_string(out, u->id.s, u->id.len);
+    dw_str_print_quoted(out, u->id.s, u->id.len);
 }
 
 void dw_schema_print(FILE *out, const dw_schema *s)
@@ -221,7 +202,7 @@ void dw_schema_print(FILE *out, const dw_schema *s)
             fputs(" enum [", out);
             for (size_t j = 0; j < e->nenum; j++) {
                 if (j) fputs(", ", out);
-                dw_schema_print_string(out, e->enum_ids[j].s, e->enum_ids[j].len);
+                dw_str_print_quoted(out, e->enum_ids[j].s, e->enum_ids[j].len);
             }
             fputs("];\n", out);
             continue;

@@ -86,8 +86,6 @@ void dw_type_print(FILE *out, const dw_type *t);
 /* Print the whole resolved schema, one declaration per line (entities, then
  * actions, in the sorted order above).  The golden tests compare this text. */
 void dw_schema_print(FILE *out, const dw_schema *s);
-/* Print a Cedar string literal, quotes included, escaping like Cedar. */
-void dw_schema_print_string(FILE *out, const char *p, size_t n);
 /* Structural equality of two resolved types (record attrs are sorted). */
 bool dw_type_equal(const dw_type *a, const dw_type *b);
 

@@ -151,6 +151,18 @@ static int check_header(const uint8_t *b, size_t size, const char *magic, uint32
     return HDR_OK;
 }
 
+/* The writing side of check_header: the common prefix (magic, version,
+ * header length, schema digest), then the checksum of everything before the
+ * header's last 8 bytes, written once the type-specific fields are in. */
+static void start_header(uint8_t *h, const char *magic, uint32_t len, uint64_t digest)
+{
+    memcpy(h, magic, 8);
+    put32(h + 8, DW_HISTLOG_VERSION);
+    put32(h + 12, len);
+    put64(h + 16, digest);
+}
+static void seal_header(uint8_t *h, uint32_t len) { put64(h + len - 8, XXH3_64bits(h, len - 8)); }
+
 static int fsync_dir(dw_histlog *log) { return fsync(log->dirfd); }
 
 /* Mutations of the directory after open: through the caller's file
@@ -179,13 +191,10 @@ static int f_unlink(dw_histlog *log, const char *name)
 static int create_segment(dw_histlog *log, uint64_t base, uint64_t prev_ts)
 {
     uint8_t h[SEG_HDR] = { 0 };
-    memcpy(h, SEG_MAGIC, 8);
-    put32(h + 8, DW_HISTLOG_VERSION);
-    put32(h + 12, SEG_HDR);
-    put64(h + 16, log->opt.schema_digest);
+    start_header(h, SEG_MAGIC, SEG_HDR, log->opt.schema_digest);
     put64(h + 24, base);
     put64(h + 32, prev_ts);
-    put64(h + 40, XXH3_64bits(h, 40));
+    seal_header(h, SEG_HDR);
     char name[64];
     seg_name(name, sizeof name, base);
     int fd = f_open(log, "seg.tmp", O_RDWR | O_CREAT | O_TRUNC);
@@ -837,16 +846,13 @@ static int write_ckpt_file(dw_histlog *log, uint64_t seq, uint64_t keep, uint64_
                            const void *state, size_t len)
 {
     uint8_t h[CKPT_HDR] = { 0 };
-    memcpy(h, CKPT_MAGIC, 8);
-    put32(h + 8, DW_HISTLOG_VERSION);
-    put32(h + 12, CKPT_HDR);
-    put64(h + 16, log->opt.schema_digest);
+    start_header(h, CKPT_MAGIC, CKPT_HDR, log->opt.schema_digest);
     put64(h + 24, seq);
     put64(h + 32, keep);
     put64(h + 40, last_ts);
     put64(h + 48, len);
     put64(h + 56, XXH3_64bits(state, len));
-    put64(h + 64, XXH3_64bits(h, 64));
+    seal_header(h, CKPT_HDR);
     char name[64];
     ckpt_name(name, sizeof name, seq);
     int fd = f_open(log, "ckpt.tmp", O_WRONLY | O_CREAT | O_TRUNC);

@@ -80,6 +80,29 @@ char *dw_arena_printf(dw_arena *a, const char *fmt, ...)
     return s;
 }
 
+void *dw_arena_alloc_or_jump(dw_arena *a, size_t n, jmp_buf *oom)
+{
+    void *p = dw_arena_alloc(a, n ? n : 1);
+    if (!p) longjmp(*oom, 1);
+    return p;
+}
+
+char *dw_arena_vprintf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, va_list ap)
+{
+    char *s = dw_arena_vprintf(a, fmt, ap);
+    if (!s) longjmp(*oom, 1);
+    return s;
+}
+
+char *dw_arena_printf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = dw_arena_vprintf_or_jump(a, oom, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 void dw_arena_reset(dw_arena *a)
 {
     dw_arena_block *b = a->head, *keep = NULL;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <setjmp.h>
 
 typedef struct dw_arena_block dw_arena_block;
 typedef struct dw_arena {
@@ -23,6 +24,13 @@ char *dw_arena_memdup(dw_arena *a, const void *p, size_t n);
 /* printf into the arena (NUL terminated).  NULL on OOM. */
 char *dw_arena_vprintf(dw_arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 char *dw_arena_printf(dw_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same calls for whole passes (type checker, linter) that set one setjmp
+ * at their entry: allocation failure longjmps to *oom instead of returning
+ * NULL, so the pass has a single out-of-memory path.  alloc of 0 bytes
+ * returns a valid 1-byte block. */
+void *dw_arena_alloc_or_jump(dw_arena *a, size_t n, jmp_buf *oom);
+char *dw_arena_vprintf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+char *dw_arena_printf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Keep the first block, drop the rest: cheap per-decision reset. */
 void  dw_arena_reset(dw_arena *a);
 void  dw_arena_free(dw_arena *a);

@@ -234,17 +234,7 @@ bool dw_duration_parse(const char *s, size_t n, int64_t *out_ms)
             __builtin_add_overflow(magnitude, term, &magnitude))
             return false;
     }
-    const uint64_t max_positive = (uint64_t)INT64_MAX;
-    if (negative) {
-        if (magnitude > max_positive + 1)
-            return false;
-        *out_ms = magnitude == max_positive + 1 ? INT64_MIN : -(int64_t)magnitude;
-    } else {
-        if (magnitude > max_positive)
-            return false;
-        *out_ms = (int64_t)magnitude;
-    }
-    return true;
+    return dw_int64_from_sign_magnitude(negative, magnitude, out_ms);
 }
 
 int64_t dw_duration_to(int64_t ms, int64_t unit_ms)

@@ -48,17 +48,7 @@ bool dw_decimal_parse(const char *s, size_t n, int64_t *out)
         return false;
     /* The sign comes from the text, not from the integer part, so "-0.5" is
      * negative (Cedar fixed exactly this bug in cedar#1964). */
-    const uint64_t max_positive = (uint64_t)INT64_MAX;
-    if (negative) {
-        if (magnitude > max_positive + 1)
-            return false;
-        *out = magnitude == max_positive + 1 ? INT64_MIN : -(int64_t)magnitude;
-    } else {
-        if (magnitude > max_positive)
-            return false;
-        *out = (int64_t)magnitude;
-    }
-    return true;
+    return dw_int64_from_sign_magnitude(negative, magnitude, out);
 }
 
 void dw_decimal_format(int64_t v, char *buf, size_t cap)

@@ -52,4 +52,21 @@ typedef struct dw_bytes { const char *s; size_t len; } dw_bytes;
 typedef struct dw_like_pattern { size_t nseg; const dw_bytes *seg; } dw_like_pattern;
 bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n);
 
+/* ---- shared by the decimal and duration parsers ---- */
+/* Sign and magnitude as parsed from text, to an i64: false when out of range.
+ * The magnitude of INT64_MIN is one more than INT64_MAX, so "-9223372036854775808"
+ * style inputs are representable only with the sign. */
+static inline bool dw_int64_from_sign_magnitude(bool negative, uint64_t magnitude, int64_t *out)
+{
+    const uint64_t max_positive = (uint64_t)INT64_MAX;
+    if (negative) {
+        if (magnitude > max_positive + 1) return false;
+        *out = magnitude == max_positive + 1 ? INT64_MIN : -(int64_t)magnitude;
+    } else {
+        if (magnitude > max_positive) return false;
+        *out = (int64_t)magnitude;
+    }
+    return true;
+}
+
 #endif

@@ -207,15 +207,21 @@ void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *st
     req->bound_store = store;
 }
 
+/* req itself when it is already bound to (prog, store), else a bound copy in *local. */
+static const dw_request *bound_request(const dw_program *prog, const dw_store *store,
+                                       const dw_request *req, dw_request *local)
+{
+    if (req->bound_prog == prog && req->bound_store == store) return req;
+    *local = *req;
+    dw_request_bind(local, prog, store);
+    return local;
+}
+
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp)
 {
     dw_request local;
-    if (req->bound_prog != prog || req->bound_store != store) {
-        local = *req;
-        dw_request_bind(&local, prog, store);
-        req = &local;
-    }
+    req = bound_request(prog, store, req, &local);
     if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
     cands c = { .a = scratch, .req = req };
     if (candidates(prog, store, req, &c)) return -1;
@@ -226,10 +232,6 @@ int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_req
                      dw_arena *scratch, dw_response *resp)
 {
     dw_request local;
-    if (req->bound_prog != prog || req->bound_store != store) {
-        local = *req;
-        dw_request_bind(&local, prog, store);
-        req = &local;
-    }
+    req = bound_request(prog, store, req, &local);
     return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
 }

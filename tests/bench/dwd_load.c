@@ -44,17 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/bench_util.h"
 #include "tests/dwd/wire.h"
 
 #define MAX_CLIENTS 200
 #define MAX_OPS 4096
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *f, const char *a)
 {
@@ -77,18 +72,7 @@ static void push(samples *s, uint64_t ns)
     s->v[s->n++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct_us(const samples *s, double p)
-{
-    if (!s->n) return 0;
-    size_t i = (size_t)(p * (double)(s->n - 1) + 0.5);
-    return (double)s->v[i] / 1000.0;
-}
+static double pct_us(const samples *s, double p) { return s->n ? bench_pct_us_u32(s->v, s->n, p) : 0; }
 
 /* ---- the op lines ---- */
 static char *ops[MAX_OPS];
@@ -225,7 +209,7 @@ static void *client_main(void *arg)
         if (!stopping && inflight < (size_t)pipeline) {
             char out[1 << 15];
             size_t ol = 0;
-            uint64_t t = now_ns();
+            uint64_t t = bench_now_ns();
             while (inflight < (size_t)pipeline && ol + ops_len[next] <= sizeof out) {
                 memcpy(out + ol, ops[next], ops_len[next]);
                 ol += ops_len[next];
@@ -240,7 +224,7 @@ static void *client_main(void *arg)
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) { c->failed = 1; break; }
         have += (size_t)r;
-        uint64_t t = now_ns();
+        uint64_t t = bench_now_ns();
         int measuring = atomic_load_explicit(&phase, memory_order_relaxed) == MEASURE;
         char *p = buf, *end = buf + have, *nl;
         while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
@@ -398,10 +382,10 @@ static void *fsync_main(void *arg)
     char rec[256];
     memset(rec, 'x', sizeof rec);
     rec[sizeof rec - 1] = '\n';
-    uint64_t end = now_ns() + (uint64_t)(a->seconds * 1e9);
-    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
+    uint64_t end = bench_now_ns() + (uint64_t)(a->seconds * 1e9);
+    for (uint64_t t = bench_now_ns(); t < end; t = bench_now_ns()) {
         if (write(a->fd, rec, sizeof rec) != (ssize_t)sizeof rec || fdatasync(a->fd) != 0) break;
-        push(&a->lat, now_ns() - t);
+        push(&a->lat, bench_now_ns() - t);
     }
     return NULL;
 }
@@ -416,7 +400,7 @@ static double fsync_baseline(const char *dir, int nthreads, double seconds, samp
     fsync(fd);
     fsync_arg *a = calloc((size_t)nthreads, sizeof *a);
     if (!a) die("%s", "out of memory");
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (int i = 0; i < nthreads; i++) {
         a[i].fd = fd;
         a[i].seconds = seconds;
@@ -429,7 +413,7 @@ static double fsync_baseline(const char *dir, int nthreads, double seconds, samp
         if (all) for (size_t k = 0; k < a[i].lat.n; k++) push(all, a[i].lat.v[k]);
         free(a[i].lat.v);
     }
-    double el = (double)(now_ns() - t0) / 1e9;
+    double el = (double)(bench_now_ns() - t0) / 1e9;
     free(a);
     close(fd);
     unlink(path);
@@ -492,7 +476,7 @@ int main(int argc, char **argv)
         const char *dir = spawned ? tmp_dir : tmp;
         fs1 = fsync_baseline(dir, 1, seconds < 3 ? seconds : 3, &fl);
         fsn = fsync_baseline(dir, clients, seconds < 3 ? seconds : 3, NULL);
-        qsort(fl.v, fl.n, sizeof *fl.v, cmp_u32);
+        qsort(fl.v, fl.n, sizeof *fl.v, bench_cmp_u32);
     }
     if (spawned) start_server(dwd, policy, durability, extra, nextra);
 
@@ -507,11 +491,11 @@ int main(int argc, char **argv)
     char st0[4096] = "", st1[4096] = "";
     ask("{\"op\":\"stats\"}\n", st0, sizeof st0);
     cpu_ns s_cpu0 = spawned ? proc_cpu(server_pid) : (cpu_ns){ 0, 0 };
-    uint64_t c_cpu0 = self_cpu_ns(), t0 = now_ns();
+    uint64_t c_cpu0 = self_cpu_ns(), t0 = bench_now_ns();
     atomic_store(&phase, MEASURE);
     usleep((useconds_t)(seconds * 1e6));
     atomic_store(&phase, STOP);
-    uint64_t t1 = now_ns(), c_cpu1 = self_cpu_ns();
+    uint64_t t1 = bench_now_ns(), c_cpu1 = self_cpu_ns();
     cpu_ns s_cpu1 = spawned ? proc_cpu(server_pid) : (cpu_ns){ 0, 0 };
     for (int i = 0; i < clients; i++) pthread_join(cs[i].th, NULL);
     ask("{\"op\":\"stats\"}\n", st1, sizeof st1);
@@ -529,7 +513,7 @@ int main(int argc, char **argv)
         free(cs[i].lat.v);
     }
     free(cs);
-    qsort(all.v, all.n, sizeof *all.v, cmp_u32);
+    qsort(all.v, all.n, sizeof *all.v, bench_cmp_u32);
     double el = (double)(t1 - t0) / 1e9;
     double rate = (double)done / el;
     uint64_t appends = stat_field(st1, "log_appends") - stat_field(st0, "log_appends");

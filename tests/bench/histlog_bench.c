@@ -12,9 +12,8 @@
  * 4. Reopen cost after 2,000 / 20,000 appends, with and without
  *    checkpoints + retention (NFR-06's shape).
  *
- *   gcc -std=c11 -D_GNU_SOURCE -O2 -I. -o build/histlog_bench \
- *       tests/bench/histlog_bench.c build/libdogwood.a -lxxhash -lpthread -lm
- *   build/histlog_bench [dir] [seconds-per-run]     (default /tmp, 0.6)
+ *   make benchbins
+ *   build/bench/histlog_bench [dir] [seconds-per-run]     (default /tmp, 0.6)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,29 +29,11 @@
 #include <dirent.h>
 
 #include "runtime/histlog.h"
+#include "tests/bench/bench_util.h"
 
 #define PAYLOAD 200
 #define MAXREC 2000000
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(uint64_t *v, size_t n, double p)
-{
-    if (!n) return NAN;
-    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-    return (double)v[i] / 1000.0;   /* us */
-}
 
 static void rm_dir(const char *dir)
 {
@@ -80,18 +61,18 @@ static void raw_sync(const char *root, int datasync, int n)
     char buf[100];
     memset(buf, 'x', sizeof buf);
     for (int i = 0; i < n; i++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) { perror("write"); exit(1); }
         if ((datasync ? fdatasync(fd) : fsync(fd)) != 0) { perror("sync"); exit(1); }
-        lat[i] = now_ns() - t0;
+        lat[i] = bench_now_ns() - t0;
     }
     close(fd);
     unlink(path);
     double sum = 0;
     for (int i = 0; i < n; i++) sum += (double)lat[i];
-    qsort(lat, (size_t)n, sizeof *lat, cmp_u64);
+    qsort(lat, (size_t)n, sizeof *lat, bench_cmp_u64);
     printf("| write(100 B) + %-9s | %5d | %8.1f | %8.1f | %8.1f | %8.0f |\n", datasync ? "fdatasync" : "fsync", n,
-           pct(lat, (size_t)n, 0.5), pct(lat, (size_t)n, 0.99), sum / n / 1000.0, 1e9 / (sum / n));
+           bench_pct_us_u64(lat, (size_t)n, 0.5), bench_pct_us_u64(lat, (size_t)n, 0.99), sum / n / 1000.0, 1e9 / (sum / n));
     free(lat);
 }
 
@@ -119,7 +100,7 @@ static void *worker_main(void *arg)
     memset(buf, 'e', sizeof buf);
     uint64_t *lat = r->call_lat + (size_t)w->id * r->per_thread_cap;
     while (!atomic_load_explicit(&r->stop, memory_order_relaxed) && w->n < r->per_thread_cap) {
-        uint64_t seq = 0, t0 = now_ns();
+        uint64_t seq = 0, t0 = bench_now_ns();
         int rc;
         if (r->pat == PLAIN) {
             rc = dw_histlog_append(r->log, buf, sizeof buf, &seq);
@@ -133,7 +114,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&r->engine_lock);
             if (rc == 0) rc = dw_histlog_wait(r->log, seq);
         }
-        uint64_t t1 = now_ns();
+        uint64_t t1 = bench_now_ns();
         if (rc != 0) { w->fails++; break; }
         if (seq < MAXREC) r->t_start[seq] = t0;
         lat[w->n++] = t1 - t0;
@@ -148,7 +129,7 @@ static void *monitor_main(void *arg)
     monitor *m = arg;
     uint64_t seen = 0;
     while (!atomic_load(&m->stop)) {
-        uint64_t d = dw_histlog_durable_end(m->r->log), t = now_ns();
+        uint64_t d = dw_histlog_durable_end(m->r->log), t = bench_now_ns();
         for (; seen < d && seen < MAXREC; seen++) m->r->t_durable[seen] = t;
         struct timespec ts = { 0, 20000 };
         nanosleep(&ts, NULL);
@@ -187,7 +168,7 @@ static void bench(const char *root, dw_durability mode, enum pattern pat, int nt
     pthread_t th[64], mt;
     monitor mon = { &r, 0 };
     pthread_create(&mt, NULL, monitor_main, &mon);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (int i = 0; i < nthreads; i++) {
         w[i] = (worker){ &r, i, 0, 0 };
         pthread_create(&th[i], NULL, worker_main, &w[i]);
@@ -196,7 +177,7 @@ static void bench(const char *root, dw_durability mode, enum pattern pat, int nt
     nanosleep(&sl, NULL);
     atomic_store(&r.stop, 1);
     for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     if (mode != DW_DURABILITY_NONE) dw_histlog_sync(r.log);
     usleep(2000);
     atomic_store(&mon.stop, 1);
@@ -215,24 +196,24 @@ static void bench(const char *root, dw_durability mode, enum pattern pat, int nt
         memcpy(calls + k, r.call_lat + (size_t)i * r.per_thread_cap, w[i].n * sizeof *calls);
         k += w[i].n;
     }
-    qsort(calls, total, sizeof *calls, cmp_u64);
+    qsort(calls, total, sizeof *calls, bench_cmp_u64);
     /* append-to-durable, for records that became durable while measured */
     uint64_t *dur = malloc(sizeof *dur * (total ? total : 1));
     size_t nd = 0;
     if (mode != DW_DURABILITY_NONE)
         for (size_t s = 0; s < total && s < MAXREC; s++)
             if (r.t_durable[s] && r.t_start[s]) dur[nd++] = r.t_durable[s] > r.t_start[s] ? r.t_durable[s] - r.t_start[s] : 0;
-    qsort(dur, nd, sizeof *dur, cmp_u64);
+    qsort(dur, nd, sizeof *dur, bench_cmp_u64);
     double el = (double)(t1 - t0) / 1e9;
     const char *pname = pat == PLAIN ? "" : pat == LOCKED_SYNC ? " (sync under lock)" : " (enqueue under lock)";
     char label[64];
     snprintf(label, sizeof label, "%s%s", mode_name(mode), pname);
     if (mode == DW_DURABILITY_NONE)
         printf("| %-27s | %2d | %9.0f | %8.1f | %8.1f | %8s | %8s | %7s |%s\n", label, nthreads, (double)total / el,
-               pct(calls, total, 0.5), pct(calls, total, 0.99), "never", "never", "-", fails ? " FAILURES" : "");
+               bench_pct_us_u64(calls, total, 0.5), bench_pct_us_u64(calls, total, 0.99), "never", "never", "-", fails ? " FAILURES" : "");
     else
         printf("| %-27s | %2d | %9.0f | %8.1f | %8.1f | %8.1f | %8.1f | %7.1f |%s\n", label, nthreads, (double)total / el,
-               pct(calls, total, 0.5), pct(calls, total, 0.99), pct(dur, nd, 0.5), pct(dur, nd, 0.99),
+               bench_pct_us_u64(calls, total, 0.5), bench_pct_us_u64(calls, total, 0.99), bench_pct_us_u64(dur, nd, 0.5), bench_pct_us_u64(dur, nd, 0.99),
                st.syncs ? (double)st.synced_records / (double)st.syncs : 0.0, fails ? " FAILURES" : "");
     fflush(stdout);
     free(calls); free(dur);
@@ -286,9 +267,9 @@ static void reopen_cost(const char *root, uint64_t total, uint64_t every, uint64
     o.on_record = count_cb;
     o.cb_ctx = &n;
     dw_histlog_recovery rec;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     log = dw_histlog_open(dir, &o, &rec, err, sizeof err);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     dw_histlog_close(log);
     rm_dir(dir);
     printf("| %6llu | %s | %8llu | %5u | %8llu | %8.2f |\n", (unsigned long long)total,

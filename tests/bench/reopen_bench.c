@@ -18,13 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "runtime/dogwood.h"
+#include "tests/bench/bench_util.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return (double)bench_now_ns() / 1e9; }
 
 static void event(char *buf, size_t cap, long i, int kind)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "runtime/dogwood.h"
+#include "tests/bench/bench_util.h"
 
 static const char *temporal_policy =
     "@id(\"github_hosts\")\n"
@@ -40,12 +41,6 @@ static const char *response =
     "{\"action\":\"http:request\",\"kind\":\"response\",\"input\":{\"host\":\"api.github.com\",\"port\":443,"
     "\"method\":\"GET\",\"path\":\"/repos\",\"body_bytes\":120,\"intercepted\":true},\"output\":{\"status\":200}}";
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static dw_engine *open_engine(const char *text, const char *path)
 {
@@ -67,10 +62,10 @@ static double time_decisions(dw_engine *e, int64_t *ts, int reps, bool *allow)
     dw_verdict v;
     size_t rlen = strlen(request);
     for (int i = 0; i < reps / 10 + 1; i++) dw_engine_decide_json(e, request, rlen, (*ts += 1000), &v);   /* warm-up */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (int i = 0; i < reps; i++) dw_engine_decide_json(e, request, rlen, (*ts += 1000), &v);
     *allow = v.allow;
-    return (double)(now_ns() - t0) / reps;
+    return (double)(bench_now_ns() - t0) / reps;
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include "lang/json.h"
 #include "runtime/json_value.h"
+#include "unit_compile.h"
 
 static const char *policies =
     "@id(\"a\") permit (principal == User::\"alice\", action in [Action::\"view\", Action::\"edit\"], resource is Photo in Album::\"x\")\n"
@@ -59,19 +60,9 @@ static dw_value ent(dw_arena *a, const char *t, const char *id)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    dw_source src = { "t.dw", policies, strlen(policies) };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    assert_non_null(ps);
-    assert_int_equal(d.nerrors, 0);
-    f->prog = dw_compile(ps, NULL, &d);
-    assert_non_null(f->prog);
-    dw_policy_set_free(ps);
-    dw_diags_free(&d);
+    f->prog = unit_compile("t.dw", policies);
     assert_int_equal(dw_artifact_write(f->prog, 0, &f->bytes), 0);
-    dw_store_init(&f->store);
-    dw_store_seal(&f->store);
+    unit_empty_store(&f->store);
     dw_arena_init(&f->arena, 4096);
     for (int i = 0; i < 4; i++) {
         f->reqs[i].vars[0] = ent(&f->arena, "User", i ? "bob" : "alice");
@@ -423,12 +414,7 @@ static void test_index_erroring_scope(void **state)
 {
     /* filed under its resource (the compiler's choice for this scope, as in the corpus test) */
     const char *text = "permit (principal, action in [Action::\"a\", Action::\"a\"], resource == R::\"x\");\n";
-    dw_source src = { "scope.cedar", text, strlen(text) };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    dw_program *p = dw_compile(ps, NULL, &d);
-    assert_non_null(p);
+    dw_program *p = unit_compile("scope.cedar", text);
     uint32_t set = UINT32_MAX;
     for (uint32_t i = 0; i < p->nconsts; i++) if (p->consts[i].kind == DW_V_SET) set = i;
     assert_int_not_equal(set, UINT32_MAX);
@@ -441,8 +427,6 @@ static void test_index_erroring_scope(void **state)
     p->consts[set] = saved;
     free(el);
     dw_program_free(p);
-    dw_policy_set_free(ps);
-    dw_diags_free(&d);
 }
 
 static void test_temporal_hostile(void **state)

@@ -15,6 +15,7 @@
 #include "compiler/compile.h"
 #include "runtime/json_value.h"
 #include "vm/vm.h"
+#include "unit_compile.h"
 
 static unsigned rng = 2026;
 static unsigned next(unsigned n) { rng = rng * 1103515245u + 12345u; return (rng >> 8) % n; }
@@ -79,22 +80,17 @@ static void test_guards_never_change_answers(void **state)
             w += (size_t)snprintf(text + w, (1 << 16) - w, "%s (principal, action == Action::\"a\", resource) when { %s };\n",
                                   next(5) ? "permit" : "forbid", cond);
         }
-        dw_source src = { "guard.dw", text, w };
-        dw_diags d;
-        dw_diags_init(&d);
-        dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-        assert_non_null(ps);
-        dw_program *prog = dw_compile(ps, NULL, &d);
-        assert_non_null(prog);
+        dw_program *prog = unit_compile("guard.dw", text);
         for (uint32_t b = 0; b < prog->index.nbuckets; b++) guarded_buckets += prog->index.buckets[b].guard != NULL;
         sets++;
         dw_store store;
-        dw_store_init(&store);
-        dw_store_seal(&store);
+        unit_empty_store(&store);
         dw_arena a, s1, s2;
         dw_arena_init(&a, 4096);
         dw_arena_init(&s1, 64 * 1024);
         dw_arena_init(&s2, 64 * 1024);
+        dw_diags d;
+        dw_diags_init(&d);
         for (int k = 0; k < 200; k++) {
             char rq[512];
             request(rq, sizeof rq);
@@ -128,7 +124,6 @@ static void test_guards_never_change_answers(void **state)
         dw_arena_free(&s2);
         dw_store_free(&store);
         dw_program_free(prog);
-        dw_policy_set_free(ps);
         dw_diags_free(&d);
         free(text);
     }

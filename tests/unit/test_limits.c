@@ -31,6 +31,7 @@
 #include "runtime/json_value.h"
 #include "runtime/load.h"
 #include "runtime/trace_log.h"
+#include "unit_compile.h"
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
 #include "vm/vm.h"
@@ -131,13 +132,7 @@ static dw_request request(dw_arena *a, const char *context_json)
  * programs must agree.  Returns the decision. */
 static bool decide_text(const char *what, const char *text, const dw_store *st, const char *context_json, uint32_t *nerr)
 {
-    dw_source src = { "limit.cedar", text, strlen(text) };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    if (!ps || d.nerrors) { dw_diags_print(&d, stderr); fail_msg("%s: refused", what); }
-    dw_program *p = dw_compile(ps, NULL, &d);
-    if (!p) { dw_diags_print(&d, stderr); fail_msg("%s: does not compile", what); }
+    dw_program *p = unit_compile(what, text);
     dw_buf b = { 0 };
     assert_int_equal(dw_artifact_write(p, 0, &b), 0);
     char msg[256];
@@ -158,8 +153,6 @@ static bool decide_text(const char *what, const char *text, const dw_store *st, 
     dw_program_free(q);
     dw_buf_free(&b);
     dw_program_free(p);
-    dw_policy_set_free(ps);
-    dw_diags_free(&d);
     return allow;
 }
 
@@ -167,7 +160,7 @@ static dw_store *empty_store(void)
 {
     static dw_store st;
     static bool ready;
-    if (!ready) { dw_store_init(&st); assert_int_equal(dw_store_seal(&st), 0); ready = true; }
+    if (!ready) { unit_empty_store(&st); ready = true; }
     return &st;
 }
 
@@ -462,13 +455,7 @@ static void deep_value_artifact(const dw_buf *orig, uint32_t depth, dw_buf *out)
 static void test_artifact_deep_values(void **state)
 {
     const char *text = POL "[1, 2].contains(context.x)" END;
-    dw_source src = { "set.cedar", text, strlen(text) };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    assert_non_null(ps);
-    dw_program *p = dw_compile(ps, NULL, &d);
-    assert_non_null(p);
+    dw_program *p = unit_compile("set.cedar", text);
     dw_buf orig = { 0 };
     assert_int_equal(dw_artifact_write(p, 0, &orig), 0);
     const uint32_t depths[] = { 100, DW_ARTIFACT_MAX_VALUE_DEPTH - 1, DW_ARTIFACT_MAX_VALUE_DEPTH, 100000 };
@@ -496,8 +483,6 @@ static void test_artifact_deep_values(void **state)
     }
     dw_buf_free(&orig);
     dw_program_free(p);
-    dw_policy_set_free(ps);
-    dw_diags_free(&d);
 }
 
 /* ---------------------------------------------------------------- sizes */
@@ -662,12 +647,7 @@ static void test_duplicate_index_key(void **state)
         "permit (principal, action in [Action::\"view\", Action::\"view\"], resource);\n"
         "forbid (principal, action == Action::\"edit\", resource);\n"
         "permit (principal == User::\"bob\", action, resource);\n";
-    dw_source src = { "dup.cedar", text, strlen(text) };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    dw_program *p = dw_compile(ps, NULL, &d);
-    assert_non_null(p);
+    dw_program *p = unit_compile("dup.cedar", text);
     dw_arena a;
     dw_arena_init(&a, 4096);
     dw_request r = request(&a, NULL);
@@ -677,8 +657,6 @@ static void test_duplicate_index_key(void **state)
     assert_int_equal(x.ndetermining, 1);
     dw_arena_free(&a);
     dw_program_free(p);
-    dw_policy_set_free(ps);
-    dw_diags_free(&d);
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include "compiler/compile.h"
 #include "runtime/alloc_count.h"
 #include "runtime/json_value.h"
+#include "unit_compile.h"
 
 static const char *policies =
     "permit (principal == User::\"alice\", action in [Action::\"view\", Action::\"edit\"], resource)\n"
@@ -26,16 +27,11 @@ static void test_decisions_do_not_allocate(void **state)
 {
     (void)state;
     if (!dw_alloc_counting()) skip();
-    dw_source src = { "t.dw", policies, strlen(policies) };
+    dw_program *prog = unit_compile("t.dw", policies);
+    dw_store store;
+    unit_empty_store(&store);
     dw_diags d;
     dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    assert_non_null(ps);
-    dw_program *prog = dw_compile(ps, NULL, &d);
-    assert_non_null(prog);
-    dw_store store;
-    dw_store_init(&store);
-    dw_store_seal(&store);
     dw_arena a, scratch;
     dw_arena_init(&a, 4096);
     dw_arena_init(&scratch, 64 * 1024);
@@ -63,7 +59,6 @@ static void test_decisions_do_not_allocate(void **state)
     dw_arena_free(&scratch);
     dw_store_free(&store);
     dw_program_free(prog);
-    dw_policy_set_free(ps);
     dw_diags_free(&d);
 }
 
