@@ -412,7 +412,9 @@ static bool policy_certified(const dw_program *p, uint32_t k, const dw_index_ent
             const conjunct *x = &cj[j];
             if (x->var == 1 || x->is_type || x->v->kind != DW_V_ENTITY) continue;
             bool filed = true;
+            /* `action == "s"` (EQ takes any constant; a hostile file can hold one) is neither */
             if (a->v->kind == DW_V_ENTITY) filed = pair_filed(p, es, n, x->var, a->v->u.uid, x->v->u.uid);
+            else if (a->v->kind != DW_V_SET) filed = false;
             else for (uint32_t e = 0; e < a->v->n && filed; e++)
                 filed = a->v->u.elems[e].kind == DW_V_ENTITY && pair_filed(p, es, n, x->var, a->v->u.elems[e].u.uid, x->v->u.uid);
             if (filed) return true;

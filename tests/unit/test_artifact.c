@@ -429,6 +429,32 @@ static void test_index_erroring_scope(void **state)
     dw_program_free(p);
 }
 
+/* Found by the corpus mutation campaign (1,000,000 mutants, seed 20261129):
+ * EQ takes any constant, so a hostile scope can read `action == "…"`; the
+ * verifier's pairing of an action conjunct with an entity conjunct took every
+ * non-entity constant for a set and read a string's bytes as set elements
+ * (UBSan: misaligned dw_value).  Such a conjunct certifies nothing now.
+ * tests/regress/artifact-index-action-string.dwb */
+static void test_index_action_not_entity(void **state)
+{
+    /* filed as an (action, principal) pair: only the pairing can certify it */
+    const char *text = "permit (principal == User::\"u\", action == Action::\"a\", resource);\n";
+    dw_program *p = unit_compile("pair.cedar", text);
+    uint32_t act = UINT32_MAX;
+    for (uint32_t i = 0; i < p->nconsts; i++)
+        if (p->consts[i].kind == DW_V_ENTITY && p->consts[i].u.uid->tlen == 6 && !memcmp(p->consts[i].u.uid->type, "Action", 6)) act = i;
+    assert_int_not_equal(act, UINT32_MAX);
+    dw_value saved = p->consts[act];
+    /* read as a dw_value: kind ENTITY, its uid pointer 0x4141414141414141 */
+    static const char str[] = "\x03" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    dw_value s = { .kind = DW_V_STRING, .n = sizeof str - 1 };
+    s.u.s = str;
+    p->consts[act] = s;
+    expect_refused(p, "index omits policy 0");
+    p->consts[act] = saved;
+    dw_program_free(p);
+}
+
 static void test_temporal_hostile(void **state)
 {
     dw_program *p = T->s.prog;
@@ -936,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_temporal_round_trip),
         cmocka_unit_test(test_temporal_hostile),
         cmocka_unit_test(test_index_erroring_scope),
+        cmocka_unit_test(test_index_action_not_entity),
         cmocka_unit_test(test_temporal_mutations),
     };
     const struct CMUnitTest ctests[] = {
