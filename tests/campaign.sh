@@ -5,10 +5,11 @@
 #   - DIFF_CASES differential cases against Cedar (tests/diff/run.sh);
 #   - MUTATIONS hostile artifacts (tests/unit/test_artifact.c's corpus
 #     campaign, ASan+UBSan build) over DW_MUTATION_FILES corpus tests and
-#     every Box example.
+#     every Box example: byte mutations, and PROGRAM_MUTATIONS mutations of
+#     the loaded programs written back as well-formed files.
 # It takes hours: run it off the test path, under nice.  Nothing here is part
 # of `make test` (which runs the same tools for 30 s / 10,000 / 1,000).
-# Usage: tests/campaign.sh [OUT_DIR] [FUZZ_SECONDS] [DIFF_CASES] [MUTATIONS]
+# Usage: tests/campaign.sh [OUT_DIR] [FUZZ_SECONDS] [DIFF_CASES] [MUTATIONS] [PROGRAM_MUTATIONS]
 # Writes OUT_DIR/summary.txt (one line per part) and ends "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ OUT=${1:-build/campaign}
 FUZZ_SECONDS=${2:-600}
 DIFF_CASES=${3:-1000000}
 MUTATIONS=${4:-100000}
+PROGRAM_MUTATIONS=${5:-1000000}
 SHARED=${SHARED:-../shared}
 SEED=${SEED:-2026}
 SAN_OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
@@ -55,10 +57,10 @@ if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 
 # 3. hostile artifacts
 start=$(date +%s)
-DW_MUTATIONS=$MUTATIONS DW_MUTATION_FILES=${DW_MUTATION_FILES:-2000} DW_MUTATION_SEED=$SEED DW_SHARED=$SHARED \
+DW_MUTATIONS=$MUTATIONS DW_PROGRAM_MUTATIONS=$PROGRAM_MUTATIONS DW_MUTATION_FILES=${DW_MUTATION_FILES:-2000} DW_MUTATION_SEED=$SEED DW_SHARED=$SHARED \
     nice -n 19 "$OUT/bin/test_artifact" > "$OUT/mutations.log" 2>&1
 rc=$?
-note "mutations: $(( $(date +%s) - start )) s: $(grep '^corpus mutations' "$OUT/mutations.log"), exit $rc"
+note "mutations: $(( $(date +%s) - start )) s: $(grep -E '^(corpus|program) mutations' "$OUT/mutations.log"), exit $rc"
 if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 
 echo "$pass passed, $fail failed"

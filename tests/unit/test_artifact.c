@@ -952,6 +952,156 @@ static void test_corpus_mutations(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* ================================================================ program mutations
+ * Byte mutations rarely get past the checksum and the section checks (98 %
+ * stop there), so the verifier's semantic checks see few of them.  These
+ * mutate the loaded program instead (an instruction's opcode or operand, two
+ * instructions swapped, a constant replaced by another constant or by a new
+ * string/Long/Bool, an index entry's field, an index entry dropped, a
+ * policy's code range, stack bound or effect), 1-3 at a time, and let
+ * dw_artifact_write encode and seal the result: a well-formed file with
+ * hostile contents.  Each must be refused, or load and decide without
+ * crashing with the index on and off identically (Cedar subjects; Box
+ * subjects replay their trace through the engine).
+ *   DW_PROGRAM_MUTATIONS   number of mutants (default 10000; the campaign: 1000000)
+ *   DW_MUTATION_SEED       (default 1) */
+static uint32_t pick_operand(uint64_t *x, const dw_program *p, uint32_t a)
+{
+    uint32_t lim = p->nconsts;
+    if (p->nstrs > lim) lim = p->nstrs;
+    if (p->ncode > lim) lim = p->ncode;
+    switch (rnd(x) % 4) {
+    case 0: return a + 1;
+    case 1: return a ? a - 1 : 0;
+    case 2: return (uint32_t)(rnd(x) % (lim + 2));
+    default: return (uint32_t)(rnd(x) % 8);
+    }
+}
+
+static int mutate_program(uint64_t *x, dw_program *p)
+{
+    int kind = (int)(rnd(x) % 8);
+    switch (kind) {
+    case 0: case 1: {                           /* an operand, an opcode */
+        if (!p->ncode) return kind;
+        uint32_t i = (uint32_t)(rnd(x) % p->ncode), ins = p->code[i];
+        p->code[i] = kind == 0 ? DW_INS(DW_INS_OP(ins), pick_operand(x, p, DW_INS_A(ins)))
+                               : DW_INS(rnd(x) % DW_OP__COUNT, DW_INS_A(ins));
+        return kind;
+    }
+    case 2: {                                   /* two instructions swapped */
+        if (p->ncode < 2) return kind;
+        uint32_t i = (uint32_t)(rnd(x) % p->ncode), j = (uint32_t)(rnd(x) % p->ncode), t = p->code[i];
+        p->code[i] = p->code[j];
+        p->code[j] = t;
+        return kind;
+    }
+    case 3: {                                   /* a constant replaced */
+        if (!p->nconsts) return kind;
+        uint32_t i = (uint32_t)(rnd(x) % p->nconsts);
+        switch (rnd(x) % 4) {
+        case 0: p->consts[i] = p->consts[rnd(x) % p->nconsts]; break;
+        case 1: p->consts[i] = dw_long((int64_t)rnd(x) >> (rnd(x) % 64)); break;
+        case 2: p->consts[i] = dw_bool(rnd(x) & 1); break;
+        default: {                              /* a string, sometimes shaped like a dw_value */
+            char b[40];
+            size_t n = rnd(x) % sizeof b;
+            for (size_t k = 0; k < n; k++) b[k] = (char)(rnd(x) % 3 ? 'A' + rnd(x) % 26 : rnd(x) % 8);
+            dw_value v;
+            if (dw_make_string(&p->arena, b, n, &v)) p->consts[i] = v;
+        }
+        }
+        return kind;
+    }
+    case 4: {                                   /* an index entry's field */
+        if (!p->nixents) return kind;
+        dw_index_entry *e = &p->ixents[rnd(x) % p->nixents];
+        uint32_t lim = p->nstrs + 1;
+        switch (rnd(x) % 7) {
+        case 0: e->kind = (uint8_t)(rnd(x) % 5); break;
+        case 1: e->var = (uint8_t)(rnd(x) % 4); break;
+        case 2: e->policy = (uint32_t)(rnd(x) % (p->npolicies + 1)); break;
+        case 3: e->type_str = (uint32_t)(rnd(x) % lim); break;
+        case 4: e->id_str = (uint32_t)(rnd(x) % lim); break;
+        case 5: e->act_type_str = (uint32_t)(rnd(x) % lim); break;
+        default: e->act_id_str = (uint32_t)(rnd(x) % lim); break;
+        }
+        return kind;
+    }
+    case 5: {                                   /* an index entry dropped */
+        if (!p->nixents) return kind;
+        uint32_t i = (uint32_t)(rnd(x) % p->nixents);
+        p->ixents[i] = p->ixents[--p->nixents];
+        return kind;
+    }
+    default: {                                  /* a policy's range, stack bound, effect */
+        if (!p->npolicies) return kind;
+        dw_policy_code *pc = &p->policies[rnd(x) % p->npolicies];
+        int d = (int)(rnd(x) % 5) - 2;
+        switch (rnd(x) % 4) {
+        case 0: pc->entry = (uint32_t)((int64_t)pc->entry + d); break;
+        case 1: pc->end = (uint32_t)((int64_t)pc->end + d); break;
+        case 2: pc->max_stack = (uint32_t)((int64_t)pc->max_stack + d); break;
+        default: pc->effect ^= 1; break;
+        }
+        return 7;
+    }
+    }
+}
+
+static void test_program_mutations(void **state)
+{
+    if (C->n == 0) { print_message("program mutations: no corpus and no examples found, skipped\n"); skip(); }
+    long total = getenv("DW_PROGRAM_MUTATIONS") ? atol(getenv("DW_PROGRAM_MUTATIONS")) : 10000;
+    uint64_t x = getenv("DW_MUTATION_SEED") ? strtoull(getenv("DW_MUTATION_SEED"), NULL, 10) : 1;
+    x = x * 0xD1B54A32D192ED03ull + 7;
+    size_t by_kind[8] = { 0 }, unwritable = 0, refused = 0, refused_engine = 0, same = 0, differs = 0, bad = 0;
+    for (long it = 0; it < total; it++) {
+        csubject *s = &C->s[rnd(&x) % C->n];
+        char msg[256];
+        dw_program *p = dw_artifact_load(s->bytes.p, s->bytes.len, msg, sizeof msg);
+        if (!p) fail_msg("%s: the original was refused: %s", s->name, msg);
+        int n = 1 + (int)(rnd(&x) % 3);
+        for (int k = 0; k < n; k++) by_kind[mutate_program(&x, p)]++;
+        dw_buf b = { 0 };
+        int wrc = dw_artifact_write(p, 0, &b);
+        dw_program_free(p);
+        if (wrc) { unwritable++; dw_buf_free(&b); continue; }
+        dw_program *q = dw_artifact_load(b.p, b.len, msg, sizeof msg);
+        if (!q) { refused++; dw_buf_free(&b); continue; }
+        bool same_answers = true;
+        if (!s->box) {
+            for (uint32_t r = 0; r < s->nreqs; r++) {
+                uint64_t on, off;
+                if (sig_of(q, &s->store, &s->reqs[r], false, &on) || sig_of(q, &s->store, &s->reqs[r], true, &off)) continue;
+                if (on != off) {
+                    bad++;
+                    print_message("%s program mutant %ld, request %u: a verified program decides differently with the index on and off\n",
+                                  s->name, it, r);
+                    dump_mutant(s, it, (const uint8_t *)b.p, b.len);
+                }
+                if (on != s->want[r]) same_answers = false;
+            }
+            dw_program_free(q);
+        } else {
+            dw_program_free(q);
+            write_file(C->tmp, b.p, b.len);
+            int got[CTRACE_MAX], ng = 0;
+            if (replay_trace(C->tmp, s->trace, got, &ng)) { refused_engine++; dw_buf_free(&b); continue; }
+            same_answers = ng == s->nv && memcmp(got, s->verdicts, (size_t)ng * sizeof *got) == 0;
+        }
+        dw_buf_free(&b);
+        if (same_answers) same++; else differs++;
+    }
+    print_message("program mutations: %ld mutants of %zu artifacts; operand %zu, opcode %zu, swap %zu, constant %zu, "
+                  "index field %zu, index drop %zu, policy %zu; not writable %zu, refused by the loader/verifier %zu, by the engine %zu; "
+                  "loaded and decided as the original %zu, differently %zu; failures %zu\n",
+                  total, C->n, by_kind[0], by_kind[1], by_kind[2], by_kind[3], by_kind[4], by_kind[5], by_kind[7],
+                  unwritable, refused, refused_engine, same, differs, bad);
+    assert_int_equal(unwritable + refused + refused_engine + same + differs, (size_t)total);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -967,6 +1117,7 @@ int main(void)
     };
     const struct CMUnitTest ctests[] = {
         cmocka_unit_test(test_corpus_mutations),
+        cmocka_unit_test(test_program_mutations),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rc |= cmocka_run_group_tests(ttests, tsetup, tteardown);
