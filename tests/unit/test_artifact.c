@@ -874,6 +874,36 @@ static void dump_mutant(const csubject *s, long it, const uint8_t *m, size_t len
     write_file(path, m, len);
 }
 
+/* Run a loaded mutant p (bytes m) of subject s, and free p.  Cedar subjects
+ * decide their requests with the index on and off: a difference is a
+ * failure (counted in *bad, the mutant dumped).  Box subjects replay their
+ * trace through an engine opened on the bytes.  1: answers as the original,
+ * 0: differently, -1: the engine refused the artifact. */
+static int run_mutant(const csubject *s, dw_program *p, const uint8_t *m, size_t len, long it, const char *what, size_t *bad)
+{
+    if (s->box) {
+        dw_program_free(p);
+        write_file(C->tmp, m, len);
+        int got[CTRACE_MAX], ng = 0;
+        if (replay_trace(C->tmp, s->trace, got, &ng)) return -1;
+        return ng == s->nv && memcmp(got, s->verdicts, (size_t)ng * sizeof *got) == 0;
+    }
+    int same = 1;
+    for (uint32_t r = 0; r < s->nreqs; r++) {
+        uint64_t on, off;
+        if (sig_of(p, &s->store, &s->reqs[r], false, &on) || sig_of(p, &s->store, &s->reqs[r], true, &off)) continue;
+        if (on != off) {
+            (*bad)++;
+            print_message("%s %s %ld, request %u: a verified program decides differently with the index on and off\n",
+                          s->name, what, it, r);
+            dump_mutant(s, it, m, len);
+        }
+        if (on != s->want[r]) same = 0;
+    }
+    dw_program_free(p);
+    return same;
+}
+
 static void test_corpus_mutations(void **state)
 {
     if (C->n == 0) { print_message("corpus mutations: no corpus and no examples found, skipped\n"); skip(); }
@@ -913,27 +943,9 @@ static void test_corpus_mutations(void **state)
             if (reseal_it) refused_struct++; else refused_sum++;
             continue;
         }
-        bool same_answers = true;
-        if (!s->box) {
-            for (uint32_t r = 0; r < s->nreqs; r++) {
-                uint64_t on, off;
-                if (sig_of(p, &s->store, &s->reqs[r], false, &on) || sig_of(p, &s->store, &s->reqs[r], true, &off)) continue;
-                if (on != off) {
-                    bad++;
-                    print_message("%s mutant %ld, request %u: a verified program decides differently with the index on and off\n",
-                                  s->name, it, r);
-                    dump_mutant(s, it, m, len);
-                }
-                if (on != s->want[r]) same_answers = false;
-            }
-            dw_program_free(p);
-        } else {
-            dw_program_free(p);
-            write_file(C->tmp, m, len);
-            int got[CTRACE_MAX], ng = 0;
-            if (replay_trace(C->tmp, s->trace, got, &ng)) { refused_engine++; continue; }
-            same_answers = ng == s->nv && memcmp(got, s->verdicts, (size_t)ng * sizeof *got) == 0;
-        }
+        int answers = run_mutant(s, p, m, len, it, "mutant", &bad);
+        if (answers < 0) { refused_engine++; continue; }
+        bool same_answers = answers == 1;
         if (same_answers) same++; else differs++;
         if (!reseal_it && !same_answers) {
             bad++;
@@ -1069,29 +1081,11 @@ static void test_program_mutations(void **state)
         if (wrc) { unwritable++; dw_buf_free(&b); continue; }
         dw_program *q = dw_artifact_load(b.p, b.len, msg, sizeof msg);
         if (!q) { refused++; dw_buf_free(&b); continue; }
-        bool same_answers = true;
-        if (!s->box) {
-            for (uint32_t r = 0; r < s->nreqs; r++) {
-                uint64_t on, off;
-                if (sig_of(q, &s->store, &s->reqs[r], false, &on) || sig_of(q, &s->store, &s->reqs[r], true, &off)) continue;
-                if (on != off) {
-                    bad++;
-                    print_message("%s program mutant %ld, request %u: a verified program decides differently with the index on and off\n",
-                                  s->name, it, r);
-                    dump_mutant(s, it, (const uint8_t *)b.p, b.len);
-                }
-                if (on != s->want[r]) same_answers = false;
-            }
-            dw_program_free(q);
-        } else {
-            dw_program_free(q);
-            write_file(C->tmp, b.p, b.len);
-            int got[CTRACE_MAX], ng = 0;
-            if (replay_trace(C->tmp, s->trace, got, &ng)) { refused_engine++; dw_buf_free(&b); continue; }
-            same_answers = ng == s->nv && memcmp(got, s->verdicts, (size_t)ng * sizeof *got) == 0;
-        }
+        int answers = run_mutant(s, q, (const uint8_t *)b.p, b.len, it, "program mutant", &bad);
         dw_buf_free(&b);
-        if (same_answers) same++; else differs++;
+        if (answers < 0) refused_engine++;
+        else if (answers == 1) same++;
+        else differs++;
     }
     print_message("program mutations: %ld mutants of %zu artifacts; operand %zu, opcode %zu, swap %zu, constant %zu, "
                   "index field %zu, index drop %zu, policy %zu; not writable %zu, refused by the loader/verifier %zu, by the engine %zu; "
