@@ -970,7 +970,8 @@ static void test_corpus_mutations(void **state)
  * mutate the loaded program instead (an instruction's opcode or operand, two
  * instructions swapped, a constant replaced by another constant or by a new
  * string/Long/Bool, an index entry's field, an index entry dropped, a
- * policy's code range, stack bound or effect), 1-3 at a time, and let
+ * policy's code range, stack bound or effect, a field of the temporal
+ * tables or of a policy's leaf range), 1-3 at a time, and let
  * dw_artifact_write encode and seal the result: a well-formed file with
  * hostile contents.  Each must be refused, or load and decide without
  * crashing with the index on and off identically (Cedar subjects; Box
@@ -990,10 +991,95 @@ static uint32_t pick_operand(uint64_t *x, const dw_program *p, uint32_t a)
     }
 }
 
+/* One field of the temporal tables (formulas, patterns, terms, term lists,
+ * aggregates, leaves) or of a policy's leaf range and scope code. */
+static void mutate_temporal(uint64_t *x, dw_program *p)
+{
+    dw_temporal_tables *t = &p->temporal;
+    uint32_t lim = t->ntfs + t->ntterms + p->nstrs + 2;
+    uint32_t v = (uint32_t)(rnd(x) % 3 == 0 ? rnd(x) % 4 : rnd(x) % lim);
+    int64_t w = rnd(x) % 4 == 0 ? (int64_t)rnd(x) : (int64_t)(rnd(x) % 7200) - 60;
+    switch (rnd(x) % 8) {
+    case 0: case 1: {
+        if (!t->ntfs) return;
+        dw_tf *f = &t->tfs[rnd(x) % t->ntfs];
+        switch (rnd(x) % 10) {
+        case 0: f->kind = (uint8_t)(rnd(x) % 10); break;
+        case 1: f->op = (uint8_t)(rnd(x) % 8); break;
+        case 2: f->var = (uint16_t)(rnd(x) % 6); break;
+        case 3: f->a = v; break;
+        case 4: f->b = v; break;
+        case 5: f->window = w; break;
+        case 6: f->type_str = v; break;
+        case 7: f->kind_str = v; break;
+        case 8: f->first = v; break;
+        default: f->n = v; break;
+        }
+        return;
+    }
+    case 2:
+        if (!t->ntpatterns) return;
+        if (rnd(x) & 1) t->tpatterns[rnd(x) % t->ntpatterns].path_str = v;
+        else t->tpatterns[rnd(x) % t->ntpatterns].term = v;
+        return;
+    case 3: {
+        if (!t->ntterms) return;
+        dw_tterm *tt = &t->tterms[rnd(x) % t->ntterms];
+        switch (rnd(x) % 3) {
+        case 0: tt->kind = (uint8_t)(rnd(x) % 10); break;
+        case 1: tt->a = v; break;
+        default: tt->n = v; break;
+        }
+        return;
+    }
+    case 4:
+        if (t->ntargs) t->targs[rnd(x) % t->ntargs] = v;
+        else if (t->naggvars) t->aggvars[rnd(x) % t->naggvars] = (uint16_t)(rnd(x) % 6);
+        return;
+    case 5: {
+        if (!t->ntaggs) return;
+        dw_tagg *g = &t->taggs[rnd(x) % t->ntaggs];
+        switch (rnd(x) % 4) {
+        case 0: g->body = v; break;
+        case 1: g->sum_var = (uint16_t)(rnd(x) % 6); break;
+        case 2: g->first_var = v; break;
+        default: g->nvars = (uint32_t)(rnd(x) % 4); break;
+        }
+        return;
+    }
+    case 6: {
+        if (!t->nleaves) return;
+        dw_tleaf *l = &t->leaves[rnd(x) % t->nleaves];
+        switch (rnd(x) % 3) {
+        case 0: l->root = v; break;
+        case 1: l->nvars = (uint16_t)(rnd(x) % 6); break;
+        default: l->reach = w; break;
+        }
+        return;
+    }
+    default: {
+        if (!p->npolicies) return;
+        dw_policy_code *pc = &p->policies[rnd(x) % p->npolicies];
+        int d = (int)(rnd(x) % 5) - 2;
+        switch (rnd(x) % 4) {
+        case 0: pc->first_leaf = (uint32_t)((int64_t)pc->first_leaf + d); break;
+        case 1: pc->nleaves = (uint32_t)((int64_t)pc->nleaves + d); break;
+        case 2: pc->scope_entry = (uint32_t)((int64_t)pc->scope_entry + d); break;
+        default: pc->scope_end = (uint32_t)((int64_t)pc->scope_end + d); break;
+        }
+        return;
+    }
+    }
+}
+
 static int mutate_program(uint64_t *x, dw_program *p)
 {
     int kind = (int)(rnd(x) % 8);
+    if (p->temporal.nleaves && rnd(x) % 2) kind = 8;
     switch (kind) {
+    case 8:
+        mutate_temporal(x, p);
+        return kind;
     case 0: case 1: {                           /* an operand, an opcode */
         if (!p->ncode) return kind;
         uint32_t i = (uint32_t)(rnd(x) % p->ncode), ins = p->code[i];
@@ -1067,9 +1153,16 @@ static void test_program_mutations(void **state)
     long total = getenv("DW_PROGRAM_MUTATIONS") ? atol(getenv("DW_PROGRAM_MUTATIONS")) : 10000;
     uint64_t x = getenv("DW_MUTATION_SEED") ? strtoull(getenv("DW_MUTATION_SEED"), NULL, 10) : 1;
     x = x * 0xD1B54A32D192ED03ull + 7;
-    size_t by_kind[8] = { 0 }, unwritable = 0, refused = 0, refused_engine = 0, same = 0, differs = 0, bad = 0;
+    size_t by_kind[9] = { 0 }, unwritable = 0, refused = 0, refused_engine = 0, same = 0, differs = 0, bad = 0;
+    size_t nbox = 0;
+    for (size_t i = 0; i < C->n; i++) nbox += C->s[i].box;
     for (long it = 0; it < total; it++) {
+        /* one mutant in eight is of a Box example (temporal tables, replayed through the engine) */
         csubject *s = &C->s[rnd(&x) % C->n];
+        if (nbox && it % 8 == 7) {
+            size_t k = rnd(&x) % nbox;
+            for (size_t i = 0; i < C->n; i++) if (C->s[i].box && k-- == 0) { s = &C->s[i]; break; }
+        }
         char msg[256];
         dw_program *p = dw_artifact_load(s->bytes.p, s->bytes.len, msg, sizeof msg);
         if (!p) fail_msg("%s: the original was refused: %s", s->name, msg);
@@ -1088,9 +1181,9 @@ static void test_program_mutations(void **state)
         else differs++;
     }
     print_message("program mutations: %ld mutants of %zu artifacts; operand %zu, opcode %zu, swap %zu, constant %zu, "
-                  "index field %zu, index drop %zu, policy %zu; not writable %zu, refused by the loader/verifier %zu, by the engine %zu; "
+                  "index field %zu, index drop %zu, policy %zu, temporal %zu; not writable %zu, refused by the loader/verifier %zu, by the engine %zu; "
                   "loaded and decided as the original %zu, differently %zu; failures %zu\n",
-                  total, C->n, by_kind[0], by_kind[1], by_kind[2], by_kind[3], by_kind[4], by_kind[5], by_kind[7],
+                  total, C->n, by_kind[0], by_kind[1], by_kind[2], by_kind[3], by_kind[4], by_kind[5], by_kind[7], by_kind[8],
                   unwritable, refused, refused_engine, same, differs, bad);
     assert_int_equal(unwritable + refused + refused_engine + same + differs, (size_t)total);
     assert_int_equal(bad, 0);
