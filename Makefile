@@ -111,11 +111,11 @@ testbins: all unit $(BUILD)/dw-golden
 SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
-	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS) -lseccomp -lpthread
+	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS) -lseccomp -lpthread
 .PHONY: testbins fuzz-link benchbins
 # The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.
 fuzz:
-	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fsanitize=address,undefined,fuzzer-no-link" build/fuzz/libdogwood.a
+	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined" build/fuzz/libdogwood.a
 	$(MAKE) --no-print-directory fuzz-link
 fuzz-link: $(FUZZ_TARGETS)
 

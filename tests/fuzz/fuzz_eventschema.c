@@ -49,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static void walk(const dw_derived_event *ev, const dw_event_field *f, size_t nf, char *path, size_t plen)
+static void walk(const dw_derived_event *ev, const dw_event_field *f, size_t nf, const char *path, size_t plen)
 {
     for (size_t i = 0; i < nf; i++) {
         size_t n = plen + (plen ? 1 : 0) + f[i].name.len;
@@ -76,7 +76,7 @@ static void derive(const dw_event_schema *es, const dw_schema *actions)
             const dw_derived_event *ev = &dv->events[i];
             if (dw_event_find(dv, ev->action_type.s, ev->action_type.len, ev->action_id.s, ev->action_id.len,
                               ev->kind.s, ev->kind.len) == NULL) abort();
-            walk(ev, ev->fields, ev->nfields, NULL, 0);
+            walk(ev, ev->fields, ev->nfields, "", 0);   /* not NULL: walk memcpy's plen bytes of it (UBSan) */
         }
         dw_event_derivation_print(devnull, dv);
         dw_event_derivation_free(dv);
