@@ -35,9 +35,10 @@ run_suite() {
     fi
 }
 
-# unit tests: each cmocka program prints its own summary; count cases
+# unit tests: each cmocka program prints its own summary; count cases.
+# Its variables are local: run_suite's own `out` (the log path) must survive the call.
 run_unit() {
-    local bindir=$1 pass=0 fail=0
+    local bindir=$1 pass=0 fail=0 t out p f
     for t in "$bindir"/tests/test_*; do
         [ -x "$t" ] || continue
         if out=$("$t" 2>&1); then :; fi
@@ -49,6 +50,7 @@ run_unit() {
         if [ -z "$p" ] && [ -z "$f" ]; then fail=$((fail + 1)); echo "$t: crashed"; fi
     done
     echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
 }
 
 suites() {
