@@ -249,8 +249,6 @@ static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const cha
     addv(l, rule, sev, loc.off, loc.end, hint, m);
 }
 
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static bool str_is(dw_str a, const char *s) { return a.len == strlen(s) && memcmp(a.s, s, a.len) == 0; }
 
 /* `rule @id("x") (rule 3)` or `rule 3` (1-based, as Box numbers rules) */
 static const char *rname(L *l, size_t i)
@@ -429,10 +427,10 @@ static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b)
     switch (a->kind) {
     case DW_E_BOOL: return a->u.b == b->u.b;
     case DW_E_LONG: return a->u.i == b->u.i;
-    case DW_E_STRING: return str_eq(a->u.str, b->u.str);
-    case DW_E_ENTITY: return str_eq(a->u.euid.type, b->u.euid.type) && str_eq(a->u.euid.id, b->u.euid.id);
+    case DW_E_STRING: return dw_str_eq(a->u.str, b->u.str);
+    case DW_E_ENTITY: return dw_str_eq(a->u.euid.type, b->u.euid.type) && dw_str_eq(a->u.euid.id, b->u.euid.id);
     case DW_E_VAR: return a->u.var == b->u.var;
-    case DW_E_SLOT: case DW_E_BINDER: return str_eq(a->u.name, b->u.name);
+    case DW_E_SLOT: case DW_E_BINDER: return dw_str_eq(a->u.name, b->u.name);
     case DW_E_IF:
         return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]) &&
                expr_eq(l, a->u.kids[2], b->u.kids[2]);
@@ -442,10 +440,10 @@ static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b)
         return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]);
     case DW_E_NOT: case DW_E_NEG: return expr_eq(l, a->u.kids[0], b->u.kids[0]);
     case DW_E_HAS: case DW_E_GETATTR:
-        return str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(l, a->u.attr.kids0, b->u.attr.kids0);
-    case DW_E_LIKE: return str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(l, a->u.like.kids0, b->u.like.kids0);
+        return dw_str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(l, a->u.attr.kids0, b->u.attr.kids0);
+    case DW_E_LIKE: return dw_str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(l, a->u.like.kids0, b->u.like.kids0);
     case DW_E_IS:
-        return str_eq(a->u.is.type, b->u.is.type) && expr_eq(l, a->u.is.kids0, b->u.is.kids0) &&
+        return dw_str_eq(a->u.is.type, b->u.is.type) && expr_eq(l, a->u.is.kids0, b->u.is.kids0) &&
                ((!a->u.is.in && !b->u.is.in) || expr_eq(l, a->u.is.in, b->u.is.in));
     case DW_E_SET:
         if (a->u.list.n != b->u.list.n) return false;
@@ -455,11 +453,11 @@ static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b)
     case DW_E_RECORD:
         if (a->u.rec.n != b->u.rec.n) return false;
         for (size_t i = 0; i < a->u.rec.n; i++)
-            if (!str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(l, a->u.rec.v[i].value, b->u.rec.v[i].value))
+            if (!dw_str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(l, a->u.rec.v[i].value, b->u.rec.v[i].value))
                 return false;
         return true;
     case DW_E_METHOD: case DW_E_CALL:
-        if (!str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs) return false;
+        if (!dw_str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs) return false;
         if ((a->u.call.recv == NULL) != (b->u.call.recv == NULL)) return false;
         if (a->u.call.recv && !expr_eq(l, a->u.call.recv, b->u.call.recv)) return false;
         for (size_t i = 0; i < a->u.call.nargs; i++)
@@ -520,8 +518,8 @@ static int fold(const dw_expr *e)
         switch (a->kind) {
         case DW_E_BOOL: eq = a->u.b == b->u.b; break;
         case DW_E_LONG: eq = a->u.i == b->u.i; break;
-        case DW_E_STRING: eq = str_eq(a->u.str, b->u.str); break;
-        case DW_E_ENTITY: eq = str_eq(a->u.euid.type, b->u.euid.type) && str_eq(a->u.euid.id, b->u.euid.id); break;
+        case DW_E_STRING: eq = dw_str_eq(a->u.str, b->u.str); break;
+        case DW_E_ENTITY: eq = dw_str_eq(a->u.euid.type, b->u.euid.type) && dw_str_eq(a->u.euid.id, b->u.euid.id); break;
         default: return F_U;
         }
         return (eq == (e->kind == DW_E_EQ)) ? F_T : F_F;
@@ -612,7 +610,7 @@ static void build_universe(L *l)
         for (size_t i = 0; i < l->nu; i++) {
             l->uname[i] = euid_text(l, &s->actions[i].uid);
             l->u_fs[i] = id_is_fs(s->actions[i].uid.id);
-            l->u_fsother[i] = str_is(s->actions[i].uid.id, "fs:other");
+            l->u_fsother[i] = dw_str_is(s->actions[i].uid.id, "fs:other");
         }
         return;
     }
@@ -629,7 +627,7 @@ static void build_universe(L *l)
             const char *nm = euid_text(l, &v[k]);
             if (uindex(l, nm) < 0) {
                 l->u_fs[l->nu] = id_is_fs(v[k].id);
-                l->u_fsother[l->nu] = str_is(v[k].id, "fs:other");
+                l->u_fsother[l->nu] = dw_str_is(v[k].id, "fs:other");
                 l->uname[l->nu++] = nm;
             }
             if (c->kind != DW_SC_EQ) {
@@ -857,7 +855,7 @@ static void trule_reserved_attr(L *l, size_t pi, const dw_tnode *n, void *ud)
     const char *dot = memchr(n->path.s, '.', n->path.len);
     dw_str first = { n->path.s, dot ? (size_t)(dot - n->path.s) : n->path.len };
     bool hit = reserved_name(first, false);
-    if (!hit && dot && str_is(first, "providers")) {
+    if (!hit && dot && dw_str_is(first, "providers")) {
         const char *rest = dot + 1, *d2 = memchr(rest, '.', n->path.len - (size_t)(rest - n->path.s));
         hit = reserved_name((dw_str){ rest, d2 ? (size_t)(d2 - rest) : n->path.len - (size_t)(rest - n->path.s) }, true);
     }
@@ -879,7 +877,7 @@ static void rule_output(L *l, size_t pi, const dw_expr *e, void *ud)
 {
     if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
     const dw_expr *o = e->u.attr.kids0;
-    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !str_is(e->u.attr.attr, "output")) return;
+    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !dw_str_is(e->u.attr.attr, "output")) return;
     bool *once = ud;
     if (*once) return;
     *once = true;
@@ -908,7 +906,7 @@ static void each_cmp(L *l, size_t pi, const dw_expr *e, void *ud)
         size_t rl = e->u.like.raw.len;
         uint32_t off = e->loc.end >= rl + 2 ? e->loc.end - (uint32_t)rl - 2 : e->loc.off;
         if (p) fn(l, pi, &(cmp_site){ p, e, true, dw_loc_at(l->src, off, e->loc.end), e->u.like.kids0 });
-    } else if (e->kind == DW_E_METHOD && str_is(e->u.call.name, "contains") && e->u.call.nargs == 1 &&
+    } else if (e->kind == DW_E_METHOD && dw_str_is(e->u.call.name, "contains") && e->u.call.nargs == 1 &&
                e->u.call.recv && e->u.call.recv->kind == DW_E_SET) {
         const char *p = ctx_path(l, e->u.call.args[0]);
         if (!p) return;
@@ -1037,9 +1035,9 @@ static void trule_empty(L *l, size_t pi, const dw_tnode *n, void *ud)
 
 static void trule_ip(L *l, size_t pi, const dw_tnode *n, void *ud)
 {
-    if (n->kind != DW_T_PRED || !str_is(n->str, "net:connect")) return;
+    if (n->kind != DW_T_PRED || !dw_str_is(n->str, "net:connect")) return;
     for (size_t k = 0; k < n->nfields; k++)
-        if (str_is(n->fields[k].path, "input.ip"))
+        if (dw_str_is(n->fields[k].path, "input.ip"))
             add(l, R_IP_HISTORY, -1, n->fields[k].loc,
                 "match input.host in the predicate, or test context.input.ip in the plain condition",
                 "%s: history events of net:connect never record input.ip, so this predicate never matches", rname(l, pi));
@@ -1047,7 +1045,7 @@ static void trule_ip(L *l, size_t pi, const dw_tnode *n, void *ud)
 
 static void trule_request(L *l, size_t pi, const dw_tnode *n, void *ud)
 {
-    if (n->kind == DW_T_PRED && str_is(n->ekind, "request"))
+    if (n->kind == DW_T_PRED && dw_str_is(n->ekind, "request"))
         add(l, R_PRECOND_REQUEST, -1, n->loc, "key the precondition on ::response events",
             "%s keys a precondition on ::request events, which include denied attempts", rname(l, pi));
 }
@@ -1055,16 +1053,16 @@ static void trule_request(L *l, size_t pi, const dw_tnode *n, void *ud)
 /* ---- before expansion: macro calls (Box profile, info) ---- */
 static bool is_ext_ctor(dw_str n)
 {
-    return str_is(n, "decimal") || str_is(n, "ip") || str_is(n, "datetime") || str_is(n, "duration");
+    return dw_str_is(n, "decimal") || dw_str_is(n, "ip") || dw_str_is(n, "datetime") || dw_str_is(n, "duration");
 }
 
 /* is `name` a temporal macro of the set or of the library? */
 static bool temporal_macro(L *l, const dw_policy_set *lib, dw_str name)
 {
     for (size_t k = 0; k < l->ps->nmacros; k++)
-        if (str_eq(l->ps->macros[k].name, name)) return l->ps->macros[k].kind == DW_MACRO_TEMPORAL;
+        if (dw_str_eq(l->ps->macros[k].name, name)) return l->ps->macros[k].kind == DW_MACRO_TEMPORAL;
     for (size_t k = 0; lib && k < lib->nmacros; k++)
-        if (str_eq(lib->macros[k].name, name)) return lib->macros[k].kind == DW_MACRO_TEMPORAL;
+        if (dw_str_eq(lib->macros[k].name, name)) return lib->macros[k].kind == DW_MACRO_TEMPORAL;
     return false;
 }
 
@@ -1212,7 +1210,7 @@ static void rule_unicode(L *l)
     for (size_t a = 0; a < nt; a++) {
         if (toks[a].ascii || !toks[a].skel) continue;
         for (size_t b = 0; b < nt; b++) {
-            if (a == b || !toks[b].skel || str_eq(toks[a].text, toks[b].text) || strcmp(toks[a].skel, toks[b].skel)) continue;
+            if (a == b || !toks[b].skel || dw_str_eq(toks[a].text, toks[b].text) || strcmp(toks[a].skel, toks[b].skel)) continue;
             if (!toks[b].ascii && b > a) continue;   /* two non-ASCII look-alikes: report once, at the later */
             dw_loc bl = dw_loc_at(l->src, toks[b].off, toks[b].end);
             add(l, R_CONFUSABLE, -1, dw_loc_at(l->src, toks[a].off, toks[a].end),
@@ -1226,7 +1224,7 @@ static void rule_unicode(L *l)
 
 /* ------------------------------------------------------------------ scope analysis */
 
-static bool euid_eq(const dw_euid_lit *a, const dw_euid_lit *b) { return str_eq(a->type, b->type) && str_eq(a->id, b->id); }
+static bool euid_eq(const dw_euid_lit *a, const dw_euid_lit *b) { return dw_str_eq(a->type, b->type) && dw_str_eq(a->id, b->id); }
 
 /* does principal/resource constraint a admit everything b admits? (syntactic) */
 static bool scope_sup(const dw_scope_con *a, const dw_scope_con *b)
@@ -1238,11 +1236,11 @@ static bool scope_sup(const dw_scope_con *a, const dw_scope_con *b)
     case DW_SC_IN:
         return (b->kind == DW_SC_EQ || b->kind == DW_SC_IN || b->kind == DW_SC_IS_IN) && euid_eq(&a->target, &b->target);
     case DW_SC_IS:
-        if (b->kind == DW_SC_IS || b->kind == DW_SC_IS_IN) return str_eq(a->is_type, b->is_type);
-        return b->kind == DW_SC_EQ && str_eq(a->is_type, b->target.type);
+        if (b->kind == DW_SC_IS || b->kind == DW_SC_IS_IN) return dw_str_eq(a->is_type, b->is_type);
+        return b->kind == DW_SC_EQ && dw_str_eq(a->is_type, b->target.type);
     case DW_SC_IS_IN:
-        if (b->kind == DW_SC_IS_IN) return str_eq(a->is_type, b->is_type) && euid_eq(&a->target, &b->target);
-        return b->kind == DW_SC_EQ && str_eq(a->is_type, b->target.type) && euid_eq(&a->target, &b->target);
+        if (b->kind == DW_SC_IS_IN) return dw_str_eq(a->is_type, b->is_type) && euid_eq(&a->target, &b->target);
+        return b->kind == DW_SC_EQ && dw_str_eq(a->is_type, b->target.type) && euid_eq(&a->target, &b->target);
     default: return false;
     }
 }
@@ -1424,13 +1422,13 @@ static void rule_duplicate_ids(L *l)
         const dw_annotation *a = l->pi[i].id;
         if (!a) continue;
         bool first = true;
-        for (size_t j = 0; j < i; j++) if (l->pi[j].id && str_eq(l->pi[j].id->value, a->value)) first = false;
+        for (size_t j = 0; j < i; j++) if (l->pi[j].id && dw_str_eq(l->pi[j].id->value, a->value)) first = false;
         if (!first) continue;
         const char *list = fmt(l, "%zu", i + 1);
         size_t n = 1;
         const dw_annotation *second = NULL;
         for (size_t j = i + 1; j < l->np; j++)
-            if (l->pi[j].id && str_eq(l->pi[j].id->value, a->value)) {
+            if (l->pi[j].id && dw_str_eq(l->pi[j].id->value, a->value)) {
                 list = fmt(l, "%s, %zu", list, j + 1);
                 if (!second) second = l->pi[j].id;
                 n++;
@@ -1466,7 +1464,7 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     for (size_t i = 0; i < l->np; i++) {
         const dw_policy *p = &l->ps->policies[i];
         for (size_t k = 0; k < p->nannots; k++)
-            if (str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
+            if (dw_str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
     }
     /* macro expansion (§10) */
     dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };

@@ -111,8 +111,6 @@ typedef struct guard {
 
 struct pguards { size_t n; guard g[GUARD_MAX]; };
 
-static bool s_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-
 /* e is a field: VAR(principal|resource|context) . a [. b ...] */
 static bool field_of(const dw_expr *e, guard *g)
 {
@@ -133,7 +131,7 @@ static bool field_of(const dw_expr *e, guard *g)
 static bool same_field(const guard *a, const guard *b)
 {
     if (a->var != b->var || a->npath != b->npath) return false;
-    for (size_t k = 0; k < a->npath; k++) if (!s_eq(a->path[k], b->path[k])) return false;
+    for (size_t k = 0; k < a->npath; k++) if (!dw_str_eq(a->path[k], b->path[k])) return false;
     return true;
 }
 
@@ -226,9 +224,9 @@ static bool alts_meet(const galt *a, const galt *b)
     if (!as && a->kind != b->kind) return false;      /* a Long is never an entity */
     switch (a->kind) {
     case GA_LONG: return a->i == b->i;
-    case GA_ENT: return s_eq(a->e->type, b->e->type) && s_eq(a->e->id, b->e->id);
+    case GA_ENT: return dw_str_eq(a->e->type, b->e->type) && dw_str_eq(a->e->id, b->e->id);
     case GA_STR:
-        if (b->kind == GA_STR) return s_eq(a->s, b->s);
+        if (b->kind == GA_STR) return dw_str_eq(a->s, b->s);
         return dw_like_match(b->pat, a->s.len ? a->s.s : "", a->s.len);
     default: break;
     }
@@ -319,18 +317,18 @@ static Z3_ast allow_of(P *p, const dw_smt_policy *v, size_t n, const dw_policy_s
 static bool scope_eq_disjoint(const dw_scope_con *a, const dw_scope_con *b)
 {
     if (a->kind != DW_SC_EQ || b->kind != DW_SC_EQ || a->target_is_slot || b->target_is_slot) return false;
-    return !(s_eq(a->target.type, b->target.type) && s_eq(a->target.id, b->target.id));
+    return !(dw_str_eq(a->target.type, b->target.type) && dw_str_eq(a->target.id, b->target.id));
 }
 
 static bool con_eq(const dw_scope_con *a, const dw_scope_con *b)
 {
     if (a->kind != b->kind || a->target_is_slot || b->target_is_slot) return false;
     /* (s_eq: an empty string may have a NULL pointer) */
-    bool t = s_eq(a->target.type, b->target.type) && s_eq(a->target.id, b->target.id);
+    bool t = dw_str_eq(a->target.type, b->target.type) && dw_str_eq(a->target.id, b->target.id);
     switch (a->kind) {
     case DW_SC_ANY: return true;
-    case DW_SC_IS: return s_eq(a->is_type, b->is_type);
-    case DW_SC_IS_IN: return t && s_eq(a->is_type, b->is_type);
+    case DW_SC_IS: return dw_str_eq(a->is_type, b->is_type);
+    case DW_SC_IS_IN: return t && dw_str_eq(a->is_type, b->is_type);
     default: return t;
     }
 }

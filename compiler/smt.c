@@ -86,8 +86,6 @@ static void grow(dw_smt *x, void **v, size_t n, size_t *cap, size_t size)
     *cap = nc;
 }
 
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static bool str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
 
 Z3_context dw_smt_ctx(dw_smt *x) { return x->c; }
 const dw_smt_stats *dw_smt_get_stats(const dw_smt *x) { return &x->st; }
@@ -192,7 +190,7 @@ static void add_wf(dw_smt *x, Z3_ast a)
 
 static bool is_action_type(dw_str n)
 {
-    return str_is(n, "Action") || (n.len > 8 && memcmp(n.s + n.len - 8, "::Action", 8) == 0);
+    return dw_str_is(n, "Action") || (n.len > 8 && memcmp(n.s + n.len - 8, "::Action", 8) == 0);
 }
 
 static const dw_entity_decl *entity(dw_smt *x, dw_str name) { return dw_schema_entity(x->s, name.s, name.len); }
@@ -203,14 +201,14 @@ static bool type_below(dw_smt *x, dw_str d, dw_str a, int depth)
     const dw_entity_decl *e = entity(x, d);
     if (!e || depth > 64) return false;
     for (size_t k = 0; k < e->nmember_of; k++)
-        if (str_eq(e->member_of[k], a) || type_below(x, e->member_of[k], a, depth + 1)) return true;
+        if (dw_str_eq(e->member_of[k], a) || type_below(x, e->member_of[k], a, depth + 1)) return true;
     return false;
 }
 
 /* Is action uid `d` (transitively) a member of action group `g`? */
 static bool action_below(dw_smt *x, const dw_euid_lit *d, const dw_euid_lit *g, int depth)
 {
-    if (str_eq(d->type, g->type) && str_eq(d->id, g->id)) return true;
+    if (dw_str_eq(d->type, g->type) && dw_str_eq(d->id, g->id)) return true;
     if (depth > 64) return false;
     const dw_action_decl *a = dw_schema_action(x->s, d->type.s, d->type.len, d->id.s, d->id.len);
     if (!a) return false;
@@ -262,7 +260,7 @@ static int64_t lit_number(dw_smt *x, dw_str type, dw_str id)
     const dw_entity_decl *e = entity(x, type);
     if (e && e->is_enum) {
         n = -1;
-        for (size_t k = 0; k < e->nenum; k++) if (str_eq(e->enum_ids[k], id)) n = (int64_t)k;
+        for (size_t k = 0; k < e->nenum; k++) if (dw_str_eq(e->enum_ids[k], id)) n = (int64_t)k;
         if (n < 0) FAIL();   /* not a member of the enum: the validator reports it */
     } else {
         for (size_t i = 0; i < x->nlits; i++)
@@ -542,7 +540,7 @@ static Z3_ast rec_eq(dw_smt *x, const srec *a, const srec *b)
     Z3_ast r = TRUE_;
     for (size_t i = 0; i < a->n; i++) {
         size_t j = 0;
-        while (j < b->n && !str_eq(a->k[i], b->k[j])) j++;
+        while (j < b->n && !dw_str_eq(a->k[i], b->k[j])) j++;
         if (j == b->n) { r = AND(r, NOT(a->has[i])); continue; }
         Z3_ast both = AND(a->has[i], b->has[j]);
         r = AND(r, Z3_mk_eq(C, a->has[i], b->has[j]));
@@ -550,7 +548,7 @@ static Z3_ast rec_eq(dw_smt *x, const srec *a, const srec *b)
     }
     for (size_t j = 0; j < b->n; j++) {
         size_t i = 0;
-        while (i < a->n && !str_eq(a->k[i], b->k[j])) i++;
+        while (i < a->n && !dw_str_eq(a->k[i], b->k[j])) i++;
         if (i == a->n) r = AND(r, NOT(b->has[j]));
     }
     return r;
@@ -566,7 +564,7 @@ static Z3_ast eq_val(dw_smt *x, const sv *a, const sv *b)
         return rec_eq(x, a->rec, b->rec);
     }
     if (s->kind == DW_T_ENTITY || t->kind == DW_T_ENTITY) {
-        if (s->kind != t->kind || !str_eq(s->name, t->name)) return FALSE_;
+        if (s->kind != t->kind || !dw_str_eq(s->name, t->name)) return FALSE_;
         return Z3_mk_eq(C, a->v, b->v);
     }
     if (s->kind != t->kind) return FALSE_;
@@ -580,7 +578,7 @@ static Z3_ast in_entity(dw_smt *x, const sv *a, const sv *b)
 {
     dw_str ta = a->t->name, tb = b->t->name;
     if (a->lit && b->lit && is_action_type(ta) && is_action_type(tb)) return dw_smt_bool(x, action_below(x, a->lit, b->lit, 0));
-    Z3_ast r = str_eq(ta, tb) ? Z3_mk_eq(C, a->v, b->v) : FALSE_;
+    Z3_ast r = dw_str_eq(ta, tb) ? Z3_mk_eq(C, a->v, b->v) : FALSE_;
     if (is_action_type(ta)) return r;
     if (type_below(x, ta, tb, 0)) {
         char *n = dw_arena_printf(&x->a, "%.*s!in!%.*s", (int)ta.len, ta.s, (int)tb.len, tb.s);
@@ -617,7 +615,7 @@ static sv attr_of(dw_smt *x, const sv *o, dw_str attr, bool has)
     if (!o->t) FAIL();
     if (o->t->kind == DW_T_RECORD) {
         for (size_t i = 0; i < o->rec->n; i++) {
-            if (!str_eq(o->rec->k[i], attr)) continue;
+            if (!dw_str_eq(o->rec->k[i], attr)) continue;
             if (has) return bool_sv(o->rec->has[i], o->err);
             sv r = o->rec->v[i];
             r.err = OR(o->err, NOT(o->rec->has[i]));
@@ -632,7 +630,7 @@ static sv attr_of(dw_smt *x, const sv *o, dw_str attr, bool has)
     Z3_ast ex = exists(x, o->t->name, o->v);
     for (size_t i = 0; i < d->shape->nattrs; i++) {
         const dw_attr_decl *ad = &d->shape->attrs[i];
-        if (!str_eq(ad->name, attr)) continue;
+        if (!dw_str_eq(ad->name, attr)) continue;
         char *fn = dw_arena_printf(&x->a, "%.*s.%.*s", (int)o->t->name.len, o->t->name.s, (int)attr.len, attr.s);
         if (!fn) FAIL();
         Z3_ast h = TRUE_;
@@ -720,7 +718,7 @@ static sv enc_in(dw_smt *x, const dw_expr *e)
     if (b.t->kind == DW_T_ENTITY) return bool_sv(in_entity(x, &a, &b), OR(a.err, b.err));
     if (b.t->kind != DW_T_SET || !b.t->elem || b.t->elem->kind != DW_T_ENTITY) FAIL();
     dw_str ta = a.t->name, tb = b.t->elem->name;
-    Z3_ast direct = str_eq(ta, tb) ? Z3_mk_set_member(C, a.v, b.v) : FALSE_;
+    Z3_ast direct = dw_str_eq(ta, tb) ? Z3_mk_set_member(C, a.v, b.v) : FALSE_;
     if (!type_below(x, ta, tb, 0) || is_action_type(ta)) return bool_sv(direct, OR(a.err, b.err));
     /* an ancestor among a set's members: a free Boolean (implied by direct membership) */
     sv f = approx(x, e, &TY_BOOL, FALSE_, false);
@@ -736,7 +734,7 @@ static sv set_lit(dw_smt *x, const dw_expr *e)
     Z3_ast s = Z3_mk_empty_set(C, sort_of(x, et)), err = FALSE_;
     for (size_t k = 0; k < e->u.list.n; k++) {
         sv v = k ? enc(x, e->u.list.v[k]) : first;
-        if (!v.t || v.t->kind != et->kind || (et->kind == DW_T_ENTITY && !str_eq(et->name, v.t->name))) FAIL();
+        if (!v.t || v.t->kind != et->kind || (et->kind == DW_T_ENTITY && !dw_str_eq(et->name, v.t->name))) FAIL();
         err = OR(err, v.err);
         s = Z3_mk_set_add(C, s, v.v);
     }
@@ -825,51 +823,51 @@ static sv method(dw_smt *x, const dw_expr *e)
     sv a1 = { 0 };
     if (na >= 1) a1 = enc(x, e->u.call.args[0]);
     Z3_ast err = na >= 1 ? OR(r0.err, a1.err) : r0.err;
-    if (str_is(m, "contains") && na == 1 && r0.t->kind == DW_T_SET) {
+    if (dw_str_is(m, "contains") && na == 1 && r0.t->kind == DW_T_SET) {
         if (opaque_set(r0.t)) return approx(x, e, &TY_BOOL, err, false);
         const dw_type *et = r0.t->elem;
-        if (!a1.t || a1.t->kind != et->kind || (et->kind == DW_T_ENTITY && !str_eq(et->name, a1.t->name))) return bool_sv(FALSE_, err);
+        if (!a1.t || a1.t->kind != et->kind || (et->kind == DW_T_ENTITY && !dw_str_eq(et->name, a1.t->name))) return bool_sv(FALSE_, err);
         return bool_sv(Z3_mk_set_member(C, a1.v, r0.v), err);
     }
-    if ((str_is(m, "containsAll") || str_is(m, "containsAny")) && na == 1 && r0.t->kind == DW_T_SET) {
+    if ((dw_str_is(m, "containsAll") || dw_str_is(m, "containsAny")) && na == 1 && r0.t->kind == DW_T_SET) {
         if (!a1.t || a1.t->kind != DW_T_SET) FAIL();
         if (opaque_set(r0.t) || opaque_set(a1.t)) return approx(x, e, &TY_BOOL, err, false);
         if (!Z3_is_eq_sort(C, Z3_get_sort(C, r0.v), Z3_get_sort(C, a1.v))) FAIL();
-        if (str_is(m, "containsAll")) return bool_sv(Z3_mk_set_subset(C, a1.v, r0.v), err);
+        if (dw_str_is(m, "containsAll")) return bool_sv(Z3_mk_set_subset(C, a1.v, r0.v), err);
         Z3_ast both[2] = { r0.v, a1.v };
         Z3_ast in = Z3_mk_set_intersect(C, 2, both);
         return bool_sv(NOT(Z3_mk_eq(C, in, Z3_mk_empty_set(C, Z3_get_array_sort_domain(C, Z3_get_sort(C, r0.v))))), err);
     }
-    if (str_is(m, "isEmpty") && na == 0 && r0.t->kind == DW_T_SET) {
+    if (dw_str_is(m, "isEmpty") && na == 0 && r0.t->kind == DW_T_SET) {
         if (opaque_set(r0.t)) return approx(x, e, &TY_BOOL, err, false);
         return bool_sv(Z3_mk_eq(C, r0.v, Z3_mk_empty_set(C, sort_of(x, r0.t->elem))), err);
     }
-    if ((str_is(m, "getTag") || str_is(m, "hasTag")) && na == 1) return tag_of(x, &r0, &a1, str_is(m, "hasTag"));
+    if ((dw_str_is(m, "getTag") || dw_str_is(m, "hasTag")) && na == 1) return tag_of(x, &r0, &a1, dw_str_is(m, "hasTag"));
     if (na == 1 && bv_type(r0.t) && a1.t && r0.t->kind == a1.t->kind && r0.t->kind == DW_T_DECIMAL) {
-        if (str_is(m, "lessThan")) return bool_sv(Z3_mk_bvslt(C, r0.v, a1.v), err);
-        if (str_is(m, "lessThanOrEqual")) return bool_sv(Z3_mk_bvsle(C, r0.v, a1.v), err);
-        if (str_is(m, "greaterThan")) return bool_sv(Z3_mk_bvsgt(C, r0.v, a1.v), err);
-        if (str_is(m, "greaterThanOrEqual")) return bool_sv(Z3_mk_bvsge(C, r0.v, a1.v), err);
+        if (dw_str_is(m, "lessThan")) return bool_sv(Z3_mk_bvslt(C, r0.v, a1.v), err);
+        if (dw_str_is(m, "lessThanOrEqual")) return bool_sv(Z3_mk_bvsle(C, r0.v, a1.v), err);
+        if (dw_str_is(m, "greaterThan")) return bool_sv(Z3_mk_bvsgt(C, r0.v, a1.v), err);
+        if (dw_str_is(m, "greaterThanOrEqual")) return bool_sv(Z3_mk_bvsge(C, r0.v, a1.v), err);
     }
-    if (r0.t->kind == DW_T_IPADDR && (str_is(m, "isIpv4") || str_is(m, "isIpv6") || str_is(m, "isLoopback") ||
-                                      str_is(m, "isMulticast") || str_is(m, "isInRange")))
+    if (r0.t->kind == DW_T_IPADDR && (dw_str_is(m, "isIpv4") || dw_str_is(m, "isIpv6") || dw_str_is(m, "isLoopback") ||
+                                      dw_str_is(m, "isMulticast") || dw_str_is(m, "isInRange")))
         return approx(x, e, &TY_BOOL, err, false);
-    if (r0.t->kind == DW_T_DATETIME && str_is(m, "offset") && na == 1 && a1.t && a1.t->kind == DW_T_DURATION) {
+    if (r0.t->kind == DW_T_DATETIME && dw_str_is(m, "offset") && na == 1 && a1.t && a1.t->kind == DW_T_DURATION) {
         Z3_ast ok = AND(Z3_mk_bvadd_no_overflow(C, r0.v, a1.v, true), Z3_mk_bvadd_no_underflow(C, r0.v, a1.v));
         return (sv){ .t = &TY_DATETIME, .v = Z3_mk_bvadd(C, r0.v, a1.v), .err = OR(err, NOT(ok)) };
     }
-    if (r0.t->kind == DW_T_DATETIME && str_is(m, "durationSince") && na == 1 && a1.t && a1.t->kind == DW_T_DATETIME) {
+    if (r0.t->kind == DW_T_DATETIME && dw_str_is(m, "durationSince") && na == 1 && a1.t && a1.t->kind == DW_T_DATETIME) {
         Z3_ast ok = AND(Z3_mk_bvsub_no_overflow(C, r0.v, a1.v), Z3_mk_bvsub_no_underflow(C, r0.v, a1.v, true));
         return (sv){ .t = &TY_DURATION, .v = Z3_mk_bvsub(C, r0.v, a1.v), .err = OR(err, NOT(ok)) };
     }
-    if (r0.t->kind == DW_T_DATETIME && str_is(m, "toDate") && na == 0) return approx(x, e, &TY_DATETIME, err, true);
-    if (r0.t->kind == DW_T_DATETIME && str_is(m, "toTime") && na == 0) return approx(x, e, &TY_DURATION, err, false);
+    if (r0.t->kind == DW_T_DATETIME && dw_str_is(m, "toDate") && na == 0) return approx(x, e, &TY_DATETIME, err, true);
+    if (r0.t->kind == DW_T_DATETIME && dw_str_is(m, "toTime") && na == 0) return approx(x, e, &TY_DURATION, err, false);
     if (r0.t->kind == DW_T_DURATION && na == 0) {
         static const struct { const char *n; int64_t ms; } U[] = {
             { "toMilliseconds", 1 }, { "toSeconds", 1000 }, { "toMinutes", 60000 }, { "toHours", 3600000 }, { "toDays", 86400000 },
         };
         for (size_t k = 0; k < sizeof U / sizeof *U; k++)
-            if (str_is(m, U[k].n))
+            if (dw_str_is(m, U[k].n))
                 return (sv){ .t = &TY_LONG, .v = U[k].ms == 1 ? r0.v : Z3_mk_bvsdiv(C, r0.v, bv_const(x, U[k].ms)), .err = err };
     }
     FAIL();
@@ -917,7 +915,7 @@ static sv enc(dw_smt *x, const dw_expr *e)
     case DW_E_IF: {
         sv c = enc_bool(x, e->u.kids[0]), a = enc(x, e->u.kids[1]), b = enc(x, e->u.kids[2]);
         if (!a.t || !b.t || a.t->kind != b.t->kind || a.t->kind == DW_T_RECORD) FAIL();
-        if (a.t->kind == DW_T_ENTITY && !str_eq(a.t->name, b.t->name)) FAIL();
+        if (a.t->kind == DW_T_ENTITY && !dw_str_eq(a.t->name, b.t->name)) FAIL();
         if (!Z3_is_eq_sort(C, Z3_get_sort(C, a.v), Z3_get_sort(C, b.v))) FAIL();
         sv r = a;
         r.lit = NULL;
@@ -976,7 +974,7 @@ static sv enc(dw_smt *x, const dw_expr *e)
     case DW_E_IS: {
         sv o = enc(x, e->u.is.kids0);
         if (!o.t || o.t->kind != DW_T_ENTITY) FAIL();
-        bool same = str_eq(o.t->name, e->u.is.type);
+        bool same = dw_str_eq(o.t->name, e->u.is.type);
         if (!e->u.is.in) return bool_sv(dw_smt_bool(x, same), o.err);
         Z3_ast err = o.err, v = FALSE_;
         const dw_expr *rhs = e->u.is.in;
@@ -1000,10 +998,10 @@ static sv enc(dw_smt *x, const dw_expr *e)
     case DW_E_METHOD: return method(x, e);
     case DW_E_CALL:
         if (e->u.call.nsegs != 1) FAIL();
-        if (str_is(e->u.call.name, "decimal")) return ext_ctor(x, e, &TY_DECIMAL);
-        if (str_is(e->u.call.name, "ip")) return ext_ctor(x, e, &TY_IPADDR);
-        if (str_is(e->u.call.name, "datetime")) return ext_ctor(x, e, &TY_DATETIME);
-        if (str_is(e->u.call.name, "duration")) return ext_ctor(x, e, &TY_DURATION);
+        if (dw_str_is(e->u.call.name, "decimal")) return ext_ctor(x, e, &TY_DECIMAL);
+        if (dw_str_is(e->u.call.name, "ip")) return ext_ctor(x, e, &TY_IPADDR);
+        if (dw_str_is(e->u.call.name, "datetime")) return ext_ctor(x, e, &TY_DATETIME);
+        if (dw_str_is(e->u.call.name, "duration")) return ext_ctor(x, e, &TY_DURATION);
         FAIL();
     case DW_E_TEMPORAL: {
         x->approx = true;
@@ -1027,9 +1025,9 @@ static Z3_ast scope_con(dw_smt *x, const dw_scope_con *c, const sv *var)
     switch (c->kind) {
     case DW_SC_ANY: return TRUE_;
     case DW_SC_EQ: case DW_SC_IN: case DW_SC_IS_IN: {
-        if (c->kind == DW_SC_IS_IN && !str_eq(c->is_type, var->t->name)) return NULL;
-        if (c->kind == DW_SC_EQ && !str_eq(c->target.type, var->t->name)) return NULL;
-        if (c->kind != DW_SC_EQ && !str_eq(c->target.type, var->t->name) && !type_below(x, var->t->name, c->target.type, 0))
+        if (c->kind == DW_SC_IS_IN && !dw_str_eq(c->is_type, var->t->name)) return NULL;
+        if (c->kind == DW_SC_EQ && !dw_str_eq(c->target.type, var->t->name)) return NULL;
+        if (c->kind != DW_SC_EQ && !dw_str_eq(c->target.type, var->t->name) && !type_below(x, var->t->name, c->target.type, 0))
             return NULL;
         Z3_ast id = Z3_mk_int64(C, lit_number(x, c->target.type, c->target.id), x->int_s);
         note_entity(x, tname(x, c->target.type), id);
@@ -1037,7 +1035,7 @@ static Z3_ast scope_con(dw_smt *x, const dw_scope_con *c, const sv *var)
         Z3_ast r = c->kind == DW_SC_EQ ? Z3_mk_eq(C, var->v, id) : in_entity(x, var, &t);
         return is_false(x, r) ? NULL : r;
     }
-    case DW_SC_IS: return str_eq(c->is_type, var->t->name) ? TRUE_ : NULL;
+    case DW_SC_IS: return dw_str_eq(c->is_type, var->t->name) ? TRUE_ : NULL;
     default: FAIL();
     }
 }
@@ -1047,7 +1045,7 @@ static bool action_scope(dw_smt *x, const dw_scope_con *c)
     const dw_euid_lit *a = &x->env.A->uid;
     switch (c->kind) {
     case DW_SC_ANY: return true;
-    case DW_SC_EQ: return str_eq(c->target.type, a->type) && str_eq(c->target.id, a->id);
+    case DW_SC_EQ: return dw_str_eq(c->target.type, a->type) && dw_str_eq(c->target.id, a->id);
     case DW_SC_IN: return action_below(x, a, &c->target, 0);
     case DW_SC_IN_LIST:
         for (size_t k = 0; k < c->nlist; k++) if (action_below(x, a, &c->list[k], 0)) return true;

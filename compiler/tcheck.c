@@ -61,8 +61,6 @@ static void *grow(tc *T, void *v, size_t n, size_t *cap, size_t size)
     return nv;
 }
 
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static bool str_is(dw_str a, const char *l) { return a.len == strlen(l) && memcmp(a.s, l, a.len) == 0; }
 #define PS(x) (int)(x).len, (x).s
 
 /* A Cedar string literal body: quotes and backslashes escaped, controls as \u{..}. */
@@ -134,7 +132,7 @@ static bool too_deep(tc *T, const dw_tnode *n, int d)
 static const char *policy_id(tc *T, const dw_policy *p, size_t idx)
 {
     for (size_t i = 0; i < p->nannots; i++)
-        if (str_is(p->annots[i].key, "id") && p->annots[i].has_value) return fmt(T, "%.*s", PS(p->annots[i].value));
+        if (dw_str_is(p->annots[i].key, "id") && p->annots[i].has_value) return fmt(T, "%.*s", PS(p->annots[i].value));
     return fmt(T, "policy%zu", idx);
 }
 
@@ -235,7 +233,7 @@ static void push(tc *T, const dw_tbinder *b)
 static long lookup(const tc *T, dw_str name)
 {
     for (size_t i = T->nsc; i-- > 0;)
-        if (str_eq(T->sc[i].name, name)) return (long)i;
+        if (dw_str_eq(T->sc[i].name, name)) return (long)i;
     return -1;
 }
 
@@ -256,7 +254,7 @@ static void mark_bad(tc *T, const dw_tbinder *b)
 
 static bool has(nset s, dw_str x)
 {
-    for (size_t i = 0; i < s.n; i++) if (str_eq(s.v[i], x)) return true;
+    for (size_t i = 0; i < s.n; i++) if (dw_str_eq(s.v[i], x)) return true;
     return false;
 }
 
@@ -274,7 +272,7 @@ static nset without(tc *T, nset s, dw_str x)
     if (!has(s, x)) return s;
     dw_str *v = alloc(T, s.n * sizeof *v);
     size_t k = 0;
-    for (size_t i = 0; i < s.n; i++) if (!str_eq(s.v[i], x)) v[k++] = s.v[i];
+    for (size_t i = 0; i < s.n; i++) if (!dw_str_eq(s.v[i], x)) v[k++] = s.v[i];
     return (nset){ v, k };
 }
 
@@ -289,7 +287,7 @@ static nset unite(tc *T, nset a, nset b)
 
 static bool binds_name(const dw_tnode *n, dw_str x)
 {
-    for (size_t i = 0; i < n->nbinders; i++) if (str_eq(n->binders[i].slot.name, x)) return true;
+    for (size_t i = 0; i < n->nbinders; i++) if (dw_str_eq(n->binders[i].slot.name, x)) return true;
     return false;
 }
 
@@ -309,15 +307,15 @@ static bool restricts(const dw_tnode *n, dw_str x, int d)
         case DW_T_PRED:
             for (size_t i = 0; i < n->nfields; i++) {
                 const dw_tnode *t = n->fields[i].term;
-                if (t && t->kind == DW_T_VAR && str_eq(t->name, x)) return true;
+                if (t && t->kind == DW_T_VAR && dw_str_eq(t->name, x)) return true;
             }
             return false;
-        case DW_T_TP: return str_eq(n->slot.name, x);
+        case DW_T_TP: return dw_str_eq(n->slot.name, x);
         case DW_T_CMP: {
             if (n->op != DW_TC_EQ) return false;
             const dw_tnode *l = n->kids[0], *r = n->kids[1];
-            return (l && l->kind == DW_T_VAR && str_eq(l->name, x) && binding_side(r)) ||
-                   (r && r->kind == DW_T_VAR && str_eq(r->name, x) && binding_side(l));
+            return (l && l->kind == DW_T_VAR && dw_str_eq(l->name, x) && binding_side(r)) ||
+                   (r && r->kind == DW_T_VAR && dw_str_eq(r->name, x) && binding_side(l));
         }
         case DW_T_FORMERLY: case DW_T_PREVIOUS: n = n->kids[0]; d++; continue;
         case DW_T_SINCE: n = n->kids[1]; d++; continue;
@@ -337,14 +335,14 @@ static bool occurs(const dw_tnode *n, dw_str x, int d)
 {
     while (n && d <= DW_TCHECK_MAX_DEPTH) {
         switch (n->kind) {
-        case DW_T_VAR: return str_eq(n->name, x);
-        case DW_T_TP: return str_eq(n->slot.name, x);
+        case DW_T_VAR: return dw_str_eq(n->name, x);
+        case DW_T_TP: return dw_str_eq(n->slot.name, x);
         case DW_T_EXISTS: case DW_T_COUNT:
             if (binds_name(n, x)) return false;
             break;
         case DW_T_SUM:
             if (binds_name(n, x)) return false;
-            if (str_eq(n->slot.name, x)) return true;
+            if (dw_str_eq(n->slot.name, x)) return true;
             break;
         default: break;
         }
@@ -364,7 +362,7 @@ static void st_cond(tc *T, const dw_tnode *n, int d);
 static void use_var(tc *T, dw_str name, dw_loc loc)
 {
     if (lookup(T, name) >= 0) return;
-    for (size_t i = 0; i < T->nfreed; i++) if (str_eq(T->freed[i], name)) return;
+    for (size_t i = 0; i < T->nfreed; i++) if (dw_str_eq(T->freed[i], name)) return;
     T->freed = grow(T, T->freed, T->nfreed, &T->capfreed, sizeof *T->freed);
     T->freed[T->nfreed++] = name;
     report(T, loc, fmt(T, "use `_` or `*` for \"any value\", or bind it: `exists (%.*s: T). …` or a `for` list", PS(name)),
@@ -706,7 +704,7 @@ static bool compat(ty a, ty b)
     if (a.k != b.k) return false;
     if (a.k == TY_ENTITY) {
         for (size_t i = 0; i < a.nnames; i++)
-            for (size_t j = 0; j < b.nnames; j++) if (str_eq(a.names[i], b.names[j])) return true;
+            for (size_t j = 0; j < b.nnames; j++) if (dw_str_eq(a.names[i], b.names[j])) return true;
         return false;
     }
     if (a.k == TY_CEDAR) return dw_type_equal(a.ct, b.ct);
@@ -716,7 +714,7 @@ static bool compat(ty a, ty b)
 static bool is_action_type(const tc *T, dw_str name)
 {
     if (!T->s) return false;
-    for (size_t i = 0; i < T->s->nactions; i++) if (str_eq(T->s->actions[i].uid.type, name)) return true;
+    for (size_t i = 0; i < T->s->nactions; i++) if (dw_str_eq(T->s->actions[i].uid.type, name)) return true;
     return false;
 }
 
@@ -725,11 +723,11 @@ static ty binder_ty(tc *T, const dw_tbinder *b, bool *ok)
 {
     dw_str t = b->type;
     *ok = true;
-    if (str_is(t, "Timepoint")) return ty_k(TY_TIMEPOINT);
-    if (str_is(t, "Long")) return ty_k(TY_LONG);
-    if (str_is(t, "String")) return ty_k(TY_STRING);
-    if (str_is(t, "Bool")) return ty_k(TY_BOOL);
-    if (str_is(t, "decimal")) return ty_k(TY_DECIMAL);
+    if (dw_str_is(t, "Timepoint")) return ty_k(TY_TIMEPOINT);
+    if (dw_str_is(t, "Long")) return ty_k(TY_LONG);
+    if (dw_str_is(t, "String")) return ty_k(TY_STRING);
+    if (dw_str_is(t, "Bool")) return ty_k(TY_BOOL);
+    if (dw_str_is(t, "decimal")) return ty_k(TY_DECIMAL);
     if (!T->s) return (ty){ TY_ENTITY, &b->type, 1, NULL };
     if (dw_schema_entity(T->s, t.s, t.len) || is_action_type(T, t)) return (ty){ TY_ENTITY, &b->type, 1, NULL };
     *ok = false;
@@ -771,7 +769,7 @@ static void admitted_actions(tc *T, const dw_policy *p)
     bool *in = alloc(T, (na ? na : 1) * sizeof *in);
     for (size_t k = 0; k < nt; k++)
         for (size_t i = 0; i < na; i++)
-            if (str_eq(T->s->actions[i].uid.type, targets[k].type) && str_eq(T->s->actions[i].uid.id, targets[k].id)) in[i] = true;
+            if (dw_str_eq(T->s->actions[i].uid.type, targets[k].type) && dw_str_eq(T->s->actions[i].uid.id, targets[k].id)) in[i] = true;
     /* descendants: fixpoint over the parent links (cycles cannot loop) */
     for (bool changed = desc; changed;) {
         changed = false;
@@ -780,8 +778,8 @@ static void admitted_actions(tc *T, const dw_policy *p)
             const dw_action_decl *a = &T->s->actions[i];
             for (size_t j = 0; j < a->nparents && !in[i]; j++)
                 for (size_t k = 0; k < na; k++)
-                    if (in[k] && str_eq(T->s->actions[k].uid.type, a->parents[j].type) &&
-                        str_eq(T->s->actions[k].uid.id, a->parents[j].id)) { in[i] = true; changed = true; break; }
+                    if (in[k] && dw_str_eq(T->s->actions[k].uid.type, a->parents[j].type) &&
+                        dw_str_eq(T->s->actions[k].uid.id, a->parents[j].id)) { in[i] = true; changed = true; break; }
         }
     }
     T->acts = alloc(T, (na ? na : 1) * sizeof *T->acts);
@@ -801,7 +799,7 @@ static const dw_type *ctx_lookup(const dw_type *rec, dw_str path)
         dw_str seg = { p, (size_t)(q - p) };
         if (t->kind != DW_T_RECORD) return NULL;
         const dw_type *next = NULL;
-        for (size_t i = 0; i < t->nattrs; i++) if (str_eq(t->attrs[i].name, seg)) { next = t->attrs[i].type; break; }
+        for (size_t i = 0; i < t->nattrs; i++) if (dw_str_eq(t->attrs[i].name, seg)) { next = t->attrs[i].type; break; }
         t = next;
         p = q < end ? q + 1 : end;
     }
@@ -819,7 +817,7 @@ static ty scope_ty(tc *T, bool principal)
         size_t nv = principal ? a->nprincipals : a->nresources;
         for (size_t j = 0; j < nv; j++) {
             bool dup = false;
-            for (size_t k = 0; k < n; k++) if (str_eq(names[k], v[j])) dup = true;
+            for (size_t k = 0; k < n; k++) if (dw_str_eq(names[k], v[j])) dup = true;
             if (dup) continue;
             names = grow(T, names, n, &cap, sizeof *names);
             names[n++] = v[j];
@@ -835,7 +833,7 @@ static ty entity_lit_ty(tc *T, const dw_tnode *t)
     if (e) {
         if (e->is_enum) {
             bool found = false;
-            for (size_t i = 0; i < e->nenum && !found; i++) found = str_eq(e->enum_ids[i], t->str);
+            for (size_t i = 0; i < e->nenum && !found; i++) found = dw_str_eq(e->enum_ids[i], t->str);
             if (!found) {
                 char *ids = "";
                 for (size_t i = 0; i < e->nenum; i++) ids = fmt(T, "%s%s\"%s\"", ids, i ? ", " : "", esc(T, e->enum_ids[i]));

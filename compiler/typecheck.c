@@ -67,8 +67,6 @@ typedef struct tc {
 
 /* ---- small helpers ---- */
 
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static bool str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
 
 /* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
 #define alloc(T, n) dw_arena_alloc_or_jump(&(T)->a, (n), &(T)->oom)
@@ -161,7 +159,7 @@ static long act_index(const tc *T, dw_str type, dw_str id)
 /* Cedar treats every type whose last segment is `Action` as an action type. */
 static bool is_action_type_name(dw_str n)
 {
-    if (str_is(n, "Action")) return true;
+    if (dw_str_is(n, "Action")) return true;
     return n.len > 8 && memcmp(n.s + n.len - 8, "::Action", 8) == 0;
 }
 
@@ -169,14 +167,14 @@ static bool enum_id_ok(const dw_entity_decl *d, dw_str id)
 {
     if (!d->is_enum) return true;
     for (size_t i = 0; i < d->nenum; i++)
-        if (str_eq(d->enum_ids[i], id)) return true;
+        if (dw_str_eq(d->enum_ids[i], id)) return true;
     return false;
 }
 
 /* Is entity type a equal to or a descendant of b in the declared hierarchy? */
 static bool ent_desc(const tc *T, dw_str a, dw_str b)
 {
-    if (str_eq(a, b)) return true;
+    if (dw_str_eq(a, b)) return true;
     long i = ent_index(T, a), j = ent_index(T, b);
     return i >= 0 && j >= 0 && T->ent_anc[(size_t)i * T->nent + (size_t)j];
 }
@@ -252,7 +250,7 @@ static const dw_type *lub(tc *T, const dw_type *a, const dw_type *b)
     if (a->kind != b->kind) return NULL;
     switch (a->kind) {
     case DW_T_BOOL: return a == b ? a : &T_BOOL;
-    case DW_T_ENTITY: return str_eq(a->name, b->name) ? a : NULL;
+    case DW_T_ENTITY: return dw_str_eq(a->name, b->name) ? a : NULL;
     case DW_T_SET: {
         const dw_type *e = lub(T, a->elem, b->elem);
         if (!e) return NULL;
@@ -267,7 +265,7 @@ static const dw_type *lub(tc *T, const dw_type *a, const dw_type *b)
         bool same = true;
         const dw_type **tys = alloc(T, a->nattrs * sizeof *tys);
         for (size_t i = 0; i < a->nattrs; i++) {
-            if (!str_eq(a->attrs[i].name, b->attrs[i].name) || a->attrs[i].required != b->attrs[i].required)
+            if (!dw_str_eq(a->attrs[i].name, b->attrs[i].name) || a->attrs[i].required != b->attrs[i].required)
                 return NULL;
             tys[i] = lub(T, a->attrs[i].type, b->attrs[i].type);
             if (!tys[i]) return NULL;
@@ -293,10 +291,10 @@ static bool expr_eq(const dw_expr *a, const dw_expr *b)
     switch (a->kind) {
     case DW_E_BOOL: return a->u.b == b->u.b;
     case DW_E_LONG: return a->u.i == b->u.i;
-    case DW_E_STRING: return str_eq(a->u.str, b->u.str);
-    case DW_E_ENTITY: return str_eq(a->u.euid.type, b->u.euid.type) && str_eq(a->u.euid.id, b->u.euid.id);
+    case DW_E_STRING: return dw_str_eq(a->u.str, b->u.str);
+    case DW_E_ENTITY: return dw_str_eq(a->u.euid.type, b->u.euid.type) && dw_str_eq(a->u.euid.id, b->u.euid.id);
     case DW_E_VAR: return a->u.var == b->u.var;
-    case DW_E_SLOT: case DW_E_BINDER: return str_eq(a->u.name, b->u.name);
+    case DW_E_SLOT: case DW_E_BINDER: return dw_str_eq(a->u.name, b->u.name);
     case DW_E_IF:
         return expr_eq(a->u.kids[0], b->u.kids[0]) && expr_eq(a->u.kids[1], b->u.kids[1]) &&
                expr_eq(a->u.kids[2], b->u.kids[2]);
@@ -305,10 +303,10 @@ static bool expr_eq(const dw_expr *a, const dw_expr *b)
     case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
         return expr_eq(a->u.kids[0], b->u.kids[0]) && expr_eq(a->u.kids[1], b->u.kids[1]);
     case DW_E_HAS: case DW_E_GETATTR:
-        return str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(a->u.attr.kids0, b->u.attr.kids0);
-    case DW_E_LIKE: return str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(a->u.like.kids0, b->u.like.kids0);
+        return dw_str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(a->u.attr.kids0, b->u.attr.kids0);
+    case DW_E_LIKE: return dw_str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(a->u.like.kids0, b->u.like.kids0);
     case DW_E_IS:
-        return str_eq(a->u.is.type, b->u.is.type) && expr_eq(a->u.is.kids0, b->u.is.kids0) &&
+        return dw_str_eq(a->u.is.type, b->u.is.type) && expr_eq(a->u.is.kids0, b->u.is.kids0) &&
                expr_eq(a->u.is.in, b->u.is.in);
     case DW_E_SET:
         if (a->u.list.n != b->u.list.n) return false;
@@ -318,11 +316,11 @@ static bool expr_eq(const dw_expr *a, const dw_expr *b)
     case DW_E_RECORD:
         if (a->u.rec.n != b->u.rec.n) return false;
         for (size_t i = 0; i < a->u.rec.n; i++)
-            if (!str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(a->u.rec.v[i].value, b->u.rec.v[i].value))
+            if (!dw_str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(a->u.rec.v[i].value, b->u.rec.v[i].value))
                 return false;
         return true;
     case DW_E_METHOD: case DW_E_CALL:
-        if (!str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs ||
+        if (!dw_str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs ||
             !expr_eq(a->u.call.recv, b->u.call.recv))
             return false;
         for (size_t i = 0; i < a->u.call.nargs; i++)
@@ -336,7 +334,7 @@ static bool expr_eq(const dw_expr *a, const dw_expr *b)
 static bool cap_eq(const tc_cap *x, const dw_expr *e, dw_str attr, const dw_expr *tag)
 {
     if ((x->tag == NULL) != (tag == NULL)) return false;
-    if (tag ? !expr_eq(x->tag, tag) : !str_eq(x->attr, attr)) return false;
+    if (tag ? !expr_eq(x->tag, tag) : !dw_str_eq(x->attr, attr)) return false;
     return expr_eq(x->e, e);
 }
 
@@ -414,8 +412,8 @@ static bool lit_eq(const tc_lit *a, const tc_lit *b)
     switch (a->k) {
     case DW_E_BOOL: return a->b == b->b;
     case DW_E_LONG: return a->i == b->i;
-    case DW_E_STRING: return str_eq(a->s, b->s);
-    default: return str_eq(a->ty, b->ty) && str_eq(a->s, b->s);
+    case DW_E_STRING: return dw_str_eq(a->s, b->s);
+    default: return dw_str_eq(a->ty, b->ty) && dw_str_eq(a->s, b->s);
     }
 }
 
@@ -710,7 +708,7 @@ static tc_res type_record(tc *T, const dw_expr *e, tc_caps c)
     /* keep the last of duplicate keys, as Cedar's record literal does */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (m && str_eq(at[m - 1].name, at[i].name)) at[m - 1] = at[i];
+        if (m && dw_str_eq(at[m - 1].name, at[i].name)) at[m - 1] = at[i];
         else at[m++] = at[i];
     }
     dw_type *t = alloc(T, sizeof *t);
@@ -818,22 +816,22 @@ static tc_res type_method(tc *T, const dw_expr *e, tc_caps c)
     }
     if (bad) return BAD;
     const dw_expr *recv = e->u.call.recv;
-    if (str_is(name, "contains") || str_is(name, "containsAll") || str_is(name, "containsAny") ||
-        str_is(name, "isEmpty") || str_is(name, "hasTag") || str_is(name, "getTag")) {
-        size_t want = str_is(name, "isEmpty") ? 0 : 1;
+    if (dw_str_is(name, "contains") || dw_str_is(name, "containsAll") || dw_str_is(name, "containsAny") ||
+        dw_str_is(name, "isEmpty") || dw_str_is(name, "hasTag") || dw_str_is(name, "getTag")) {
+        size_t want = dw_str_is(name, "isEmpty") ? 0 : 1;
         if (na != want) {
             ERROR(T, e->loc, NULL, "wrong number of arguments to `%.*s`: expected %zu, got %zu", (int)name.len, name.s, want, na);
             return BAD;
         }
-        if (str_is(name, "hasTag") || str_is(name, "getTag"))
-            return type_tag_method(T, e, c, str_is(name, "getTag"), tr, ta[0]);
+        if (dw_str_is(name, "hasTag") || dw_str_is(name, "getTag"))
+            return type_tag_method(T, e, c, dw_str_is(name, "getTag"), tr, ta[0]);
         if (tr->kind != DW_T_SET) {
             ERROR(T, recv->loc, NULL, "unexpected type: `%.*s` expects a set but saw %s", (int)name.len, name.s, ty_str(T, tr));
             return BAD;
         }
-        if (str_is(name, "isEmpty")) return ok(&T_BOOL);
+        if (dw_str_is(name, "isEmpty")) return ok(&T_BOOL);
         const dw_type *other = ta[0];
-        if (!str_is(name, "contains")) {
+        if (!dw_str_is(name, "contains")) {
             if (other->kind != DW_T_SET) {
                 ERROR(T, e->u.call.args[0]->loc, NULL, "unexpected type: `%.*s` expects a set argument but saw %s",
                       (int)name.len, name.s, ty_str(T, other));
@@ -850,7 +848,7 @@ static tc_res type_method(tc *T, const dw_expr *e, tc_caps c)
     }
     for (size_t i = 0; i < sizeof EXT_METHODS / sizeof EXT_METHODS[0]; i++) {
         const ext_sig *s = &EXT_METHODS[i];
-        if (!str_is(name, s->name)) continue;
+        if (!dw_str_is(name, s->name)) continue;
         if (na + 1 != s->nargs) {
             ERROR(T, e->loc, NULL,
                   "wrong number of arguments in extension function application: `%s` expects %zu, got %zu",
@@ -881,7 +879,7 @@ static tc_res type_call(tc *T, const dw_expr *e, tc_caps c)
     int k = -1;
     if (e->u.call.nsegs <= 1)
         for (int i = 0; i < 4; i++)
-            if (str_is(name, ctors[i])) k = i;
+            if (dw_str_is(name, ctors[i])) k = i;
     if (k < 0) {
         ERROR(T, e->loc, "macros and provider calls are expanded before validation",
               "call of `%.*s` is not supported by the validator yet", (int)name.len, name.s);
@@ -1027,7 +1025,7 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
                   ty_str(T, t));
             return BAD;
         }
-        if (!str_eq(t->name, e->u.is.type)) return ok(&T_FALSE);
+        if (!dw_str_eq(t->name, e->u.is.type)) return ok(&T_FALSE);
         if (!e->u.is.in) return ok(&T_TRUE);
         const dw_type *ty = type_of(T, e->u.is.in, c).t;
         if (!ty) return BAD;
@@ -1072,7 +1070,7 @@ static const char *suggest_action(tc *T, dw_str type, dw_str id)
     const dw_action_decl *hit = NULL;
     for (size_t i = 0; i < T->nact; i++) {
         const dw_action_decl *a = &T->s->actions[i];
-        if (str_eq(a->uid.type, type) && close_enough(id, a->uid.id, &best)) hit = a;
+        if (dw_str_eq(a->uid.type, type) && close_enough(id, a->uid.id, &best)) hit = a;
     }
     return hit ? fmt(T, "did you mean `%s`?", euid_str(T, hit->uid.type, hit->uid.id))
                : "declare it in the schema with `action`, or fix the spelling";
@@ -1158,10 +1156,10 @@ static bool scope_admits(const tc *T, const dw_scope_con *s, dw_str x)
 {
     switch (s->kind) {
     case DW_SC_ANY: return true;
-    case DW_SC_EQ: return s->target_is_slot || str_eq(x, s->target.type);
+    case DW_SC_EQ: return s->target_is_slot || dw_str_eq(x, s->target.type);
     case DW_SC_IN: return s->target_is_slot || ent_desc(T, x, s->target.type);
-    case DW_SC_IS: return str_eq(x, s->is_type);
-    case DW_SC_IS_IN: return str_eq(x, s->is_type) && (s->target_is_slot || ent_desc(T, x, s->target.type));
+    case DW_SC_IS: return dw_str_eq(x, s->is_type);
+    case DW_SC_IS_IN: return dw_str_eq(x, s->is_type) && (s->target_is_slot || ent_desc(T, x, s->target.type));
     default: return false;
     }
 }
@@ -1206,13 +1204,13 @@ static tc_res scope_pr_type(tc *T, const dw_scope_con *s, const dw_type *var)
 {
     if (s->kind == DW_SC_ANY) return ok(&T_TRUE);
     if (s->kind == DW_SC_IS || s->kind == DW_SC_IS_IN) {
-        if (!str_eq(var->name, s->is_type)) return ok(&T_FALSE);
+        if (!dw_str_eq(var->name, s->is_type)) return ok(&T_FALSE);
         if (s->kind == DW_SC_IS) return ok(&T_TRUE);
     }
     if (s->target_is_slot) return ok(&T_BOOL);       /* a slot is instantiated with a compatible type */
     const dw_type *tt = euid_type(T, s->target.type, s->target.id);
     if (!tt) return BAD;
-    if (s->kind == DW_SC_EQ) return ok(str_eq(var->name, tt->name) ? &T_BOOL : &T_FALSE);
+    if (s->kind == DW_SC_EQ) return ok(dw_str_eq(var->name, tt->name) ? &T_BOOL : &T_FALSE);
     return ok(ent_desc(T, var->name, tt->name) ? &T_BOOL : &T_FALSE);
 }
 
@@ -1223,7 +1221,7 @@ static tc_res scope_action_type(tc *T, const dw_scope_con *s)
     case DW_SC_ANY: return ok(&T_TRUE);
     case DW_SC_EQ: {
         if (!euid_type(T, s->target.type, s->target.id)) return BAD;
-        return ok(bool_of(str_eq(s->target.type, T->act->uid.type) && str_eq(s->target.id, T->act->uid.id)));
+        return ok(bool_of(dw_str_eq(s->target.type, T->act->uid.type) && dw_str_eq(s->target.id, T->act->uid.id)));
     }
     case DW_SC_IN:
         if (!euid_type(T, s->target.type, s->target.id)) return BAD;
@@ -1295,7 +1293,7 @@ static int diag_cmp(const void *pa, const void *pb)
 static char *policy_id(tc *T, const dw_policy *p, size_t idx)
 {
     for (size_t i = 0; i < p->nannots; i++)
-        if (str_is(p->annots[i].key, "id") && p->annots[i].has_value)
+        if (dw_str_is(p->annots[i].key, "id") && p->annots[i].has_value)
             return fmt(T, "%.*s", (int)p->annots[i].value.len, p->annots[i].value.s);
     return fmt(T, "policy%zu", idx);
 }

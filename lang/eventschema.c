@@ -43,8 +43,6 @@ static bool is_word(ep *p, const tok *t, const char *w)
     size_t n = strlen(w);
     return t->k == TK_IDENT && t->end - t->off == n && memcmp(p->src->text + t->off, w, n) == 0;
 }
-static bool str_is(dw_str s, const char *w) { size_t n = strlen(w); return s.len == n && memcmp(s.s, w, n) == 0; }
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
 
 static void oom(ep *p)
 {
@@ -227,7 +225,7 @@ static size_t *find_duplicates(ep *p, const dw_str *(*get)(const void *, size_t)
     qsort(v, n, sizeof *v, cmp_name_ix);
     for (size_t i = 1; i < n; i++) {
         size_t j = i;
-        while (j > 0 && str_eq(v[j - 1].name, v[i].name)) j--;
+        while (j > 0 && dw_str_eq(v[j - 1].name, v[i].name)) j--;
         if (j != i) first[v[i].ix] = v[j].ix;
     }
     free(v);
@@ -242,7 +240,7 @@ static const char *SEL_NAMES[] = { "inputs", "outputs", "principalType", "resour
 static bool selector_of(dw_str s, dw_ev_selector *out)
 {
     for (int i = 0; i < 4; i++)
-        if (str_is(s, SEL_NAMES[i])) { *out = (dw_ev_selector)i; return true; }
+        if (dw_str_is(s, SEL_NAMES[i])) { *out = (dw_ev_selector)i; return true; }
     return false;
 }
 
@@ -253,7 +251,7 @@ static void selector_arg(ep *p, dw_str binder)
 {
     dw_str arg; dw_loc l;
     if (!expect(p, '(', "`(`") || !expect_ident(p, "the action binder", &arg, &l) || !expect(p, ')', "`)`")) return;
-    if (!str_eq(arg, binder))
+    if (!dw_str_eq(arg, binder))
         dw_error_hint(p->d, p->src, l, NULL, "selector argument `%.*s` does not name the declared action binder `%.*s`",
                       (int)arg.len, arg.s, (int)binder.len, binder.s);
 }
@@ -280,9 +278,9 @@ static void pin_ref(ep *p, dw_ev_pin_ref *r)
     r->path.len = path.len;
     dw_buf_free(&path);
     if (!r->path.s) { oom(p); return; }
-    if (str_is(root, "principal")) r->root = DW_PIN_PRINCIPAL;
-    else if (str_is(root, "resource")) r->root = DW_PIN_RESOURCE;
-    else if (str_is(root, "context")) {
+    if (dw_str_is(root, "principal")) r->root = DW_PIN_PRINCIPAL;
+    else if (dw_str_is(root, "resource")) r->root = DW_PIN_RESOURCE;
+    else if (dw_str_is(root, "context")) {
         r->root = DW_PIN_CONTEXT;
         if (nseg == 0)
             dw_error_hint(p->d, p->src, r->loc, "name the context field the event is keyed on, e.g. `context.sessionId`",
@@ -533,7 +531,7 @@ static void max_window(ep *p, bool seen, bool first)
     p->pos++;
     dw_str u = tstr(p, tu);
     dw_loc span = dw_loc_at(p->src, tn->off, tu->end);
-    uint64_t mul = str_is(u, "s") ? 1 : str_is(u, "m") ? 60 : str_is(u, "h") ? 3600 : str_is(u, "d") ? 86400 : 0;
+    uint64_t mul = dw_str_is(u, "s") ? 1 : dw_str_is(u, "m") ? 60 : dw_str_is(u, "h") ? 3600 : dw_str_is(u, "d") ? 86400 : 0;
     if (!mul) {
         dw_error_hint(p->d, p->src, tloc(p, tu), "the units are `s`, `m`, `h` and `d`", "unknown time unit `%.*s`", (int)u.len, u.s);
         return;
@@ -570,15 +568,15 @@ static void key_pins(ep *p)
     size_t cap = 0;
     for (size_t i = 0; i < d0->npins; i++) {
         const dw_ev_pin_decl *pn = &d0->pins[i];
-        bool sym = (str_is(pn->path, "callerPrincipal") && str_is(pn->ref.text, "principal")) ||
-                   (str_is(pn->path, "callerResource") && str_is(pn->ref.text, "resource")) ||
-                   (pn->ref.root == DW_PIN_CONTEXT && str_eq(pn->ref.path, pn->path));
+        bool sym = (dw_str_is(pn->path, "callerPrincipal") && dw_str_is(pn->ref.text, "principal")) ||
+                   (dw_str_is(pn->path, "callerResource") && dw_str_is(pn->ref.text, "resource")) ||
+                   (pn->ref.root == DW_PIN_CONTEXT && dw_str_eq(pn->ref.path, pn->path));
         if (!sym) continue;
         bool universal = true;
         for (size_t k = 1; k < es->ndecls && universal; k++) {
             bool found = false;
             for (size_t j = 0; j < es->decls[k].npins && !found; j++)
-                found = str_eq(es->decls[k].pins[j].path, pn->path) && str_eq(es->decls[k].pins[j].ref.text, pn->ref.text);
+                found = dw_str_eq(es->decls[k].pins[j].path, pn->path) && dw_str_eq(es->decls[k].pins[j].ref.text, pn->ref.text);
             universal = found;
         }
         if (!universal) continue;

@@ -14,7 +14,6 @@ typedef struct dv_ctx {
     bool oom;
 } dv_ctx;
 
-static bool str_is(dw_str s, const char *w) { size_t n = strlen(w); return s.len == n && memcmp(s.s, w, n) == 0; }
 
 static void *dv_alloc(dv_ctx *c, size_t n)
 {
@@ -41,7 +40,7 @@ static bool prim_of(dw_str n, dw_type_kind *k)
         { "datetime", DW_T_DATETIME }, { "duration", DW_T_DURATION },
     };
     for (size_t i = 0; i < sizeof P / sizeof P[0]; i++)
-        if (str_is(n, P[i].name)) { *k = P[i].k; return true; }
+        if (dw_str_is(n, P[i].name)) { *k = P[i].k; return true; }
     return false;
 }
 
@@ -64,7 +63,7 @@ static void resolve_type(dv_ctx *c, const dw_ev_fdecl *f, const dw_schema *s)
     if (nm == 1)
         snprintf(hint, sizeof hint, "entity types are written fully qualified: did you mean `%.*s`?",
                  (int)(m->name.len > 200 ? 200 : m->name.len), m->name.s);
-    else if (str_is(f->type_name, "Boolean"))
+    else if (dw_str_is(f->type_name, "Boolean"))
         snprintf(hint, sizeof hint, "did you mean `Bool`?");
     else
         snprintf(hint, sizeof hint, "a field type is Bool, Long, String, decimal, ipaddr, datetime, duration, "
@@ -106,7 +105,7 @@ static const dw_attr_decl *ctx_attr(const dw_action_decl *a, const char *name)
 {
     const dw_type *ctx = a->context;
     for (size_t i = 0; ctx && ctx->kind == DW_T_RECORD && i < ctx->nattrs; i++)
-        if (str_is(ctx->attrs[i].name, name)) return &ctx->attrs[i];
+        if (dw_str_is(ctx->attrs[i].name, name)) return &ctx->attrs[i];
     return NULL;
 }
 

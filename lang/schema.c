@@ -57,18 +57,12 @@ bool dw_schema_is_ident(const char *p, size_t n)
     return true;
 }
 
-static bool str_is(dw_str s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.len == n && memcmp(s.s, lit, n) == 0;
-}
-
 bool dw_schema_is_reserved(const char *p, size_t n)
 {
     static const char *const words[] = { "true", "false", "if", "then", "else", "in", "is", "like", "has" };
     dw_str s = { p, n };
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (str_is(s, words[i])) return true;
+        if (dw_str_is(s, words[i])) return true;
     return false;
 }
 
@@ -80,7 +74,6 @@ static int str_cmp(dw_str a, dw_str b)
     return a.len < b.len ? -1 : a.len > b.len;
 }
 
-static bool str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
 
 /* ---------------------------------------------------------------- lookup */
 
@@ -161,12 +154,12 @@ bool dw_type_equal(const dw_type *a, const dw_type *b)
     if (a == b) return true;
     if (!a || !b || a->kind != b->kind) return false;
     switch (a->kind) {
-    case DW_T_ENTITY: return str_eq(a->name, b->name);
+    case DW_T_ENTITY: return dw_str_eq(a->name, b->name);
     case DW_T_SET: return dw_type_equal(a->elem, b->elem);
     case DW_T_RECORD:
         if (a->nattrs != b->nattrs || a->additional_attrs != b->additional_attrs) return false;
         for (size_t i = 0; i < a->nattrs; i++)
-            if (!str_eq(a->attrs[i].name, b->attrs[i].name) || a->attrs[i].required != b->attrs[i].required ||
+            if (!dw_str_eq(a->attrs[i].name, b->attrs[i].name) || a->attrs[i].required != b->attrs[i].required ||
                 !dw_type_equal(a->attrs[i].type, b->attrs[i].type))
                 return false;
         return true;
@@ -267,7 +260,7 @@ static size_t hmap_put(hmap *m, dw_str key, size_t val)
 {
     size_t i = (size_t)hash_bytes(key.s, key.len) & (m->cap - 1);
     while (m->keys[i].s) {
-        if (str_eq(m->keys[i], key)) return m->vals[i];
+        if (dw_str_eq(m->keys[i], key)) return m->vals[i];
         i = (i + 1) & (m->cap - 1);
     }
     m->keys[i] = key;
@@ -281,7 +274,7 @@ static size_t hmap_get(const hmap *m, dw_str key)
     if (!key.s) return SIZE_MAX;
     size_t i = (size_t)hash_bytes(key.s, key.len) & (m->cap - 1);
     while (m->keys[i].s) {
-        if (str_eq(m->keys[i], key)) return m->vals[i];
+        if (dw_str_eq(m->keys[i], key)) return m->vals[i];
         i = (i + 1) & (m->cap - 1);
     }
     return SIZE_MAX;
@@ -347,7 +340,7 @@ static bool has_cedar_component(dw_str n)
     for (size_t i = 0; i <= n.len; i++) {
         if (i == n.len || (n.s[i] == ':' && i + 1 < n.len && n.s[i + 1] == ':')) {
             dw_str c = { n.s + start, i - start };
-            if (str_is(c, KW_CEDAR)) return true;
+            if (dw_str_is(c, KW_CEDAR)) return true;
             if (i < n.len) i++;
             start = i + 1;
         }
@@ -365,20 +358,20 @@ static dw_str name_base(dw_str n)
 
 static bool builtin_kind(dw_str n, bool human, dw_type_kind *k)
 {
-    if (str_is(n, "Long")) *k = DW_T_LONG;
-    else if (str_is(n, "String")) *k = DW_T_STRING;
-    else if (str_is(n, "Bool")) *k = DW_T_BOOL;
-    else if (!human && str_is(n, "Boolean")) *k = DW_T_BOOL;
+    if (dw_str_is(n, "Long")) *k = DW_T_LONG;
+    else if (dw_str_is(n, "String")) *k = DW_T_STRING;
+    else if (dw_str_is(n, "Bool")) *k = DW_T_BOOL;
+    else if (!human && dw_str_is(n, "Boolean")) *k = DW_T_BOOL;
     else return false;
     return true;
 }
 
 static bool ext_kind(dw_str n, dw_type_kind *k)
 {
-    if (str_is(n, "ipaddr")) *k = DW_T_IPADDR;
-    else if (str_is(n, "decimal")) *k = DW_T_DECIMAL;
-    else if (str_is(n, "datetime")) *k = DW_T_DATETIME;
-    else if (str_is(n, "duration")) *k = DW_T_DURATION;
+    if (dw_str_is(n, "ipaddr")) *k = DW_T_IPADDR;
+    else if (dw_str_is(n, "decimal")) *k = DW_T_DECIMAL;
+    else if (dw_str_is(n, "datetime")) *k = DW_T_DATETIME;
+    else if (dw_str_is(n, "duration")) *k = DW_T_DURATION;
     else return false;
     return true;
 }
@@ -445,7 +438,7 @@ static void entity_hint(res *R, dw_str ns, dw_str name, char *buf, size_t cap)
     dw_str base = name_base(name);
     for (size_t i = 0; i < R->r->n; i++) {
         const dw_rdecl *d = &R->r->v[i];
-        if (d->kind == DW_RD_ENTITY && str_eq(d->name, base) && !str_eq(R->fq[i], name)) {
+        if (d->kind == DW_RD_ENTITY && dw_str_eq(d->name, base) && !dw_str_eq(R->fq[i], name)) {
             snprintf(buf, cap, "did you mean `%.*s`?", (int)R->fq[i].len, R->fq[i].s);
             return;
         }
@@ -553,7 +546,7 @@ static dw_type *resolve_name(res *R, const dw_rtype *t, dw_str ns, int *height)
             size_t ei = hmap_get(&R->ents, n);
             if (ei != SIZE_MAX) { dw_type *e = new_type(R, DW_T_ENTITY, t->loc); if (e) e->name = R->fq[ei]; return e; }
             if (builtin_kind(n, false, &k) || ext_kind(n, &k)) {
-                if (str_is(n, "Boolean")) {
+                if (dw_str_is(n, "Boolean")) {
                     ERRH(R, t->loc, "the boolean type is written `Bool`", "undeclared type `Boolean`");
                     return NULL;
                 }
@@ -626,7 +619,7 @@ static dw_type *resolve_type(res *R, const dw_rtype *t, dw_str ns, int *height)
         if (!ok) { out = NULL; break; }
         if (out->nattrs > 1) qsort(out->attrs, out->nattrs, sizeof *out->attrs, attr_cmp);
         for (size_t i = 1; i < out->nattrs; i++) {
-            if (str_eq(out->attrs[i].name, out->attrs[i - 1].name)) {
+            if (dw_str_eq(out->attrs[i].name, out->attrs[i - 1].name)) {
                 char hint[128];
                 snprintf(hint, sizeof hint, "the first declaration is at line %u", out->attrs[i - 1].loc.line);
                 ERRH(R, out->attrs[i].loc, hint, "duplicate attribute `%.*s` in record type",
@@ -702,7 +695,7 @@ static bool check_decl_names(res *R)
             }
             continue;
         }
-        if (str_is(d->name, KW_CEDAR) || has_cedar_component(d->ns)) {
+        if (dw_str_is(d->name, KW_CEDAR) || has_cedar_component(d->ns)) {
             ERRH(R, d->loc, "`__cedar` is reserved for Cedar's built-in types",
                  "the name `%.*s` contains `__cedar`, which is reserved", (int)d->name.len, d->name.s);
             ok = false;
@@ -713,7 +706,7 @@ static bool check_decl_names(res *R)
              * primitive names may be shadowed (with a warning). */
             static const char *const reserved[] = { "Entity", "Extension", "Record", "Set" };
             for (size_t k = 0; k < sizeof reserved / sizeof *reserved; k++)
-                if (str_is(d->name, reserved[k])) {
+                if (dw_str_is(d->name, reserved[k])) {
                     ERRH(R, d->loc, "choose another name; this one is a JSON schema type keyword",
                          "`%s` is reserved and cannot be the name of a common type", reserved[k]);
                     ok = false;
@@ -750,7 +743,7 @@ static bool check_decl_names(res *R)
 /* Append s to v[0..n) unless already present. */
 static void add_unique(dw_str *v, size_t *n, dw_str s)
 {
-    for (size_t i = 0; i < *n; i++) if (str_eq(v[i], s)) return;
+    for (size_t i = 0; i < *n; i++) if (dw_str_eq(v[i], s)) return;
     v[(*n)++] = s;
 }
 
