@@ -450,26 +450,27 @@ static void drop_recent(dw_smt *x)
     x->nrecent = 0;
 }
 
-bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a)
-{
-    for (size_t i = 0; i < x->nrecent; i++) {
-        Z3_ast r = NULL;
-        if (Z3_model_eval(C, x->recent[i], a, true, &r) && r && Z3_get_bool_value(C, r) == Z3_L_FALSE) return true;
-    }
-    return false;
-}
-
-static bool model_true(dw_smt *x, Z3_model m, Z3_ast a)
+/* a's value in model m (completed: free symbols take a default) */
+static Z3_lbool model_value(dw_smt *x, Z3_model m, Z3_ast a)
 {
     Z3_ast r = NULL;
-    return Z3_model_eval(C, m, a, true, &r) && r && Z3_get_bool_value(C, r) == Z3_L_TRUE;
+    return Z3_model_eval(C, m, a, true, &r) && r ? Z3_get_bool_value(C, r) : Z3_L_UNDEF;
 }
+static bool model_true(dw_smt *x, Z3_model m, Z3_ast a) { return model_value(x, m, a) == Z3_L_TRUE; }
 
+/* Make m (NULL: none) the kept model, counting references. */
 static void keep_model(dw_smt *x, Z3_model m)
 {
-    Z3_model_inc_ref(C, m);
+    if (m) Z3_model_inc_ref(C, m);
     if (x->model) Z3_model_dec_ref(C, x->model);
     x->model = m;
+}
+
+bool dw_smt_refuted_by_recent(dw_smt *x, Z3_ast a)
+{
+    for (size_t i = 0; i < x->nrecent; i++)
+        if (model_value(x, x->recent[i], a) == Z3_L_FALSE) return true;
+    return false;
 }
 
 bool dw_smt_holds_in_model(dw_smt *x, Z3_ast pre, Z3_ast a, dw_smt_model *const *m, size_t n)
@@ -496,7 +497,7 @@ void dw_smt_model_free(dw_smt *x, dw_smt_model *m)
 int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env)
 {
     drop_recent(x);
-    if (x->model) { Z3_model_dec_ref(C, x->model); x->model = NULL; }
+    keep_model(x, NULL);
     if (x->sol) { Z3_solver_dec_ref(C, x->sol); x->sol = NULL; }
     x->env = *env;
     x->nents = x->nleaves = x->nwf = x->nwf_asserted = 0;
@@ -1095,7 +1096,7 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
 
 int dw_smt_solve(dw_smt *x, Z3_ast goal)
 {
-    if (x->model) { Z3_model_dec_ref(C, x->model); x->model = NULL; }
+    keep_model(x, NULL);
     x->st.queries++;
     if (is_false(x, goal)) { x->st.unsat++; return 0; }
     for (; x->nwf_asserted < x->nwf; x->nwf_asserted++) Z3_solver_assert(C, x->sol, x->wf[x->nwf_asserted]);
@@ -1108,9 +1109,8 @@ int dw_smt_solve(dw_smt *x, Z3_ast goal)
     x->st.solver_ms += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     int rc = r == Z3_L_TRUE ? 1 : r == Z3_L_FALSE ? 0 : -1;
     if (rc == 1) {
-        x->model = Z3_solver_get_model(C, x->sol);
+        keep_model(x, Z3_solver_get_model(C, x->sol));
         if (x->model) {
-            Z3_model_inc_ref(C, x->model);
             size_t k = x->nrecent < 8 ? x->nrecent++ : (Z3_model_dec_ref(C, x->recent[0]), memmove(x->recent, x->recent + 1, 7 * sizeof *x->recent), 7);
             x->recent[k] = x->model;
             Z3_model_inc_ref(C, x->model);
