@@ -145,6 +145,9 @@ $(BUILD)/bench/histlog_bench: tests/bench/histlog_bench.c tests/bench/bench_util
 $(BUILD)/bench/reopen_bench: tests/bench/reopen_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
+$(BUILD)/bench/load_bench: tests/bench/load_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
 BENCH_BINS = $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load $(BUILD)/bench/load_bench \
              $(BUILD)/bench/histlog_bench $(BUILD)/bench/reopen_bench
 benchbins: $(BENCH_BINS)
@@ -167,9 +170,6 @@ demo: deps all $(BUILD)/dwd-demo
 	@$(BUILD)/dwc disasm -p $(SHARED)/examples/box/01-project-read/policy.dw
 	@echo "== dwd: a scripted agent session over the socket (tests/dwd/demo.sh)"
 	@tests/dwd/demo.sh $(BUILD)/dwd $(BUILD)/dwd-demo $(SHARED)
-$(BUILD)/bench/load_bench: tests/bench/load_bench.c $(BUILD)/libdogwood.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
 # the demo's client: prints each verdict, its rule and the decision-log line
 $(BUILD)/dwd-demo: tests/dwd/demo_client.c tests/dwd/wire.h
 	$(CC) $(CFLAGS) -o $@ $<
