@@ -152,39 +152,34 @@ static bool add_alt(guard *g, galt a)
     return true;
 }
 
-/* One test (no `||`) on a field; the field must equal g's when g has one. */
+/* One test (no `||`) on a field, read into f (its field and alternatives),
+ * then added to g; the field must equal g's when g has one. */
 static bool test_of(const dw_expr *e, guard *g)
 {
     guard f = { 0 };
     galt a = { 0 };
-    const dw_expr *fe = NULL;
     if (e->kind == DW_E_EQ) {
+        const dw_expr *fe;
         if (lit_alt(e->u.kids[1], &a)) fe = e->u.kids[0];
         else if (lit_alt(e->u.kids[0], &a)) fe = e->u.kids[1];
         else return false;
-        if (!field_of(fe, &f)) return false;
+        if (!field_of(fe, &f) || !add_alt(&f, a)) return false;
     } else if (e->kind == DW_E_LIKE) {
         if (!field_of(e->u.like.kids0, &f) || e->u.like.pat.nseg == 0) return false;
         a.kind = GA_LIKE;
         a.pat = &e->u.like.pat;
+        if (!add_alt(&f, a)) return false;
     } else if (e->kind == DW_E_METHOD && e->u.call.recv && e->u.call.recv->kind == DW_E_SET && e->u.call.nargs == 1 &&
-               e->u.call.name.len == 8 && memcmp(e->u.call.name.s, "contains", 8) == 0) {
-        if (!field_of(e->u.call.args[0], &f)) return false;
+               dw_str_is(e->u.call.name, "contains")) {
         const dw_expr *set = e->u.call.recv;
-        if (set->u.list.n == 0) return false;
-        for (size_t k = 0; k < set->u.list.n; k++) if (!lit_alt(set->u.list.v[k], &a)) return false;
+        if (!field_of(e->u.call.args[0], &f) || set->u.list.n == 0) return false;
+        for (size_t k = 0; k < set->u.list.n; k++)
+            if (!lit_alt(set->u.list.v[k], &a) || !add_alt(&f, a)) return false;
     } else return false;
     if (g->npath == 0) { g->var = f.var; g->npath = f.npath; memcpy(g->path, f.path, sizeof f.path); }
     else if (!same_field(g, &f)) return false;
-    if (e->kind == DW_E_METHOD) {
-        const dw_expr *set = e->u.call.recv;
-        for (size_t k = 0; k < set->u.list.n; k++) {
-            lit_alt(set->u.list.v[k], &a);
-            if (!add_alt(g, a)) return false;
-        }
-        return true;
-    }
-    return add_alt(g, a);
+    for (size_t k = 0; k < f.nalt; k++) if (!add_alt(g, f.alt[k])) return false;
+    return true;
 }
 
 /* `||` chain of tests on one field */
@@ -474,7 +469,7 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     p->ps[i].shadow_here = false;
     if (!*all) return;
     const dw_policy_set *ps = p->o->set.ps;
-    size_t ncand = 0, nguard = 0, nu = 0;
+    size_t ncand = 0, nu = 0;
     for (size_t j = 0; j < p->np; j++) {
         if (j == i || ps->policies[j].effect != effect) continue;
         if (!p->cur[j].applies || !p->cur[j].sat || disjoint(&ps->policies[i], &ps->policies[j])) { p->st->pairs_pruned++; continue; }
@@ -482,7 +477,7 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
          * (of two overlapping rules only the later is reported) */
         if (same && p->ps[j].shadow_here) continue;
         ncand++;
-        if (guard_disjoint(p, i, j)) { nguard++; p->st->pairs_pruned++; p->st->pairs_pruned_disjoint++; continue; }
+        if (guard_disjoint(p, i, j)) { p->st->pairs_pruned++; p->st->pairs_pruned_disjoint++; continue; }
         p->st->pairs_solved++;
         p->uv[nu++] = p->cur[j].sat;
     }
@@ -504,8 +499,8 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
         if (same) { s->covers = calloc(p->np + 1, 1); s->equiv = calloc(p->np + 1, 1); }
         if (!*ov || (same && (!s->covers || !s->equiv))) { *all = false; return; }
     }
-    /* a guard-disjoint j neither overlaps nor covers i unless i matches nothing here */
-    int i_sat = nguard ? -2 : 1;
+    /* a guard-disjoint j neither overlaps nor covers i unless i matches nothing
+     * here (own_model is cached: solve_for above asked it) */
     for (size_t j = 0; j < p->np; j++) {
         /* the rule-by-rule breakdown (for messages and redundancy) costs up to three
          * queries per candidate: with many candidates only rules of the same scope */
@@ -515,12 +510,9 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
             if (same) s->covers[j] = s->equiv[j] = false;
             continue;
         }
-        if (guard_disjoint(p, i, j)) {
-            if (i_sat == -2) i_sat = own_model(p, i);
-            if (i_sat == 1) {
-                if (same) s->covers[j] = s->equiv[j] = false;
-                continue;
-            }
+        if (guard_disjoint(p, i, j) && own_model(p, i) == 1) {
+            if (same) s->covers[j] = s->equiv[j] = false;
+            continue;
         }
         Z3_ast both = dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat);
         if (solve_for(p, both, i, (long)j) == 1) (*ov)[j] = true;
