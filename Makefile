@@ -84,8 +84,12 @@ deps:
 
 # ---- conformance ----
 CORPUS_DIR ?= $(BUILD)/corpus
-SHARED ?= $(firstword $(wildcard ../shared) $(wildcard ../../shared))
+# the read-only shared directory: beside this checkout (CI), or beside the
+# repository a temporary clone was made from (git clone . $$(mktemp -d))
+CLONED_FROM := $(shell git config --get remote.origin.url 2>/dev/null)
+SHARED ?= $(firstword $(wildcard ../shared) $(wildcard ../../shared) $(if $(CLONED_FROM),$(wildcard $(CLONED_FROM)/../shared)))
 $(CORPUS_DIR)/.unpacked:
+	@test -n "$(SHARED)" || { echo "error: no shared directory (spec, examples, Cedar conformance files) at ../shared; run make SHARED=/path/to/shared ..."; exit 1; }
 	@mkdir -p $(CORPUS_DIR)
 	tar xzf $(SHARED)/conformance/cedar/corpus-tests.tar.gz -C $(CORPUS_DIR)
 	ln -sfn $(abspath $(SHARED))/conformance/cedar/tests $(CORPUS_DIR)/tests
