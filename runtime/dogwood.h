@@ -6,14 +6,35 @@
  *   char err[256];
  *   dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
  *   dw_verdict v;
- *   dw_engine_decide_json(e, "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{...}}", len, 0, &v);
+ *   dw_engine_decide_json(e, "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{...}}", len, DW_TS_NOW, &v);
  *   ... the effect happens ...
- *   dw_engine_record_json(e, "{\"action\":\"fs:read\",\"kind\":\"response\",\"input\":{...},\"output\":{...}}", len, 0);
+ *   dw_engine_record_json(e, "{\"action\":\"fs:read\",\"kind\":\"response\",\"input\":{...},\"output\":{...}}", len,
+ *                         DW_TS_NOW, err, sizeof err);
  *   dw_engine_close(e);
  *
  * decide appends the decision event to the history *before* evaluating it, as
  * Box requires (so a count over ::request events includes the current one).
- * Every failure on the decision path is a deny (cause internal_fault).
+ * Every failure on the decision path is a deny (cause internal_fault); every
+ * verdict starts as one, so no path leaves cause PERMITTED undecided.  Every
+ * entry point returns an error (or a deny) on a NULL engine, config, path,
+ * event or verdict.
+ *
+ * A lost event: when an accepted event cannot enter the in-memory history
+ * (out of memory), the call fails (record: non-zero with the reason; decide:
+ * a deny) and from then on the engine refuses every event (decisions deny
+ * with cause internal_fault, "policy history failure: ..."; records fail;
+ * nothing is appended or logged) until it holds the whole history again: a
+ * non-durable engine after dw_engine_reset_history (an explicit, empty
+ * history) or a reopen; a durable one after a reopen (recovery replays its
+ * log, which holds the event).  dw_engine_history_error then says why.  A
+ * failed compaction of the history (dropping events out of every window)
+ * leaves the history whole and is retried later: verdicts are unaffected.
+ *
+ * Box mode (schema_path "box"): an event whose principal is not
+ * Box::Agent::"self" or whose resource is not Box::Resource::"unused" (box.md
+ * §1), or with a NUL byte in any string (which a C enforcement point would
+ * read cut short), is refused: a deny with cause internal_fault (or a failed
+ * record), never recorded.
  *
  * Threads: every function may be called from many threads at once on one
  * engine (one lock around the engine's state; a durable engine waits for
@@ -28,6 +49,11 @@
 #include <stdint.h>
 
 typedef struct dw_engine dw_engine;
+
+/* "No time given" for the ts arguments below: the event's "time" member if
+ * it has one, else the clock.  Not a time (no RFC 3339 time maps to it), so
+ * every other value, 0 (1970-01-01T00:00:00Z) included, is taken as a time. */
+#define DW_TS_NOW INT64_MIN
 
 typedef struct dw_engine_config {
     const char *policy_path;     /* .dw source or .dwb artifact */
@@ -59,17 +85,21 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
 void dw_engine_close(dw_engine *e);
 
 /* An event in Box's JSON form: {"time"?, "action", "namespace"?, "kind",
- * "input", "output"?, "request_id"?} (box.md §15.2).  ts: ticks, or 0 to use
- * "time" or else the clock.  0 on success (v filled; a deny is a success),
- * -1 only when the engine itself is unusable. */
+ * "input", "output"?, "request_id"?} (box.md §15.2).  ts: ticks, or
+ * DW_TS_NOW to use "time" or else the clock.  0 on success (v filled; a deny
+ * is a success), -1 only when an argument is NULL. */
 int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v);
-/* Append a ::response / ::error (or any non-decision) event. */
+/* Append a ::response / ::error (or any non-decision) event.  0 once it is
+ * in the history (and durable, for a durable engine); non-zero with the
+ * reason in err when it is not (a refused event, a log failure, a lost
+ * event: see above). */
 int dw_engine_record_json(dw_engine *e, const char *json, size_t len, int64_t ts, char *err, size_t errcap);
 /* A Cedar-shaped request ({"principal","action","resource","context"}) as a
  * ::request event (box.md §15.1). */
 int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v);
 
-/* Forget the history (a fresh authorizer on the same policy set). */
+/* Forget the history (a fresh authorizer on the same policy set); also ends
+ * a non-durable engine's lost-event refusals. */
 void dw_engine_reset_history(dw_engine *e);
 /* Box's name for a rule: its @id, else policy_<i>. */
 const char *dw_engine_rule_name(dw_engine *e, uint32_t rule);
@@ -98,7 +128,7 @@ typedef struct dw_event_input {
     const char *atype; size_t atype_len;        /* action namespace path + "Action": "Drupe::Action" */
     const char *aid; size_t aid_len;            /* action id: "Read" */
     const char *kind; size_t kind_len;          /* event kind: "request" */
-    int64_t ts;                                 /* ticks (taken as given with replay_timestamps) */
+    int64_t ts;                                 /* ticks (taken as given with replay_timestamps), or DW_TS_NOW */
     const struct dw_uid *principal, *resource;  /* scope; NULL when absent (a decision is then denied) */
     const struct dw_value *logged;              /* RECORD: the logged record; NULL = empty */
     const struct dw_value *context;             /* RECORD: the request-context groups; NULL = empty */
@@ -127,9 +157,9 @@ typedef enum dw_observe_mode {
 typedef int (*dw_engine_append_hook)(void *ctx, int64_t ts);
 /* Box's JSON event form (as dw_engine_decide_json).  Returns 1 when the event
  * was appended to the history (v filled; v->timestamp its time), 0 when it
- * was refused (gate failure, wrong kind, hook failure: v->message says why;
- * for DECIDE v is a deny with cause internal_fault), -1 if the engine is
- * unusable. */
+ * was refused or could not be appended (gate failure, wrong kind, hook
+ * failure, a lost event: v->message says why; for DECIDE v is a deny with
+ * cause internal_fault), -1 on a NULL argument. */
 int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                            dw_engine_append_hook hook, void *ctx, dw_verdict *v);
 /* A rule's @description into buf (truncated); returns its length, 0 if none. */
@@ -176,6 +206,8 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
 int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_verdict *v, uint64_t *ticket);
 int dw_engine_wait(dw_engine *e, uint64_t ticket);
+/* Why the engine refuses events ("" if it does not): a lost event (see the
+ * top of this file) or the durable log's failure. */
 const char *dw_engine_history_error(dw_engine *e);
 
 /* Checkpoints.  The state is the retained history (only events some window

@@ -220,7 +220,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
 {
     dw_verdict v;
     uint64_t ticket = 0;
-    int rc = dw_engine_submit_json(s->e, rq->event.p, rq->event.len, 0, DW_OBSERVE_DECIDE, &v, &ticket);
+    int rc = dw_engine_submit_json(s->e, rq->event.p, rq->event.len, DW_TS_NOW, DW_OBSERVE_DECIDE, &v, &ticket);
     if (rc < 0) {
         memset(&v, 0, sizeof v);
         v.cause = DW_CAUSE_INTERNAL_FAULT;
@@ -371,7 +371,7 @@ static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
     case DWD_OP_RECORD: {
         dw_verdict v;
         uint64_t ticket = 0;
-        int rc = dw_engine_submit_json(s->e, rq.event.p, rq.event.len, 0, DW_OBSERVE_RECORD, &v, &ticket);
+        int rc = dw_engine_submit_json(s->e, rq.event.p, rq.event.len, DW_TS_NOW, DW_OBSERVE_RECORD, &v, &ticket);
         if (ticket) s->round_ticket = ticket;
         if (rc == 1) { s->records++; dwd_reply_ok(out); }
         else { s->errors++; dwd_reply_error(out, rc < 0 ? "the engine is unusable" : v.message); }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <xxhash.h>
+#include "box_gate.h"
 #include "histlog.h"
 #include "load.h"
 #include "../vm/artifact.h"
@@ -30,6 +31,7 @@ typedef struct history {
     uint32_t dropped;        /* events dropped by retention since the arena was rebuilt */
     uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
                                 (retention's cursor: each event is tested once, not per decision) */
+    uint32_t retry_at;       /* after a failed compaction: not again before n reaches this */
 } history;
 
 typedef struct retired { dw_program *prog; char **names; uint32_t nnames; } retired;
@@ -55,6 +57,8 @@ struct dw_engine {
     bool restoring;          /* recovery: monitors are rebuilt once at the end */
     retired *old; uint32_t nold;   /* programs replaced by reloads (their names stay valid) */
     uint32_t generation;     /* reloads so far */
+    char lost[256];          /* why the in-memory history misses an event ("" if whole):
+                                every event is refused until it is whole again (history_lost) */
     /* durable history (dw_engine_open_durable) */
     dw_histlog *log;
     uint64_t log_last_ts;    /* the log's timestamp of record next_seq - 1 */
@@ -98,6 +102,8 @@ static dw_monitors *new_monitors(dw_engine *e, const dw_program *p)
 
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
 {
+    if (!err) errcap = 0;
+    if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
     dw_engine *e = calloc(1, sizeof *e);
     if (!e) { snprintf(err, errcap, "out of memory"); return NULL; }
     pthread_mutex_init(&e->mu, NULL);
@@ -164,9 +170,11 @@ void dw_engine_close(dw_engine *e)
 static void reset_history_locked(dw_engine *e)
 {
     if (e->log) return;          /* a durable history is never forgotten */
+    e->lost[0] = 0;              /* an empty history is whole */
     e->h.n = 0;
     e->h.dropped = 0;
     e->h.scan = 0;
+    e->h.retry_at = 0;
     dw_arena_reset(&e->h.arena);
     dw_monitors_reset(e->mon);   /* monitors follow the history */
     e->have_ts = false;
@@ -463,31 +471,46 @@ static void history_retain(dw_engine *e)
     uint32_t keep_from = h->scan < h->n ? h->scan : 0;
     while (keep_from < h->n - 1 && now - h->ev[keep_from].ts > horizon) keep_from++;
     h->scan = keep_from;
-    if (keep_from < h->n / 2) return;
-    /* rebuild: copy the retained events into a fresh arena */
+    if (keep_from < h->n / 2 || h->n < h->retry_at) return;
+    /* rebuild: copy the retained events into a fresh arena and a fresh
+     * array, and install them only once every copy succeeded: on a failure
+     * (out of memory) the history stays whole and in place (nothing points
+     * into the freed copy), and compaction waits until the history has
+     * grown by half, so a lasting shortage does not redo the copy per event */
+    uint32_t w = h->n - keep_from;
+    dw_event *nev = malloc(w * sizeof *nev);
     dw_arena fresh;
     dw_arena_init(&fresh, 256 * 1024);
-    uint32_t w = 0;
-    for (uint32_t i = keep_from; i < h->n; i++) {
-        dw_event ev = h->ev[i];
-        dw_event *d = &h->ev[w];
-        h->seq[w] = h->seq[i];
-        d->ts = ev.ts;
-        d->atype = (dw_bytes){ dw_arena_memdup(&fresh, ev.atype.s, ev.atype.len), ev.atype.len };
-        d->aid = (dw_bytes){ dw_arena_memdup(&fresh, ev.aid.s, ev.aid.len), ev.aid.len };
-        d->kind = (dw_bytes){ dw_arena_memdup(&fresh, ev.kind.s, ev.kind.len), ev.kind.len };
-        if (!dw_value_clone(&fresh, &ev.logged, &d->logged)) { dw_arena_free(&fresh); return; }
-        w++;
+    for (uint32_t i = 0; nev && i < w; i++) {
+        const dw_event *ev = &h->ev[keep_from + i];
+        dw_event *d = &nev[i];
+        d->ts = ev->ts;
+        d->atype = (dw_bytes){ dw_arena_memdup(&fresh, ev->atype.s, ev->atype.len), ev->atype.len };
+        d->aid = (dw_bytes){ dw_arena_memdup(&fresh, ev->aid.s, ev->aid.len), ev->aid.len };
+        d->kind = (dw_bytes){ dw_arena_memdup(&fresh, ev->kind.s, ev->kind.len), ev->kind.len };
+        if (!d->atype.s || !d->aid.s || !d->kind.s || !dw_value_clone(&fresh, &ev->logged, &d->logged)) {
+            free(nev);
+            nev = NULL;
+        }
     }
+    if (!nev) {
+        dw_arena_free(&fresh);
+        h->retry_at = h->n + h->n / 2;
+        return;
+    }
+    memcpy(h->ev, nev, w * sizeof *nev);
+    memmove(h->seq, h->seq + keep_from, w * sizeof *h->seq);
+    free(nev);
     dw_arena_free(&h->arena);
     h->arena = fresh;
     h->n = w;
     h->scan = 0;
+    h->retry_at = 0;
 }
 
 static int64_t stamp(dw_engine *e, int64_t ts)
 {
-    if (!ts) ts = clock_ticks(e);
+    if (ts == DW_TS_NOW) ts = clock_ticks(e);
     if (!e->replay_ts && e->have_ts && ts <= e->last_ts) ts = e->last_ts + 1;   /* strictly increasing (§7.3) */
     e->last_ts = ts;
     e->have_ts = true;
@@ -502,6 +525,38 @@ static void fault(dw_verdict *v, const char *fmt, const char *detail)
     v->cause = DW_CAUSE_INTERNAL_FAULT;
     v->ndetermining = 0;
     snprintf(v->message, sizeof v->message, fmt, detail ? detail : "");
+}
+
+/* Every verdict starts as a deny with cause internal_fault, so no path that
+ * ends before deciding can leave PERMITTED (cause 0) behind. */
+static void verdict_init(dw_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->cause = DW_CAUSE_INTERNAL_FAULT;
+}
+
+/* An accepted event could not enter the in-memory history (out of memory):
+ * verdicts over a history that misses it could permit what a whole one
+ * denies, so from now on every event is refused (refuse_lost) until the
+ * history is whole again: a non-durable engine by dw_engine_reset_history
+ * or a reopen, a durable one by reopening (recovery replays its log, which
+ * holds the event). */
+static void history_lost(dw_engine *e, dw_verdict *v)
+{
+    snprintf(e->lost, sizeof e->lost,
+             "policy history failure: an event could not be added to the in-memory history (out of memory); "
+             "every event is refused until %s",
+             e->log ? "the engine is reopened (recovery replays its log)" : "the history is reset or the engine reopened");
+    fault(v, "%s", e->lost);
+}
+
+/* With mu held: true (v a deny, nothing appended or logged) while the
+ * history misses an event. */
+static bool refuse_lost(dw_engine *e, dw_verdict *v)
+{
+    if (!e->lost[0]) return false;
+    fault(v, "%s", e->lost);
+    return true;
 }
 
 /* Evaluate the leaves of every rule whose scope admits the request (D3). */
@@ -592,8 +647,13 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
 static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
 {
     v->timestamp = stamp(e, ts);
-    if (history_append(e, b, v->timestamp)) { fault(v, "history: out of memory%s", NULL); v->decided = b->decision; return 0; }
-    if (!b->decision) { v->decided = false; history_retain(e); return 0; }
+    if (history_append(e, b, v->timestamp)) { history_lost(e, v); v->decided = b->decision; return -1; }
+    if (!b->decision) {
+        v->decided = false;
+        snprintf(v->message, sizeof v->message, "the event's kind is not a decision kind (recorded, not decided)");
+        history_retain(e);
+        return 0;
+    }
     v->decided = true;
     dw_request_bind(&b->req, e->s.prog, &e->s.store);
     if (evaluate_leaves(e, &b->req, v)) { history_retain(e); return 0; }
@@ -637,7 +697,7 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { fault(v, "event \"namespace\" must be a short string%s", NULL); return -1; }
     char atype[256];
     snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
-    if (!*ts && time && time->kind == DW_JSON_STRING) {
+    if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING) {
         int64_t ns_time;
         if (!parse_rfc3339(time->u.str.s, time->u.str.len, &ns_time)) {
             fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
@@ -654,7 +714,8 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     dw_buf_free(&err);
     if (build_event(e, b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
                     P, R, dw_json_get(j, "input"), dw_json_get(j, "output"), dw_json_get(j, "request_id"),
-                    v->message, sizeof v->message)) {
+                    v->message, sizeof v->message) ||
+        (e->s.box && dw_box_gate(j, P, R, v->message, sizeof v->message))) {
         v->allow = false;          /* a gate failure: denied and not recorded (box.md §6.1) */
         v->cause = DW_CAUSE_INTERNAL_FAULT;
         return -2;
@@ -668,7 +729,8 @@ static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uin
 static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide,
                             uint64_t *ticket)
 {
-    memset(v, 0, sizeof *v);
+    verdict_init(v);
+    if (refuse_lost(e, v)) { v->decided = must_decide; return must_decide ? 0 : -1; }
     built b;
     int rc = event_from_json(e, json, len, &ts, &b, v);
     if (rc) {
@@ -683,13 +745,15 @@ static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t 
             return b.decision ? 0 : -1;
         }
     }
-    return decide_built(e, &b, ts, v);
+    rc = decide_built(e, &b, ts, v);
+    return must_decide ? 0 : rc;   /* a deny is a decision's success */
 }
 
 static int decide_request_json_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
 {
-    memset(v, 0, sizeof *v);
+    verdict_init(v);
     v->decided = true;
+    if (refuse_lost(e, v)) return 0;
     dw_arena_reset(&e->scratch);
     dw_source src = { "request", json, len };
     dw_diags d;
@@ -709,13 +773,15 @@ static int decide_request_json_locked(dw_engine *e, const char *json, size_t len
     const dw_json *ctx = dw_json_get(j, "context");
     const dw_json *input = ctx ? dw_json_get(ctx, "input") : NULL;
     built b;
-    if (build_event(e, &b, A->type, A->tlen, A->id, A->idlen, "request", 7, P, R, input, NULL, NULL, v->message, sizeof v->message)) {
+    if (build_event(e, &b, A->type, A->tlen, A->id, A->idlen, "request", 7, P, R, input, NULL, NULL, v->message, sizeof v->message) ||
+        (e->s.box && dw_box_gate(j, P, R, v->message, sizeof v->message))) {
         v->allow = false;
         v->cause = DW_CAUSE_INTERNAL_FAULT;
         return 0;
     }
     if (!b.decision) { fault(v, "`request` is not a decision kind of this event schema%s", NULL); return 0; }
-    return decide_built(e, &b, ts, v);
+    decide_built(e, &b, ts, v);
+    return 0;
 }
 
 /* ---- events given by their parts (dogwood.h: dw_engine_decide_event) ----
@@ -997,8 +1063,9 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
 
 static int decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v)
 {
-    memset(v, 0, sizeof *v);
-    if (!e || !in || !e->s.prog) return -1;
+    verdict_init(v);
+    if (!e || !in || !e->s.prog) { snprintf(v->message, sizeof v->message, "no event"); return -1; }
+    if (refuse_lost(e, v)) return 0;
     dw_arena_reset(&e->scratch);
     built b;
     memset(&b, 0, sizeof b);
@@ -1013,12 +1080,12 @@ static int decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdic
         fault(v, "event: out of memory or nested too deeply%s", NULL);
         return 0;
     }
-    if (e->replay_ts) {
+    if (e->replay_ts && in->ts != DW_TS_NOW) {
         e->last_ts = in->ts;
         e->have_ts = true;
         v->timestamp = in->ts;
     } else v->timestamp = stamp(e, in->ts);
-    if (history_append(e, &b, v->timestamp)) { fault(v, "history: out of memory%s", NULL); return 0; }
+    if (history_append(e, &b, v->timestamp)) { history_lost(e, v); return 0; }
     if (b.decision) decide_parts(e, in, v);
     history_retain(e);
     return 0;
@@ -1031,7 +1098,7 @@ static int decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdic
 
 static int64_t peek_stamp(dw_engine *e, int64_t ts)
 {
-    if (!ts) ts = clock_ticks(e);
+    if (ts == DW_TS_NOW) ts = clock_ticks(e);
     if (!e->replay_ts && e->have_ts && ts <= e->last_ts) ts = e->last_ts + 1;
     return ts;
 }
@@ -1043,10 +1110,11 @@ static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uin
 static int observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_engine_append_hook hook, void *ctx, dw_verdict *v, uint64_t *ticket)
 {
-    memset(v, 0, sizeof *v);
+    verdict_init(v);
     if (ticket) *ticket = 0;
-    if (!e || !e->s.prog) return -1;
+    if (!e || !e->s.prog || !json) { snprintf(v->message, sizeof v->message, "no %s", json ? "engine" : "event"); return -1; }
     v->decided = mode == DW_OBSERVE_DECIDE;
+    if (refuse_lost(e, v)) return 0;
     built b;
     if (event_from_json(e, json, len, &ts, &b, v)) return 0;
     if (mode == DW_OBSERVE_DECIDE && !b.decision) { fault(v, "the event's kind is not a decision kind%s", NULL); return 0; }
@@ -1062,12 +1130,11 @@ static int observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts
     if (mode == DW_OBSERVE_RESTORE) {
         v->decided = false;
         v->timestamp = stamp(e, ts);
-        if (history_append(e, &b, v->timestamp)) { fault(v, "history: out of memory%s", NULL); return 0; }
+        if (history_append(e, &b, v->timestamp)) { history_lost(e, v); return 0; }
         history_retain(e);
         return 1;
     }
-    decide_built(e, &b, ts, v);
-    return 1;
+    return decide_built(e, &b, ts, v) ? 0 : 1;
 }
 
 static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, size_t cap);
@@ -1452,7 +1519,7 @@ static int restore_record(void *ctx, uint64_t seq, uint64_t ts_log, const void *
     char *end;
     errno = 0;
     long long ts = strtoll(num, &end, 10);
-    if (errno || *end || ts <= 0) { snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " has a bad timestamp", seq); return -1; }
+    if (errno || *end || ts == DW_TS_NOW) { snprintf(rc->err, sizeof rc->err, "history record %" PRIu64 " has a bad timestamp", seq); return -1; }
     e->next_seq = seq;
     e->log_last_ts = ts_log;
     dw_verdict v;
@@ -1502,6 +1569,7 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
                                   char *err, size_t errcap)
 {
     if (rec) memset(rec, 0, sizeof *rec);
+    if (!err) errcap = 0;
     if (!d || !d->state_dir || d->durability < 0 || d->durability > DW_DURABILITY_NONE) {
         snprintf(err, errcap, "invalid durable-history options");
         return NULL;
@@ -1577,6 +1645,7 @@ int dw_engine_checkpoint(dw_engine *e)
 
 int dw_engine_export_state(dw_engine *e, void **out, size_t *len)
 {
+    if (!e || !out || !len) return -1;
     wbuf b = { 0 };
     uint64_t keep;
     pthread_mutex_lock(&e->mu);
@@ -1590,6 +1659,8 @@ int dw_engine_export_state(dw_engine *e, void **out, size_t *len)
 
 int dw_engine_import_state(dw_engine *e, const void *state, size_t len, char *err, size_t errcap)
 {
+    if (!err) errcap = 0;
+    if (!e || !state) { snprintf(err, errcap, "no %s", e ? "state" : "engine"); return -1; }
     pthread_mutex_lock(&e->mu);
     int rc = -1;
     itab it = { 0 };
@@ -1612,6 +1683,8 @@ int dw_engine_import_state(dw_engine *e, const void *state, size_t len, char *er
 int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_info *info, char *err, size_t errcap)
 {
     if (info) memset(info, 0, sizeof *info);
+    if (!err) errcap = 0;
+    if (!e || !artifact) { snprintf(err, errcap, "no %s", e ? "artifact" : "engine"); return -1; }
     char m[256];
     if (!dw_is_artifact(artifact, len)) { snprintf(err, errcap, "not a compiled policy artifact (.dwb: dwc compile)"); return -1; }
     dw_program *np = dw_artifact_load(artifact, len, m, sizeof m);
@@ -1678,7 +1751,9 @@ fail:
 
 void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st)
 {
+    if (!st) return;
     memset(st, 0, sizeof *st);
+    if (!e) return;
     pthread_mutex_lock(&e->mu);
     st->history_events = e->h.n;
     st->next_seq = e->next_seq;
@@ -1702,6 +1777,11 @@ void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st)
 
 const char *dw_engine_history_error(dw_engine *e)
 {
+    if (!e) return "no engine";
+    pthread_mutex_lock(&e->mu);
+    bool lost = e->lost[0] != 0;         /* the text, once set, stays until a reset */
+    pthread_mutex_unlock(&e->mu);
+    if (lost) return e->lost;
     return e->log ? dw_histlog_error(e->log) : "";
 }
 
@@ -1722,12 +1802,29 @@ static void history_failed(dw_engine *e, dw_verdict *v)
 
 int dw_engine_wait(dw_engine *e, uint64_t ticket)
 {
+    if (!e) return -1;
     if (!ticket || !e->log) return 0;
     return dw_histlog_wait(e->log, ticket - 1) ? -1 : 0;
 }
 
+/* The public entry points' NULL arguments: true (v, if any, a deny with the
+ * reason) when one is missing. */
+static bool missing(const dw_engine *e, const void *input, dw_verdict *v, char *err, size_t errcap)
+{
+    if (e && input) return false;
+    const char *m = !e ? "no engine" : "no event";
+    if (v) {
+        verdict_init(v);
+        v->decided = true;
+        snprintf(v->message, sizeof v->message, "%s", m);
+    }
+    if (err) snprintf(err, errcap, "%s", m);
+    return true;
+}
+
 int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
 {
+    if (!v || missing(e, json, v, NULL, 0)) return -1;
     uint64_t t = 0;
     pthread_mutex_lock(&e->mu);
     int rc = decide_or_record(e, json, len, ts, v, true, &t);
@@ -1738,6 +1835,7 @@ int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts
 
 int dw_engine_record_json(dw_engine *e, const char *json, size_t len, int64_t ts, char *err, size_t errcap)
 {
+    if (missing(e, json, NULL, err, errcap)) return -1;
     dw_verdict v;
     uint64_t t = 0;
     pthread_mutex_lock(&e->mu);
@@ -1761,6 +1859,7 @@ static bool refuse_unlogged(dw_engine *e, dw_verdict *v)
 
 int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
 {
+    if (!v || missing(e, json, v, NULL, 0)) return -1;
     pthread_mutex_lock(&e->mu);
     int rc = refuse_unlogged(e, v) ? 0 : decide_request_json_locked(e, json, len, ts, v);
     pthread_mutex_unlock(&e->mu);
@@ -1769,7 +1868,7 @@ int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, in
 
 int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v)
 {
-    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    if (!v || missing(e, in, v, NULL, 0)) return -1;
     pthread_mutex_lock(&e->mu);
     int rc = refuse_unlogged(e, v) ? 0 : decide_event_locked(e, in, v);
     pthread_mutex_unlock(&e->mu);
@@ -1779,7 +1878,7 @@ int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v
 int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                            dw_engine_append_hook hook, void *ctx, dw_verdict *v)
 {
-    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    if (!v || missing(e, json, v, NULL, 0)) return -1;
     uint64_t t = 0;
     pthread_mutex_lock(&e->mu);
     int rc = observe_locked(e, json, len, ts, mode, hook, ctx, v, &t);
@@ -1791,8 +1890,8 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
 int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_verdict *v, uint64_t *ticket)
 {
-    *ticket = 0;
-    if (!e) { memset(v, 0, sizeof *v); return -1; }
+    if (ticket) *ticket = 0;
+    if (!v || !ticket || missing(e, json, v, NULL, 0)) return -1;
     pthread_mutex_lock(&e->mu);
     int rc = observe_locked(e, json, len, ts, mode, NULL, NULL, v, ticket);
     pthread_mutex_unlock(&e->mu);
@@ -1801,6 +1900,7 @@ int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts
 
 void dw_engine_reset_history(dw_engine *e)
 {
+    if (!e) return;
     pthread_mutex_lock(&e->mu);
     reset_history_locked(e);
     pthread_mutex_unlock(&e->mu);
@@ -1809,6 +1909,7 @@ void dw_engine_reset_history(dw_engine *e)
 uint32_t dw_engine_history_length(const dw_engine *e)
 {
     dw_engine *m = (dw_engine *)e;
+    if (!m) return 0;
     pthread_mutex_lock(&m->mu);
     uint32_t n = e->h.n;
     pthread_mutex_unlock(&m->mu);
@@ -1817,6 +1918,7 @@ uint32_t dw_engine_history_length(const dw_engine *e)
 
 const char *dw_engine_rule_name(dw_engine *e, uint32_t rule)
 {
+    if (!e) return "<default-deny>";
     pthread_mutex_lock(&e->mu);
     const char *n = rule_name_locked(e, rule);
     pthread_mutex_unlock(&e->mu);
@@ -1825,6 +1927,8 @@ const char *dw_engine_rule_name(dw_engine *e, uint32_t rule)
 
 size_t dw_engine_rule_description(dw_engine *e, uint32_t rule, char *buf, size_t cap)
 {
+    if (!buf) cap = 0;
+    if (!e) { if (cap) buf[0] = 0; return 0; }
     pthread_mutex_lock(&e->mu);
     size_t n = rule_description_locked(e, rule, buf, cap);
     pthread_mutex_unlock(&e->mu);

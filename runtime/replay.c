@@ -235,7 +235,7 @@ int dw_cmd_replay(int argc, char **argv)
             bool is_request = kind && kind->kind == DW_JSON_STRING && strcmp(kind->u.str.s, "request") == 0;
             if (is_request || expect) {
                 dw_verdict v;
-                dw_engine_decide_json(e, line, ll, 0, &v);
+                dw_engine_decide_json(e, line, ll, DW_TS_NOW, &v);
                 printf("line %zu @%s: %s ", lineno, when, v.allow ? "ALLOW" : "DENY");
                 print_rules(e, &v);
                 printf(" %s", dw_cause_name(v.cause));
@@ -252,7 +252,7 @@ int dw_cmd_replay(int argc, char **argv)
                 printf("\n");
             } else {
                 char msg[256];
-                if (dw_engine_record_json(e, line, ll, 0, msg, sizeof msg)) {
+                if (dw_engine_record_json(e, line, ll, DW_TS_NOW, msg, sizeof msg)) {
                     fprintf(stderr, "%s:%zu: error: cannot record the event: %s\n", trace, lineno, msg);
                     rc = 2;
                     break;

@@ -124,14 +124,14 @@ static void run_jsonl(const char *text, size_t size)
         dw_verdict v;
         memset(&v, 0, sizeof v);
         if (is_request || (j && dw_json_get(j, "expect"))) {
-            if (dw_engine_decide_json(box_engine, line, ll, 0, &v)) abort();
+            if (dw_engine_decide_json(box_engine, line, ll, DW_TS_NOW, &v)) abort();
             check_verdict(&v);
             if (!v.allow && v.decided && v.cause == DW_CAUSE_PERMITTED) abort();
         } else {
             char msg[256];
-            dw_engine_record_json(box_engine, line, ll, 0, msg, sizeof msg);
+            dw_engine_record_json(box_engine, line, ll, DW_TS_NOW, msg, sizeof msg);
             /* a Cedar-shaped request line (box.md §15.1) */
-            if (j && dw_json_get(j, "principal") && dw_engine_decide_request_json(box_engine, line, ll, 0, &v)) abort();
+            if (j && dw_json_get(j, "principal") && dw_engine_decide_request_json(box_engine, line, ll, DW_TS_NOW, &v)) abort();
             check_verdict(&v);
         }
     }

@@ -255,11 +255,11 @@ static int run_engine(const char *path, int *out)
     for (int i = 0; i < NEV; i++) {
         dw_verdict v;
         if (strstr(tevents[i], "\"response\"")) {
-            assert_int_equal(dw_engine_record_json(e, tevents[i], strlen(tevents[i]), 0, err, sizeof err), 0);
+            assert_int_equal(dw_engine_record_json(e, tevents[i], strlen(tevents[i]), DW_TS_NOW, err, sizeof err), 0);
             out[i] = -1;
             continue;
         }
-        assert_int_equal(dw_engine_decide_json(e, tevents[i], strlen(tevents[i]), 0, &v), 0);
+        assert_int_equal(dw_engine_decide_json(e, tevents[i], strlen(tevents[i]), DW_TS_NOW, &v), 0);
         out[i] = v.allow + 2 * (int)v.cause;
     }
     dw_engine_close(e);
@@ -721,12 +721,12 @@ static int replay_trace(const char *dwb, const char *trace, int *out, int *nout)
         if (ll > 1) {
             dw_verdict v;
             if (memmem(line, ll, "\"principal\"", 11)) {   /* a Cedar-shaped request (requests.jsonl) */
-                assert_int_equal(dw_engine_decide_request_json(e, line, ll, 0, &v), 0);
+                assert_int_equal(dw_engine_decide_request_json(e, line, ll, DW_TS_NOW, &v), 0);
                 out[n++] = v.allow + 2 * (int)v.cause;
             } else if (memmem(line, ll, "\"kind\":\"request\"", 16)) {
-                assert_int_equal(dw_engine_decide_json(e, line, ll, 0, &v), 0);
+                assert_int_equal(dw_engine_decide_json(e, line, ll, DW_TS_NOW, &v), 0);
                 out[n++] = v.allow + 2 * (int)v.cause;
-            } else out[n++] = dw_engine_record_json(e, line, ll, 0, err, sizeof err) ? -2 : -1;
+            } else out[n++] = dw_engine_record_json(e, line, ll, DW_TS_NOW, err, sizeof err) ? -2 : -1;
         }
         line = nl ? nl + 1 : NULL;
     }

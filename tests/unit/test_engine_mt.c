@@ -78,14 +78,14 @@ static void *work(void *arg)
         int host = (int)(rand_r(&seed) % 3);
         event_json(buf, sizeof buf, 0, host);
         dw_verdict v;
-        int rc = dw_engine_decide_json(w->e, buf, strlen(buf), 0, &v);
+        int rc = dw_engine_decide_json(w->e, buf, strlen(buf), DW_TS_NOW, &v);
         if (rc != 0 || !v.decided || v.cause == DW_CAUSE_INTERNAL_FAULT) w->faults++;
         w->ops[w->n++] = (op){ v.timestamp, 0, host, v.allow, v.cause };
         int r = (int)(rand_r(&seed) % 10);
         if (r < 4) {
             int kind = r == 0 ? 2 : 1;
             event_json(buf, sizeof buf, kind, host);
-            rc = dw_engine_observe_json(w->e, buf, strlen(buf), 0, DW_OBSERVE_RECORD, NULL, NULL, &v);
+            rc = dw_engine_observe_json(w->e, buf, strlen(buf), DW_TS_NOW, DW_OBSERVE_RECORD, NULL, NULL, &v);
             if (rc != 1) w->faults++;
             w->ops[w->n++] = (op){ v.timestamp, kind, host, false, 0 };
         }

@@ -1,0 +1,78 @@
+/* box_gate.c - see box_gate.h.
+ *
+ * Scope (box.md §1): every Box request is (Box::Agent::"self", action,
+ * Box::Resource::"unused", context); the principal and the resource never
+ * vary, so another one is a client error or forgery, and a rule scoped on
+ * principal or resource would silently change meaning for it.
+ *
+ * NUL bytes: Cedar strings may hold U+0000, and `"~/p/.env\u0000"` does not
+ * match `*\/.env`, so the policy permits it; but every string of a Box event
+ * reaches a C consumer that stops at the first NUL: path -> open(2), host
+ * and ip -> getaddrinfo/connect, program, program_path, command, arg1/2
+ * and cwd -> execve/chdir, method and the HTTP path -> the request line,
+ * server/tool/prompt/uri -> the MCP broker, and all of them -> the decision
+ * log and the denial text.  The enforcement point would then act on `.env`.
+ * No legitimate value has a NUL (paths, host names and argv are C strings by
+ * construction), so every string in the event is checked, member names
+ * included, rather than a list of fields that would go stale as actions
+ * gain fields. */
+#include "box_gate.h"
+#include <stdio.h>
+#include <string.h>
+
+static bool is_uid(const dw_uid *u, const char *type, const char *id)
+{
+    return u->tlen == strlen(type) && !memcmp(u->type, type, u->tlen) && u->idlen == strlen(id) &&
+           !memcmp(u->id, id, u->idlen);
+}
+
+/* True if some string in j (member names included) holds a NUL; where
+ * then has the dotted member path to it (truncated). */
+static bool find_nul(const dw_json *j, char *where, size_t cap, size_t used, int depth)
+{
+    if (!j || depth > DW_JSON_MAX_DEPTH + 1) return false;
+    if (j->kind == DW_JSON_STRING) return memchr(j->u.str.s, 0, j->u.str.len) != NULL;
+    if (j->kind == DW_JSON_ARRAY) {
+        for (size_t k = 0; k < j->u.arr.n; k++)
+            if (find_nul(j->u.arr.v[k], where, cap, used, depth + 1)) return true;
+        return false;
+    }
+    if (j->kind != DW_JSON_OBJECT) return false;
+    for (size_t k = 0; k < j->u.obj.n; k++) {
+        const dw_json_member *m = &j->u.obj.v[k];
+        int w = snprintf(where + used, cap - used, "%s%.*s", used ? "." : "", (int)strnlen(m->key.s, m->key.len), m->key.s);
+        size_t n = w < 0 || used + (size_t)w >= cap ? cap - 1 : used + (size_t)w;
+        if (memchr(m->key.s, 0, m->key.len) || find_nul(m->value, where, cap, n, depth + 1)) return true;
+        where[used] = 0;
+    }
+    return false;
+}
+
+/* A uid as printable text: the type and id up to a NUL, at most 64 bytes each. */
+static void uid_text(char *out, size_t cap, const dw_uid *u)
+{
+    snprintf(out, cap, "%.*s::\"%.*s\"", (int)strnlen(u->type, u->tlen > 64 ? 64 : u->tlen), u->type,
+             (int)strnlen(u->id, u->idlen > 64 ? 64 : u->idlen), u->id);
+}
+
+int dw_box_gate(const dw_json *event, const dw_uid *principal, const dw_uid *resource, char *msg, size_t cap)
+{
+    char t[160];
+    if (principal && !is_uid(principal, "Box::Agent", "self")) {
+        uid_text(t, sizeof t, principal);
+        snprintf(msg, cap, "Box takes requests only from the principal Box::Agent::\"self\" (box.md §1), not %s", t);
+        return -1;
+    }
+    if (resource && !is_uid(resource, "Box::Resource", "unused")) {
+        uid_text(t, sizeof t, resource);
+        snprintf(msg, cap, "Box's requests have the resource Box::Resource::\"unused\" (box.md §1), not %s", t);
+        return -1;
+    }
+    char where[128] = "";
+    if (find_nul(event, where, sizeof where, 0, 0)) {
+        snprintf(msg, cap, "Box refuses a string with a NUL byte (%s): an enforcement point would read it cut short there",
+                 where[0] ? where : "event");
+        return -1;
+    }
+    return 0;
+}
