@@ -726,6 +726,14 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
 static int64_t peek_stamp(dw_engine *e, int64_t ts);
 static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket);
 
+/* Why log_event failed: the log's error, or (the record could not even be
+ * formed) out of memory. */
+static const char *log_error(dw_engine *e)
+{
+    const char *m = dw_histlog_error(e->log);
+    return m && m[0] ? m : "the record could not be formed (out of memory)";
+}
+
 static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide,
                             uint64_t *ticket)
 {
@@ -740,7 +748,7 @@ static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t 
     if (e->log) {                /* durable: logged before it enters the history */
         ts = peek_stamp(e, ts);
         if (log_event(e, ts, json, len, ticket)) {
-            fault(v, "policy history failure: %s", dw_histlog_error(e->log));
+            fault(v, "policy history failure: %s", log_error(e));
             v->decided = b.decision;
             return b.decision ? 0 : -1;
         }
@@ -1124,7 +1132,7 @@ static int observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts
     if (hook && hook(ctx, ts)) { fault(v, "history: the event could not be appended to the durable log%s", NULL); return 0; }
     if (e->log && mode == DW_OBSERVE_RESTORE) { fault(v, "a durable engine restores its own history%s", NULL); return 0; }
     if (e->log && log_event(e, ts, json, len, ticket)) {
-        fault(v, "policy history failure: %s", dw_histlog_error(e->log));
+        fault(v, "policy history failure: %s", log_error(e));
         return 0;
     }
     if (mode == DW_OBSERVE_RESTORE) {
