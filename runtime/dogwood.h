@@ -25,8 +25,10 @@
  * with cause internal_fault, "policy history failure: ..."; records fail;
  * nothing is appended or logged) until it holds the whole history again: a
  * non-durable engine after dw_engine_reset_history (an explicit, empty
- * history) or a reopen; a durable one after a reopen (recovery replays its
- * log, which holds the event).  dw_engine_history_error then says why.  A
+ * history) or a reopen; a durable one, whose log holds the event, keeps a
+ * copy of it and adds it at the start of the next call that finds memory
+ * (as a reopen would replay it), or, if even the copy failed, after a
+ * reopen.  dw_engine_history_error says why meanwhile.  A
  * failed compaction of the history (dropping events out of every window)
  * leaves the history whole and is retried later: verdicts are unaffected.
  *

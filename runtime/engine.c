@@ -36,6 +36,9 @@ typedef struct history {
 
 typedef struct retired { dw_program *prog; char **names; uint32_t nnames; } retired;
 
+/* A durable engine's logged event that missed the in-memory history (keep_lost). */
+typedef struct lost_event { char *json; size_t len; int64_t ts; uint64_t seq; } lost_event;
+
 struct dw_engine {
     /* Every public entry point holds mu: decisions on many threads are
      * serialised on the engine's state (microseconds), while durability
@@ -59,6 +62,7 @@ struct dw_engine {
     uint32_t generation;     /* reloads so far */
     char lost[256];          /* why the in-memory history misses an event ("" if whole):
                                 every event is refused until it is whole again (history_lost) */
+    lost_event pend;         /* that event, retried by every later call (durable engines) */
     /* durable history (dw_engine_open_durable) */
     dw_histlog *log;
     uint64_t log_last_ts;    /* the log's timestamp of record next_seq - 1 */
@@ -150,6 +154,7 @@ void dw_engine_close(dw_engine *e)
         dw_program_free(e->old[i].prog);
     }
     free(e->old);
+    free(e->pend.json);
     free(e->since);
     free(e->h.seq);
     pthread_cond_destroy(&e->ckpt_cv);
@@ -550,11 +555,49 @@ static void history_lost(dw_engine *e, dw_verdict *v)
     fault(v, "%s", e->lost);
 }
 
+/* A durable engine's lost event is in its log: it keeps a copy and adds it
+ * at the start of the next call that finds memory (retry_lost), exactly as
+ * a reopen would replay it.  Without a copy (out of memory again) only a
+ * reopen recovers. */
+static void keep_lost(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
+{
+    if (!e->log || !e->lost[0] || e->pend.json) return;
+    char *c = malloc(len + 1);
+    if (!c) return;
+    memcpy(c, json, len);
+    c[len] = 0;
+    e->pend = (lost_event){ c, len, ts, e->next_seq };
+    snprintf(e->lost, sizeof e->lost,
+             "policy history failure: an event could not be added to the in-memory history (out of memory); "
+             "every event is refused until it is (retried on every call) or the engine is reopened");
+    fault(v, "%s", e->lost);
+}
+
+static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
+
+/* True once the kept event is in the history (the engine is whole again). */
+static bool retry_lost(dw_engine *e)
+{
+    if (!e->pend.json) return false;
+    built b;
+    dw_verdict t;
+    int64_t ts = e->pend.ts;
+    verdict_init(&t);
+    if (event_from_json(e, e->pend.json, e->pend.len, &ts, &b, &t)) return false;
+    e->next_seq = e->pend.seq;       /* nothing was taken since: every event was refused */
+    if (history_append(e, &b, e->pend.ts)) return false;
+    free(e->pend.json);
+    memset(&e->pend, 0, sizeof e->pend);
+    e->lost[0] = 0;
+    history_retain(e);
+    return true;
+}
+
 /* With mu held: true (v a deny, nothing appended or logged) while the
  * history misses an event. */
 static bool refuse_lost(dw_engine *e, dw_verdict *v)
 {
-    if (!e->lost[0]) return false;
+    if (!e->lost[0] || retry_lost(e)) return false;
     fault(v, "%s", e->lost);
     return true;
 }
@@ -754,6 +797,7 @@ static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t 
         }
     }
     rc = decide_built(e, &b, ts, v);
+    if (rc) keep_lost(e, json, len, v->timestamp, v);
     return must_decide ? 0 : rc;   /* a deny is a decision's success */
 }
 
@@ -1142,7 +1186,9 @@ static int observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts
         history_retain(e);
         return 1;
     }
-    return decide_built(e, &b, ts, v) ? 0 : 1;
+    if (!decide_built(e, &b, ts, v)) return 1;
+    keep_lost(e, json, len, v->timestamp, v);
+    return 0;
 }
 
 static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, size_t cap);
@@ -1787,10 +1833,10 @@ const char *dw_engine_history_error(dw_engine *e)
 {
     if (!e) return "no engine";
     pthread_mutex_lock(&e->mu);
-    bool lost = e->lost[0] != 0;         /* the text, once set, stays until a reset */
+    bool lost = e->lost[0] != 0;         /* the text stays until a recovery or a reset */
     pthread_mutex_unlock(&e->mu);
     if (lost) return e->lost;
-    return e->log ? dw_histlog_error(e->log) : "";
+    return e->log && dw_histlog_failed(e->log) ? dw_histlog_error(e->log) : "";
 }
 
 /* ================================================================

@@ -1024,6 +1024,14 @@ uint64_t dw_histlog_durable_end(dw_histlog *log)
 
 const char *dw_histlog_error(dw_histlog *log) { return log->errmsg; }
 
+bool dw_histlog_failed(dw_histlog *log)
+{
+    pthread_mutex_lock(&log->mu);
+    bool f = log->failed != 0;
+    pthread_mutex_unlock(&log->mu);
+    return f;
+}
+
 void dw_histlog_get_stats(dw_histlog *log, dw_histlog_stats *st)
 {
     pthread_mutex_lock(&log->mu);

@@ -172,6 +172,8 @@ uint64_t dw_histlog_next_seq(dw_histlog *log);
 /* Every record with seq < this is known durable (synced). */
 uint64_t dw_histlog_durable_end(dw_histlog *log);
 const char *dw_histlog_error(dw_histlog *log);
+/* True once a write or sync failed (sticky: dw_histlog_error says why). */
+bool dw_histlog_failed(dw_histlog *log);
 void dw_histlog_get_stats(dw_histlog *log, dw_histlog_stats *st);
 
 /* Write and (unless DW_DURABILITY_NONE) sync what is queued, then free.

@@ -231,6 +231,9 @@ static void reference_state(int k)
     dw_engine_close(e);
 }
 
+/* How the faulted calls ended (test_paths_covered requires each). */
+static struct { int lost_reset, lost_retried, lost_reopened, not_taken, absorbed; } paths;
+
 /* Op k with its n-th allocation failed; true if that allocation was reached. */
 static bool fault_at(int k, long n, bool persistent, bool durable)
 {
@@ -251,23 +254,31 @@ static bool fault_at(int k, long n, bool persistent, bool durable)
     int strc = dw_engine_export_state(e, &st, &stlen);
     static outcome without[NOPS];
     const outcome *want = ref;
-    bool refused = refusing(e, ops[k].ts + 1, durable);
+    bool refused = dw_engine_history_error(e)[0] != 0;
+    if (!refused) assert_false(refusing(e, ops[k].ts + 1, durable));
     if (!refused && appended && (ops[k].kind ? o.ok : same(&o, &ref[k], 0))) {
         assert_int_equal(strc, 0);               /* the history is whole */
         assert_true(stlen == ref_state_len && !memcmp(st, ref_state, stlen));
     }
     free(st);
     if (refused) {
-        /* the call failed, and the engine denies until it is whole again */
+        /* the call failed, and the engine denies until it is whole again;
+         * a durable engine that kept the lost event retries it on every
+         * call, so memory stays short while that is checked */
         assert_false(o.ok && ops[k].kind);
         if (!ops[k].kind) assert_int_equal(o.cause, DW_CAUSE_INTERNAL_FAULT);
-        assert_true(dw_engine_history_error(e)[0] != 0);
+        bool retries = strstr(dw_engine_history_error(e), "retried") != NULL;
+        assert_true(!retries || durable);
+        if (retries) dw_test_fail_alloc_after(0, true);
+        assert_true(refusing(e, ops[k].ts + 1, durable));
         assert_true(refusing(e, ops[k].ts + 2, durable));
         if (k + 1 < NOPS) {
             outcome r = run_op(e, k + 1, durable);
             assert_true(ops[k + 1].kind ? !r.ok : r.cause == DW_CAUSE_INTERNAL_FAULT);
         }
+        dw_test_alloc_disarm();
         if (!durable) {
+            paths.lost_reset++;
             dw_engine_reset_history(e);           /* recovery: an explicit, empty history */
             assert_string_equal(dw_engine_history_error(e), "");
             for (int i = 0; i < NOPS; i++) {
@@ -277,13 +288,22 @@ static bool fault_at(int k, long n, bool persistent, bool durable)
             dw_engine_close(e);
             return fired;
         }
-        dw_engine_close(e);                       /* recovery: reopen replays the log */
-        e = open_durable(false, &rec);
-        assert_string_equal(dw_engine_history_error(e), "");
-        assert_true(rec.events == (uint64_t)k || rec.events == (uint64_t)k + 1);
-        appended = rec.events == (uint64_t)k + 1;
-        if (!appended && ops[k].kind) { o = run_op(e, k, true); assert_true(o.ok); appended = true; }
+        if (retries) {                            /* recovery in place, once memory is back */
+            paths.lost_retried++;
+            assert_false(refusing(e, ops[k].ts + 3, true));
+            assert_string_equal(dw_engine_history_error(e), "");
+            appended = true;
+        } else {
+            paths.lost_reopened++;
+            dw_engine_close(e);                   /* recovery: reopen replays the log */
+            e = open_durable(false, &rec);
+            assert_string_equal(dw_engine_history_error(e), "");
+            assert_true(rec.events == (uint64_t)k || rec.events == (uint64_t)k + 1);
+            appended = rec.events == (uint64_t)k + 1;
+            if (!appended && ops[k].kind) { o = run_op(e, k, true); assert_true(o.ok); appended = true; }
+        }
     } else if (ops[k].kind && !o.ok) {
+        paths.not_taken++;
         assert_false(appended);                   /* not recorded, and the caller knows: it may retry */
         o = run_op(e, k, durable);
         assert_true(o.ok);
@@ -291,7 +311,9 @@ static bool fault_at(int k, long n, bool persistent, bool durable)
     } else if (!ops[k].kind && !same(&o, &ref[k], 0)) {
         assert_int_equal(o.cause, DW_CAUSE_INTERNAL_FAULT);   /* a fault is a deny */
     }
+    if (!refused && fired && appended && (ops[k].kind ? o.ok : same(&o, &ref[k], 0))) paths.absorbed++;
     if (!appended) {                              /* a decision denied before it entered the history */
+        if (!refused) paths.not_taken++;
         assert_false(ops[k].kind);
         assert_int_equal(o.cause, DW_CAUSE_INTERNAL_FAULT);
         reference(k, without);
@@ -371,6 +393,15 @@ static void test_oom_compaction(void **st)
     (void)st;
     sweep(retain_at, false);
     sweep(retain_at, true);
+}
+
+static void test_paths_covered(void **st)
+{
+    (void)st;
+    if (getenv("FAULTS_VERBOSE"))
+        fprintf(stderr, "lost+reset %d, lost+retried %d, lost+reopened %d, not taken %d, absorbed %d\n", paths.lost_reset,
+                paths.lost_retried, paths.lost_reopened, paths.not_taken, paths.absorbed);
+    assert_true(paths.lost_reset && paths.lost_retried && paths.lost_reopened && paths.not_taken && paths.absorbed);
 }
 
 /* ---- time 0 is a time (row 6) ---- */
@@ -534,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_oom_history_growth),
         cmocka_unit_test(test_oom_big_events),
         cmocka_unit_test(test_oom_compaction),
+        cmocka_unit_test(test_paths_covered),
         cmocka_unit_test(test_epoch_is_a_time),
         cmocka_unit_test(test_box_scope),
         cmocka_unit_test(test_box_nul),
