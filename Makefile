@@ -14,7 +14,7 @@ endif
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
 LDLIBS  += -lxxhash -lm
-DEBIAN_PKGS = flex bison libcjson-dev libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
+DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
 
 # Library sources: every layer except the drivers (files named *_main.c).
 LIB_DIRS = stdlib lang compiler vm runtime
@@ -24,14 +24,38 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
            $(BUILD)/obj/gen/box_actions.o
 
-.PHONY: all deps demo test conformance clean unit fuzz bench difftest
+.PHONY: all deps demo test conformance clean unit fuzz bench difftest check-deps check-test-deps
 all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
+# ---- what the build needs, checked before anything runs ----
+# tool-or-header:package pairs; a missing one stops the build with "run make deps"
+# instead of "make: flex: No such file or directory" halfway through.
+BUILD_DEPS = flex:flex bison:bison xxhash.h:libxxhash-dev seccomp.h:libseccomp-dev z3.h:libz3-dev
+TEST_DEPS  = cmocka.h:libcmocka-dev
+define check_deps
+	@missing=""; for d in $(1); do x=$${d%%:*}; p=$${d#*:}; \
+	  case $$x in \
+	    *.h) printf '#include <%s>\n' $$x | $(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing $$x ($$p)" ;; \
+	    *)   command -v $$x >/dev/null 2>&1 || missing="$$missing $$x ($$p)" ;; \
+	  esac; done; \
+	if [ -n "$$missing" ]; then echo "error: missing:$$missing" >&2; \
+	  echo "  run \`make deps\` first (installs the Debian packages named above), then make again" >&2; exit 1; fi
+endef
+check-deps:
+	@command -v $(firstword $(CC)) >/dev/null 2>&1 || { echo "error: no C compiler \`$(CC)\`; run \`make deps\` or set CC=" >&2; exit 1; }
+	$(call check_deps,$(BUILD_DEPS))
+check-test-deps: check-deps
+	$(call check_deps,$(TEST_DEPS))
+# goals that install the packages first check after installing
+ifneq ($(filter deps test demo conformance bench difftest,$(MAKECMDGOALS)),)
+check-deps: deps
+endif
+
 # ---- generated front end ----
-$(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h &: lang/parser.y
+$(BUILD)/gen/lang/parser.c $(BUILD)/gen/lang/parser.h &: lang/parser.y | check-deps
 	@mkdir -p $(dir $@)
 	bison -Wall -Werror --defines=$(BUILD)/gen/lang/parser.h -o $(BUILD)/gen/lang/parser.c $<
-$(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h &: lang/lexer.l
+$(BUILD)/gen/lang/lexer.c $(BUILD)/gen/lang/lexer.h &: lang/lexer.l | check-deps
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/lang/lexer.h -o $(BUILD)/gen/lang/lexer.c $<
 # Text embedded as C strings: the standard macro library (written in Dogwood)
@@ -104,7 +128,7 @@ clean:
 # ---- tests ----
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_compile.h $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_compile.h $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a | check-test-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
 # test_engine_faults fails chosen allocations: the library's malloc family is
