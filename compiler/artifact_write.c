@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+#include "../stdlib/le.h"
 #include "../vm/artifact_format.h"
 
 typedef struct wbuf { dw_buf b; uint32_t count; } wbuf;
@@ -73,9 +74,17 @@ static void put(writer *w, dw_section_id s, const void *p, size_t n)
     w->sec[s].count++;
 }
 
-static void put_u32(writer *w, dw_section_id s, uint32_t v) { put(w, s, &v, 4); }
+static void wr32(uint8_t *p, uint32_t v) { dw_put_le32(p, v); }
 
-static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+/* n u32s as one little-endian record (n <= 5) */
+static void put_u32s(writer *w, dw_section_id s, const uint32_t *v, size_t n)
+{
+    uint8_t r[20];
+    for (size_t i = 0; i < n; i++) wr32(r + 4 * i, v[i]);
+    put(w, s, r, 4 * n);
+}
+
+static void put_u32(writer *w, dw_section_id s, uint32_t v) { put_u32s(w, s, &v, 1); }
 
 /* strtab index of a string, deduplicated */
 static uint32_t str_index(writer *w, const char *s, size_t len)
@@ -146,14 +155,14 @@ static uint32_t put_value(writer *w, const dw_value *v)
         for (uint32_t i = 0; i < n; i++) put(w, DW_SEC_FIELDS, key + 8 + 8 * (size_t)i, 8);
         free(key);
         wr32(rec + 4, n);
-        memcpy(rec + 8, &payload, 8);
+        dw_put_le64(rec + 8, payload);
         put(w, DW_SEC_VALUES, rec, sizeof rec);
         return next;
     }
     default: break;
     }
     wr32(rec + 4, n);
-    memcpy(rec + 8, &payload, 8);
+    dw_put_le64(rec + 8, payload);
     uint8_t key[17];
     key[0] = 'S';
     memcpy(key + 1, rec, 16);
@@ -197,22 +206,25 @@ static void put_temporal(writer *w, const dw_program *p, const uint32_t *cremap)
         memset(r, 0, sizeof r);
         r[0] = f->kind;
         r[1] = f->op;
-        memcpy(r + 2, &f->var, 2);
+        dw_put_le16(r + 2, f->var);
         uint32_t a = f->a, b = f->b, c = 0;
         if (f->kind == DW_TF_PRED) {
-            uint32_t pr[3] = { f->type_str, f->id_str, f->kind_str };
+            uint8_t pr[12];
+            wr32(pr, f->type_str); wr32(pr + 4, f->id_str); wr32(pr + 8, f->kind_str);
             a = f->first;
             b = f->n;
             c = put_dedup(w, &w->tpreds, DW_SEC_TPREDS, pr, sizeof pr);
         } else if (f->kind == DW_TF_FORMERLY || f->kind == DW_TF_PREVIOUS || f->kind == DW_TF_SINCE) {
-            c = put_dedup(w, &w->twins, DW_SEC_TWINDOWS, &f->window, 8);
+            uint8_t win[8];
+            dw_put_le64(win, (uint64_t)f->window);
+            c = put_dedup(w, &w->twins, DW_SEC_TWINDOWS, win, sizeof win);
         }
         wr32(r + 4, a); wr32(r + 8, b); wr32(r + 12, c);
         put(w, DW_SEC_TFORMULAS, r, sizeof r);
     }
     for (uint32_t i = 0; i < t->ntpatterns; i++) {
         uint32_t r[2] = { t->tpatterns[i].path_str, t->tpatterns[i].term };
-        put(w, DW_SEC_TPATTERNS, r, sizeof r);
+        put_u32s(w, DW_SEC_TPATTERNS, r, 2);
     }
     for (uint32_t i = 0; i < t->ntterms; i++) {
         const dw_tterm *tt = &t->tterms[i];
@@ -227,28 +239,32 @@ static void put_temporal(writer *w, const dw_program *p, const uint32_t *cremap)
         const dw_tagg *g = &t->taggs[i];
         uint8_t r[DW_AREC_TAGG] = { 0 };
         wr32(r, g->body);
-        memcpy(r + 4, &g->sum_var, 2);
+        dw_put_le16(r + 4, g->sum_var);
         wr32(r + 8, g->first_var); wr32(r + 12, g->nvars);
         put(w, DW_SEC_TAGGS, r, sizeof r);
     }
-    for (uint32_t i = 0; i < t->naggvars; i++) put(w, DW_SEC_AGGVARS, &t->aggvars[i], 2);
+    for (uint32_t i = 0; i < t->naggvars; i++) {
+        uint8_t r[2];
+        dw_put_le16(r, t->aggvars[i]);
+        put(w, DW_SEC_AGGVARS, r, sizeof r);
+    }
     for (uint32_t i = 0; i < t->nleaves; i++) {
         const dw_tleaf *l = &t->leaves[i];
         uint8_t r[DW_AREC_TLEAF] = { 0 };
         wr32(r, l->root); wr32(r + 4, l->nvars);
-        memcpy(r + 8, &l->reach, 8);
-        memcpy(r + 16, &l->identity, 8);
+        dw_put_le64(r + 8, (uint64_t)l->reach);
+        dw_put_le64(r + 16, l->identity);
         put(w, DW_SEC_TLEAVES, r, sizeof r);
     }
     for (uint32_t i = 0; i < p->npolicies; i++) {
         const dw_policy_code *pc = &p->policies[i];
         if (!pc->nleaves) continue;
         uint32_t r[5] = { i, pc->first_leaf, pc->nleaves, pc->scope_entry, pc->scope_end };
-        put(w, DW_SEC_TPOLICIES, r, sizeof r);
+        put_u32s(w, DW_SEC_TPOLICIES, r, 5);
     }
 }
 
-int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
+int dw_artifact_write_for_isa(const dw_program *p, uint64_t schema_digest, uint64_t isa_digest, dw_buf *out)
 {
     writer w;
     memset(&w, 0, sizeof w);
@@ -273,11 +289,11 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     for (uint32_t i = 0; i < p->npats; i++) {
         uint32_t pr[2] = { w.sec[DW_SEC_SEGS].count, (uint32_t)p->pats[i].nseg };
         for (size_t s = 0; s < p->pats[i].nseg; s++) put_u32(&w, DW_SEC_SEGS, str_index(&w, p->pats[i].seg[s].s, p->pats[i].seg[s].len));
-        put(&w, DW_SEC_PATS, pr, sizeof pr);
+        put_u32s(&w, DW_SEC_PATS, pr, 2);
     }
     for (uint32_t i = 0; i < p->nkeylists; i++) {
         uint32_t kl[2] = { p->keylists[i].first, p->keylists[i].n };
-        put(&w, DW_SEC_KEYLISTS, kl, sizeof kl);
+        put_u32s(&w, DW_SEC_KEYLISTS, kl, 2);
     }
     for (uint32_t i = 0; i < p->nkeyidx; i++) put_u32(&w, DW_SEC_KEYIDX, p->keyidx[i]);
     const char *prefix = NULL;
@@ -285,23 +301,21 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     uint32_t prefix_str = plen >= 0 ? str_index(&w, prefix, (size_t)plen) : UINT32_MAX;
     for (uint32_t i = 0; i < p->npolicies; i++) {
         const dw_policy_code *pc = &p->policies[i];
-        dw_artifact_policy ap;
-        memset(&ap, 0, sizeof ap);
-        ap.effect = pc->effect;
-        ap.entry = pc->entry;
-        ap.end = pc->end;
-        ap.max_stack = pc->max_stack;
-        if (is_positional(&pc->id, prefix, plen, i)) ap.flags |= DW_APOL_POSITIONAL_ID;
-        else ap.id = str_index(&w, pc->id.s, pc->id.len);
-        ap.nannots = pc->nannots;
-        ap.line = pc->src_line;
-        ap.col = pc->src_col;
+        uint8_t ap[DW_AREC_POLICY] = { pc->effect };
+        if (is_positional(&pc->id, prefix, plen, i)) ap[1] |= DW_APOL_POSITIONAL_ID;
+        else wr32(ap + 16, str_index(&w, pc->id.s, pc->id.len));
+        wr32(ap + 4, pc->entry);
+        wr32(ap + 8, pc->end);
+        wr32(ap + 12, pc->max_stack);
+        wr32(ap + 20, pc->nannots);
+        wr32(ap + 24, pc->src_line);
+        wr32(ap + 28, pc->src_col);
         for (uint32_t a = 0; a < pc->nannots; a++) {
             uint32_t kv[2] = { str_index(&w, pc->annots[a].key.s, pc->annots[a].key.len),
                                str_index(&w, pc->annots[a].value.s, pc->annots[a].value.len) };
-            put(&w, DW_SEC_ANNOTS, kv, sizeof kv);
+            put_u32s(&w, DW_SEC_ANNOTS, kv, 2);
         }
-        put(&w, DW_SEC_POLICIES, &ap, sizeof ap);
+        put(&w, DW_SEC_POLICIES, ap, sizeof ap);
     }
     for (uint32_t i = 0; i < p->nixents; i++) {
         const dw_index_entry *e = &p->ixents[i];
@@ -311,12 +325,15 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
         if (e->kind == DW_IX_ENTITY || e->kind == DW_IX_PAIR) wr32(key + 8, e->id_str);
         if (e->kind == DW_IX_PAIR) { wr32(key + 12, e->act_type_str); wr32(key + 16, e->act_id_str); }
         uint32_t r[2] = { put_dedup(&w, &w.ixkeys, DW_SEC_IXKEYS, key, sizeof key), e->policy };
-        put(&w, DW_SEC_INDEX, r, sizeof r);
+        put_u32s(&w, DW_SEC_INDEX, r, 2);
     }
     put_temporal(&w, p, cremap);
     free(cremap);
-    dw_artifact_meta meta = { p->max_stack, prefix_str, schema_digest };
-    put(&w, DW_SEC_META, &meta, sizeof meta);
+    uint8_t meta[DW_AREC_META];
+    wr32(meta, p->max_stack);
+    wr32(meta + 4, prefix_str);
+    dw_put_le64(meta + 8, schema_digest);
+    put(&w, DW_SEC_META, meta, sizeof meta);
 
     /* layout: header, section table (non-empty sections only), sections back to back */
     uint32_t nsec = 0;
@@ -325,14 +342,17 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     uint8_t hdr[DW_ARTIFACT_HEADER];
     memset(hdr, 0, sizeof hdr);
     memcpy(hdr, DW_ARTIFACT_MAGIC, 4);
-    uint16_t ver[2] = { DW_ARTIFACT_MAJOR, DW_ARTIFACT_MINOR };
-    memcpy(hdr + 4, ver, 4);
-    memcpy(hdr + 8, &nsec, 4);
+    dw_put_le16(hdr + 4, DW_ARTIFACT_MAJOR);
+    dw_put_le16(hdr + 6, DW_ARTIFACT_MINOR);
+    wr32(hdr + 8, nsec);
+    dw_put_le64(hdr + 32, isa_digest);
     if (dw_buf_append(out, hdr, sizeof hdr)) w.oom = true;
     for (uint32_t s = 1; s < DW_SEC__COUNT; s++) {
         if (!w.sec[s].b.len) continue;
         if (w.sec[s].b.len > UINT32_MAX) w.oom = true;
-        uint32_t ent[2] = { s, (uint32_t)w.sec[s].b.len };
+        uint8_t ent[8];
+        wr32(ent, s);
+        wr32(ent + 4, (uint32_t)w.sec[s].b.len);
         if (dw_buf_append(out, ent, sizeof ent)) w.oom = true;
     }
     for (uint32_t s = 1; s < DW_SEC__COUNT; s++)
@@ -343,8 +363,13 @@ int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
     dmap_free(&w.tpreds); dmap_free(&w.twins);
     if (w.oom) return -1;
     uint64_t size = out->len - base;
-    memcpy(out->p + base + 16, &size, 8);
+    dw_put_le64(out->p + base + 16, size);
     uint64_t sum = XXH3_64bits_withSeed(out->p + base + 32, size - 32, XXH3_64bits(out->p + base, 16));
-    memcpy(out->p + base + 24, &sum, 8);
+    dw_put_le64(out->p + base + 24, sum);
     return 0;
+}
+
+int dw_artifact_write(const dw_program *p, uint64_t schema_digest, dw_buf *out)
+{
+    return dw_artifact_write_for_isa(p, schema_digest, dw_isa_digest(), out);
 }

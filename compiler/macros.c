@@ -2,7 +2,7 @@
  * Expansion works on syntax trees: arguments are expanded first, then the
  * macro body is cloned with every parameter replaced by (a clone of) its
  * argument, so grouping is kept and no text is re-parsed.  Canonical text
- * and stable leaf identities (§14.5, §20 D8) live in macros_canon.c. */
+ * and stable leaf identities (§14.5, §20 D8) follow at the end of this file. */
 #include "macros.h"
 #include <assert.h>
 #include <setjmp.h>

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include "artifact_format.h"
+#include "../stdlib/le.h"
 #include "verify.h"
 
 typedef struct section { uint32_t count; const uint8_t *p; size_t size; } section;
@@ -23,8 +24,6 @@ static int refuse(char *msg, size_t cap, const char *fmt, ...)
     return -1;
 }
 
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 bool dw_is_artifact(const void *data, size_t size)
 {
@@ -36,8 +35,8 @@ static const size_t elem_size[DW_SEC__COUNT] = {
     [DW_SEC_STRDATA] = 1, [DW_SEC_STRTAB] = 4, [DW_SEC_STRS] = 4, [DW_SEC_UIDS] = 8,
     [DW_SEC_IPS] = 20, [DW_SEC_VALUES] = 16, [DW_SEC_FIELDS] = 8, [DW_SEC_CONSTS] = 4,
     [DW_SEC_CODE] = 4, [DW_SEC_PATS] = 8, [DW_SEC_SEGS] = 4, [DW_SEC_KEYLISTS] = 8,
-    [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = sizeof(dw_artifact_policy), [DW_SEC_ANNOTS] = 8,
-    [DW_SEC_META] = sizeof(dw_artifact_meta), [DW_SEC_IXKEYS] = 20, [DW_SEC_INDEX] = 8,
+    [DW_SEC_KEYIDX] = 4, [DW_SEC_POLICIES] = DW_AREC_POLICY, [DW_SEC_ANNOTS] = 8,
+    [DW_SEC_META] = DW_AREC_META, [DW_SEC_IXKEYS] = 20, [DW_SEC_INDEX] = 8,
     [DW_SEC_TFORMULAS] = DW_AREC_TF, [DW_SEC_TPATTERNS] = 8, [DW_SEC_TTERMS] = DW_AREC_TTERM,
     [DW_SEC_TPREDS] = 12, [DW_SEC_TWINDOWS] = 8,
     [DW_SEC_TARGS] = 4, [DW_SEC_TAGGS] = DW_AREC_TAGG, [DW_SEC_AGGVARS] = 2,
@@ -55,16 +54,14 @@ static int str_at(loader *L, uint32_t idx, dw_bytes *out)
 {
     const section *t = &L->sec[DW_SEC_STRTAB], *d = &L->sec[DW_SEC_STRDATA];
     if (idx >= t->count) return refuse(L->msg, L->cap, "string index %u out of range", idx);
-    size_t start = rd32(t->p + 4 * (size_t)idx);
-    size_t next = idx + 1 < t->count ? rd32(t->p + 4 * ((size_t)idx + 1)) : d->size;
+    size_t start = dw_le32(t->p + 4 * (size_t)idx);
+    size_t next = idx + 1 < t->count ? dw_le32(t->p + 4 * ((size_t)idx + 1)) : d->size;
     if (start >= next || next > d->size) return refuse(L->msg, L->cap, "string %u outside the string data", idx);
     if (d->p[next - 1] != 0) return refuse(L->msg, L->cap, "string %u is not terminated", idx);
     out->s = (const char *)d->p + start;
     out->len = next - 1 - start;
     return 0;
 }
-
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
 static int rebuild_values(loader *L, dw_value **out)
 {
@@ -78,15 +75,15 @@ static int rebuild_values(loader *L, dw_value **out)
     for (uint32_t i = 0; i < vs->count; i++) {
         const uint8_t *r = vs->p + 16 * (size_t)i;
         uint8_t kind = r[0];
-        uint32_t n = rd32(r + 4);
-        uint64_t pl = rd64(r + 8);
+        uint32_t n = dw_le32(r + 4);
+        uint64_t pl = dw_le64(r + 8);
         dw_value *v = &vals[i];
         v->kind = kind;
         depth[i] = 0;
         if (kind == DW_V_SET || kind == DW_V_RECORD) {
             if (pl > fs->count || n > fs->count - pl) return refuse(L->msg, L->cap, "value %u: elements out of range", i);
             for (uint32_t k = 0; k < n; k++) {
-                uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
+                uint32_t vi = dw_le32(fs->p + 8 * (pl + k) + 4);
                 if (vi >= i) return refuse(L->msg, L->cap, "value %u: element %u is not stored before it", i, vi);
                 if (depth[vi] + 1 > depth[i]) depth[i] = (uint16_t)(depth[vi] + 1);
             }
@@ -105,7 +102,7 @@ static int rebuild_values(loader *L, dw_value **out)
         case DW_V_ENTITY: {
             const section *us = &L->sec[DW_SEC_UIDS];
             dw_bytes t, id;
-            if (pl >= us->count || str_at(L, rd32(us->p + 8 * pl), &t) || str_at(L, rd32(us->p + 8 * pl + 4), &id))
+            if (pl >= us->count || str_at(L, dw_le32(us->p + 8 * pl), &t) || str_at(L, dw_le32(us->p + 8 * pl + 4), &id))
                 return refuse(L->msg, L->cap, "value %u: bad entity uid", i);
             dw_uid *u = dw_arena_alloc(a, sizeof *u);
             if (!u) return refuse(L->msg, L->cap, "out of memory");
@@ -120,7 +117,7 @@ static int rebuild_values(loader *L, dw_value **out)
                 dw_value *el = n ? dw_arena_alloc(a, n * sizeof *el) : NULL;
                 if (n && !el) return refuse(L->msg, L->cap, "out of memory");
                 for (uint32_t k = 0; k < n; k++) {
-                    uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
+                    uint32_t vi = dw_le32(fs->p + 8 * (pl + k) + 4);
                     if (vi >= i) return refuse(L->msg, L->cap, "value %u: element %u is not stored before it", i, vi);
                     el[k] = vals[vi];
                 }
@@ -130,8 +127,8 @@ static int rebuild_values(loader *L, dw_value **out)
                 if (n && !f) return refuse(L->msg, L->cap, "out of memory");
                 for (uint32_t k = 0; k < n; k++) {
                     dw_bytes key;
-                    uint32_t vi = rd32(fs->p + 8 * (pl + k) + 4);
-                    if (str_at(L, rd32(fs->p + 8 * (pl + k)), &key)) return -1;
+                    uint32_t vi = dw_le32(fs->p + 8 * (pl + k) + 4);
+                    if (str_at(L, dw_le32(fs->p + 8 * (pl + k)), &key)) return -1;
                     if (vi >= i) return refuse(L->msg, L->cap, "value %u: field %u is not stored before it", i, vi);
                     f[k].key = key.s; f[k].klen = (uint32_t)key.len; f[k].v = vals[vi];
                 }
@@ -157,12 +154,13 @@ static int rebuild_values(loader *L, dw_value **out)
     return 0;
 }
 
+/* A section of u32s as host integers; NULL if empty or out of memory. */
 static uint32_t *copy_u32s(loader *L, dw_section_id s)
 {
     const section *x = &L->sec[s];
     if (!x->count) return NULL;
     uint32_t *v = dw_arena_alloc(&L->p->arena, (size_t)x->count * 4);
-    if (v) memcpy(v, x->p, (size_t)x->count * 4);
+    for (uint32_t i = 0; v && i < x->count; i++) v[i] = dw_le32(x->p + 4 * (size_t)i);
     return v;
 }
 
@@ -181,14 +179,14 @@ static int build_temporal(loader *L)
     for (uint32_t i = 0; i < s->count; i++) {
         const uint8_t *r = s->p + DW_AREC_TF * (size_t)i;
         dw_tf *f = &t->tfs[i];
-        f->kind = r[0]; f->op = r[1]; f->var = rd16(r + 2);
-        uint32_t x = rd32(r + 4), y = rd32(r + 8), c = rd32(r + 12);
+        f->kind = r[0]; f->op = r[1]; f->var = dw_le16(r + 2);
+        uint32_t x = dw_le32(r + 4), y = dw_le32(r + 8), c = dw_le32(r + 12);
         if (f->kind == DW_TF_PRED) {
             const section *ps = &L->sec[DW_SEC_TPREDS];
             if (c >= ps->count) return refuse(L->msg, L->cap, "temporal formula %u: predicate %u out of range", i, c);
-            f->type_str = rd32(ps->p + 12 * (size_t)c);
-            f->id_str = rd32(ps->p + 12 * (size_t)c + 4);
-            f->kind_str = rd32(ps->p + 12 * (size_t)c + 8);
+            f->type_str = dw_le32(ps->p + 12 * (size_t)c);
+            f->id_str = dw_le32(ps->p + 12 * (size_t)c + 4);
+            f->kind_str = dw_le32(ps->p + 12 * (size_t)c + 8);
             f->first = x;
             f->n = y;
         } else {
@@ -197,7 +195,7 @@ static int build_temporal(loader *L)
             if (f->kind == DW_TF_FORMERLY || f->kind == DW_TF_PREVIOUS || f->kind == DW_TF_SINCE) {
                 const section *ws = &L->sec[DW_SEC_TWINDOWS];
                 if (c >= ws->count) return refuse(L->msg, L->cap, "temporal formula %u: window %u out of range", i, c);
-                f->window = (int64_t)rd64(ws->p + 8 * (size_t)c);
+                f->window = (int64_t)dw_le64(ws->p + 8 * (size_t)c);
             } else if (c) return refuse(L->msg, L->cap, "temporal formula %u: stray operand", i);
         }
     }
@@ -205,8 +203,8 @@ static int build_temporal(loader *L)
     t->ntpatterns = s->count;
     TALLOC(tpatterns, s->count);
     for (uint32_t i = 0; i < s->count; i++) {
-        t->tpatterns[i].path_str = rd32(s->p + 8 * (size_t)i);
-        t->tpatterns[i].term = rd32(s->p + 8 * (size_t)i + 4);
+        t->tpatterns[i].path_str = dw_le32(s->p + 8 * (size_t)i);
+        t->tpatterns[i].term = dw_le32(s->p + 8 * (size_t)i + 4);
     }
     s = &L->sec[DW_SEC_TTERMS];
     t->ntterms = s->count;
@@ -214,27 +212,27 @@ static int build_temporal(loader *L)
     for (uint32_t i = 0; i < s->count; i++) {
         const uint8_t *r = s->p + DW_AREC_TTERM * (size_t)i;
         t->tterms[i].kind = r[0];
-        t->tterms[i].a = rd32(r + 4);
-        t->tterms[i].n = rd32(r + 8);
+        t->tterms[i].a = dw_le32(r + 4);
+        t->tterms[i].n = dw_le32(r + 8);
     }
     s = &L->sec[DW_SEC_TARGS];
     t->ntargs = s->count;
     TALLOC(targs, s->count);
-    if (s->count) memcpy(t->targs, s->p, (size_t)s->count * 4);
+    for (uint32_t i = 0; i < s->count; i++) t->targs[i] = dw_le32(s->p + 4 * (size_t)i);
     s = &L->sec[DW_SEC_TAGGS];
     t->ntaggs = s->count;
     TALLOC(taggs, s->count);
     for (uint32_t i = 0; i < s->count; i++) {
         const uint8_t *r = s->p + DW_AREC_TAGG * (size_t)i;
-        t->taggs[i].body = rd32(r);
-        t->taggs[i].sum_var = rd16(r + 4);
-        t->taggs[i].first_var = rd32(r + 8);
-        t->taggs[i].nvars = rd32(r + 12);
+        t->taggs[i].body = dw_le32(r);
+        t->taggs[i].sum_var = dw_le16(r + 4);
+        t->taggs[i].first_var = dw_le32(r + 8);
+        t->taggs[i].nvars = dw_le32(r + 12);
     }
     s = &L->sec[DW_SEC_AGGVARS];
     t->naggvars = s->count;
     TALLOC(aggvars, s->count);
-    if (s->count) memcpy(t->aggvars, s->p, (size_t)s->count * 2);
+    for (uint32_t i = 0; i < s->count; i++) t->aggvars[i] = dw_le16(s->p + 2 * (size_t)i);
     s = &L->sec[DW_SEC_TLEAVES];
     t->nleaves = s->count;
     TALLOC(leaves, s->count);
@@ -242,27 +240,27 @@ static int build_temporal(loader *L)
     for (uint32_t i = 0; i < s->count; i++) {
         const uint8_t *r = s->p + DW_AREC_TLEAF * (size_t)i;
         dw_tleaf *l = &t->leaves[i];
-        uint32_t nvars = rd32(r + 4);
-        l->root = rd32(r);
+        uint32_t nvars = dw_le32(r + 4);
+        l->root = dw_le32(r);
         l->policy = UINT32_MAX;              /* set from TPOLICIES below */
         if (nvars > DW_TEMPORAL_MAX_VARS) return refuse(L->msg, L->cap, "temporal leaf %u: %u variables (limit %u)", i, nvars, DW_TEMPORAL_MAX_VARS);
         l->nvars = (uint16_t)nvars;
-        l->reach = (int64_t)rd64(r + 8);
-        l->identity = rd64(r + 16);
+        l->reach = (int64_t)dw_le64(r + 8);
+        l->identity = dw_le64(r + 16);
         if (l->reach > p->max_reach) p->max_reach = l->reach;
     }
 #undef TALLOC
     s = &L->sec[DW_SEC_TPOLICIES];
     for (uint32_t i = 0; i < s->count; i++) {
         const uint8_t *r = s->p + DW_AREC_TPOL * (size_t)i;
-        uint32_t k = rd32(r);
-        if (k >= p->npolicies || (i && k <= rd32(r - DW_AREC_TPOL)))
+        uint32_t k = dw_le32(r);
+        if (k >= p->npolicies || (i && k <= dw_le32(r - DW_AREC_TPOL)))
             return refuse(L->msg, L->cap, "temporal policy record %u names policy %u out of order or range", i, k);
         dw_policy_code *pc = &p->policies[k];
-        pc->first_leaf = rd32(r + 4);
-        pc->nleaves = rd32(r + 8);
-        pc->scope_entry = rd32(r + 12);
-        pc->scope_end = rd32(r + 16);
+        pc->first_leaf = dw_le32(r + 4);
+        pc->nleaves = dw_le32(r + 8);
+        pc->scope_entry = dw_le32(r + 12);
+        pc->scope_end = dw_le32(r + 16);
         if (!pc->nleaves || pc->first_leaf > t->nleaves || pc->nleaves > t->nleaves - pc->first_leaf)
             return refuse(L->msg, L->cap, "temporal policy record %u: policy %u's leaves out of range", i, k);
         for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
@@ -289,14 +287,14 @@ static int build(loader *L)
     p->nstrs = ss->count;
     p->strs = ss->count ? dw_arena_alloc(a, ss->count * sizeof *p->strs) : NULL;
     for (uint32_t i = 0; i < ss->count; i++)
-        if (!p->strs || str_at(L, rd32(ss->p + 4 * (size_t)i), &p->strs[i])) return -1;
+        if (!p->strs || str_at(L, dw_le32(ss->p + 4 * (size_t)i), &p->strs[i])) return -1;
     dw_value *vals = NULL;
     if (rebuild_values(L, &vals)) return -1;
     const section *cs = &L->sec[DW_SEC_CONSTS];
     p->nconsts = cs->count;
     p->consts = cs->count ? dw_arena_alloc(a, cs->count * sizeof *p->consts) : NULL;
     for (uint32_t i = 0; i < cs->count; i++) {
-        uint32_t vi = rd32(cs->p + 4 * (size_t)i);
+        uint32_t vi = dw_le32(cs->p + 4 * (size_t)i);
         if (!p->consts || vi >= L->sec[DW_SEC_VALUES].count) return refuse(L->msg, L->cap, "constant %u: bad value index", i);
         p->consts[i] = vals[vi];
     }
@@ -306,11 +304,11 @@ static int build(loader *L)
     p->npats = ps->count;
     p->pats = ps->count ? dw_arena_alloc(a, ps->count * sizeof *p->pats) : NULL;
     for (uint32_t i = 0; i < ps->count; i++) {
-        uint32_t first = rd32(ps->p + 8 * (size_t)i), n = rd32(ps->p + 8 * (size_t)i + 4);
+        uint32_t first = dw_le32(ps->p + 8 * (size_t)i), n = dw_le32(ps->p + 8 * (size_t)i + 4);
         if (!p->pats || n == 0 || first > sg->count || n > sg->count - first) return refuse(L->msg, L->cap, "pattern %u: bad segments", i);
         dw_bytes *seg = dw_arena_alloc(a, n * sizeof *seg);
         if (!seg) return refuse(L->msg, L->cap, "out of memory");
-        for (uint32_t k = 0; k < n; k++) if (str_at(L, rd32(sg->p + 4 * ((size_t)first + k)), &seg[k])) return -1;
+        for (uint32_t k = 0; k < n; k++) if (str_at(L, dw_le32(sg->p + 4 * ((size_t)first + k)), &seg[k])) return -1;
         p->pats[i].seg = seg;
         p->pats[i].nseg = n;
     }
@@ -318,35 +316,37 @@ static int build(loader *L)
     if (p->nkeylists) {
         p->keylists = dw_arena_alloc(a, p->nkeylists * sizeof *p->keylists);
         if (!p->keylists) return refuse(L->msg, L->cap, "out of memory");
-        memcpy(p->keylists, L->sec[DW_SEC_KEYLISTS].p, p->nkeylists * sizeof *p->keylists);
+        for (uint32_t i = 0; i < p->nkeylists; i++) {
+            p->keylists[i].first = dw_le32(L->sec[DW_SEC_KEYLISTS].p + 8 * (size_t)i);
+            p->keylists[i].n = dw_le32(L->sec[DW_SEC_KEYLISTS].p + 8 * (size_t)i + 4);
+        }
     }
     p->nkeyidx = L->sec[DW_SEC_KEYIDX].count;
     p->keyidx = copy_u32s(L, DW_SEC_KEYIDX);
     const section *m = &L->sec[DW_SEC_META];
     if (m->count != 1) return refuse(L->msg, L->cap, "missing metadata section");
-    dw_artifact_meta meta;
-    memcpy(&meta, m->p, sizeof meta);
-    p->max_stack = meta.max_stack;
+    p->max_stack = dw_le32(m->p);
+    uint32_t id_prefix = dw_le32(m->p + 4);
     if (p->max_stack > 1u << 20) return refuse(L->msg, L->cap, "max_stack %u is implausible", p->max_stack);
     dw_bytes prefix = { "", 0 };
-    bool have_prefix = meta.id_prefix != UINT32_MAX;
-    if (have_prefix && str_at(L, meta.id_prefix, &prefix)) return -1;
+    bool have_prefix = id_prefix != UINT32_MAX;
+    if (have_prefix && str_at(L, id_prefix, &prefix)) return -1;
     const section *pol = &L->sec[DW_SEC_POLICIES], *an = &L->sec[DW_SEC_ANNOTS];
     p->npolicies = pol->count;
     p->policies = pol->count ? dw_arena_alloc(a, pol->count * sizeof *p->policies) : NULL;
     if (pol->count && !p->policies) return refuse(L->msg, L->cap, "out of memory");
     uint64_t annot_at = 0;
     for (uint32_t i = 0; i < pol->count; i++) {
-        const uint8_t *r = pol->p + sizeof(dw_artifact_policy) * (size_t)i;
+        const uint8_t *r = pol->p + DW_AREC_POLICY * (size_t)i;
         dw_policy_code *pc = &p->policies[i];
         uint8_t flags = r[1];
-        uint32_t nannots = rd32(r + 20);
+        uint32_t nannots = dw_le32(r + 20);
         pc->effect = r[0];
-        pc->entry = rd32(r + 4);
-        pc->end = rd32(r + 8);
-        pc->max_stack = rd32(r + 12);
-        pc->src_line = rd32(r + 24);
-        pc->src_col = rd32(r + 28);
+        pc->entry = dw_le32(r + 4);
+        pc->end = dw_le32(r + 8);
+        pc->max_stack = dw_le32(r + 12);
+        pc->src_line = dw_le32(r + 24);
+        pc->src_col = dw_le32(r + 28);
         if (flags & ~DW_APOL_POSITIONAL_ID) return refuse(L->msg, L->cap, "policy %u: unknown flags %u", i, flags);
         if (flags & DW_APOL_POSITIONAL_ID) {
             if (!have_prefix) return refuse(L->msg, L->cap, "policy %u: positional id without a prefix", i);
@@ -361,14 +361,14 @@ static int build(loader *L)
             id[prefix.len + nl] = 0;
             pc->id.s = id;
             pc->id.len = prefix.len + nl;
-        } else if (str_at(L, rd32(r + 16), &pc->id)) return -1;
+        } else if (str_at(L, dw_le32(r + 16), &pc->id)) return -1;
         if (nannots > an->count - annot_at) return refuse(L->msg, L->cap, "policy %u: annotations out of range", i);
         pc->nannots = nannots;
         pc->annots = nannots ? dw_arena_alloc(a, nannots * sizeof *pc->annots) : NULL;
         if (nannots && !pc->annots) return refuse(L->msg, L->cap, "out of memory");
         for (uint32_t k = 0; k < nannots; k++) {
             const uint8_t *kv = an->p + 8 * (annot_at + k);
-            if (str_at(L, rd32(kv), &pc->annots[k].key) || str_at(L, rd32(kv + 4), &pc->annots[k].value)) return -1;
+            if (str_at(L, dw_le32(kv), &pc->annots[k].key) || str_at(L, dw_le32(kv + 4), &pc->annots[k].value)) return -1;
         }
         annot_at += nannots;
     }
@@ -379,17 +379,17 @@ static int build(loader *L)
     if (ixs->count && !p->ixents) return refuse(L->msg, L->cap, "out of memory");
     for (uint32_t i = 0; i < ixs->count; i++) {
         const uint8_t *r = ixs->p + 8 * (size_t)i;
-        uint32_t key = rd32(r);
+        uint32_t key = dw_le32(r);
         dw_index_entry *e = &p->ixents[i];
         if (key >= ixk->count) return refuse(L->msg, L->cap, "index entry %u is malformed", i);
         const uint8_t *k = ixk->p + 20 * (size_t)key;
         e->kind = k[0];
         e->var = k[1];
-        e->type_str = rd32(k + 4);
-        e->id_str = rd32(k + 8);
-        e->act_type_str = rd32(k + 12);
-        e->act_id_str = rd32(k + 16);
-        e->policy = rd32(r + 4);
+        e->type_str = dw_le32(k + 4);
+        e->id_str = dw_le32(k + 8);
+        e->act_type_str = dw_le32(k + 12);
+        e->act_id_str = dw_le32(k + 16);
+        e->policy = dw_le32(r + 4);
         if (e->kind > DW_IX_PAIR || e->var > 2 || e->policy >= p->npolicies ||
             (e->kind != DW_IX_ALWAYS && e->type_str >= p->nstrs) ||
             ((e->kind == DW_IX_ENTITY || e->kind == DW_IX_PAIR) && e->id_str >= p->nstrs) ||
@@ -403,14 +403,19 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
 {
     const uint8_t *b = data;
     if (size < DW_ARTIFACT_HEADER || !dw_is_artifact(data, size)) { refuse(msg, cap, "not a dwc artifact (bad magic)"); return NULL; }
-    uint16_t major, minor;
-    memcpy(&major, b + 4, 2);
-    memcpy(&minor, b + 6, 2);
+    uint16_t major = dw_le16(b + 4), minor = dw_le16(b + 6);
     if (major != DW_ARTIFACT_MAJOR) { refuse(msg, cap, "artifact format %u.%u is not supported (this dwc reads %u.x)", major, minor, DW_ARTIFACT_MAJOR); return NULL; }
-    if (rd64(b + 16) != size) { refuse(msg, cap, "artifact is %zu bytes but says %llu (truncated or padded)", size, (unsigned long long)rd64(b + 16)); return NULL; }
+    if (dw_le64(b + 16) != size) { refuse(msg, cap, "artifact is %zu bytes but says %llu (truncated or padded)", size, (unsigned long long)dw_le64(b + 16)); return NULL; }
     uint64_t sum = XXH3_64bits_withSeed(b + 32, size - 32, XXH3_64bits(b, 16));
-    if (sum != rd64(b + 24)) { refuse(msg, cap, "artifact checksum mismatch (the file is corrupt)"); return NULL; }
-    uint32_t nsec = rd32(b + 8);
+    if (sum != dw_le64(b + 24)) { refuse(msg, cap, "artifact checksum mismatch (the file is corrupt)"); return NULL; }
+    /* opcode and function numbers mean what this build's lists say only if
+     * the file was compiled against the same lists */
+    if (dw_le64(b + 32) != dw_isa_digest()) {
+        refuse(msg, cap, "compiled for another instruction set (digest %016llx, this build's %016llx): recompile the policy with this dwc",
+               (unsigned long long)dw_le64(b + 32), (unsigned long long)dw_isa_digest());
+        return NULL;
+    }
+    uint32_t nsec = dw_le32(b + 8);
     if (nsec > 64 || DW_ARTIFACT_HEADER + (size_t)nsec * 8 > size) { refuse(msg, cap, "bad section count %u", nsec); return NULL; }
     loader L;
     memset(&L, 0, sizeof L);
@@ -419,7 +424,7 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     size_t off = DW_ARTIFACT_HEADER + (size_t)nsec * 8;
     for (uint32_t i = 0; i < nsec; i++) {
         const uint8_t *e = b + DW_ARTIFACT_HEADER + 8 * (size_t)i;
-        uint32_t id = rd32(e), sz = rd32(e + 4);
+        uint32_t id = dw_le32(e), sz = dw_le32(e + 4);
         if (sz > size - off) { refuse(msg, cap, "section %u lies outside the file", id); return NULL; }
         const uint8_t *at = b + off;
         off += sz;

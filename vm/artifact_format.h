@@ -1,7 +1,8 @@
 /* artifact_format.h - the .dwb file layout, shared by the writer
  * (compiler/artifact_write.c) and the loader (vm/artifact.c).
- * All integers little-endian; every record is fixed-size and read with
- * memcpy at the offsets given below (no host struct layout is trusted).
+ * All integers little-endian, written and read with stdlib/le.h on every
+ * host; every record is fixed-size and read at the offsets given below (no
+ * host struct layout is trusted).
  *
  *   0   magic "\x7f" "DWB"
  *   4   u16 major, u16 minor
@@ -9,7 +10,9 @@
  *   12  u32 flags (0)
  *   16  u64 file size
  *   24  u64 XXH3-64 of bytes [32, file size), seeded with XXH3-64 of bytes [0, 16)
- *   32  section table: nsections x { u32 id, u32 size }
+ *   32  u64 instruction-set digest (dw_isa_digest, vm/program.h): the opcode
+ *       and CALL function lists the code was compiled for; another is refused
+ *   40  section table: nsections x { u32 id, u32 size }
  *       (ascending id; an empty section is left out of the table)
  *   ... the sections' bytes back to back in table order, unaligned (every
  *       field is read with memcpy); a section's count is size / record size
@@ -18,11 +21,13 @@
  * does not know; those are skipped, so a minor bump may only add data whose
  * absence changes no decision.
  *
- * Versions.  1.0: no temporal leaves.  2.0 (this): temporal tables
+ * Versions.  1.0: no temporal leaves.  2.0: temporal tables
  * (TFORMULAS .. TPOLICIES); values, UIDs, IPs and constants hash-consed;
  * STRTAB shrunk to start offsets; positional policy ids elided; index keys
  * deduplicated (IXKEYS).  A 1.x reader must not run a 2.0 file: it would drop
- * the temporal tables, hence the major bump.
+ * the temporal tables, hence the major bump.  3.0 (this): the header grows to
+ * 40 bytes with the instruction-set digest (a 2.x file says nothing of the
+ * opcode numbering it assumes, so it cannot be checked and is refused).
  *
  * Values are stored flattened: a set's elements and a record's fields are
  * stored before the set or record itself, so the loader rebuilds them in
@@ -34,9 +39,9 @@
 #include <stdint.h>
 
 #define DW_ARTIFACT_MAGIC "\x7f" "DWB"
-#define DW_ARTIFACT_MAJOR 2
+#define DW_ARTIFACT_MAJOR 3
 #define DW_ARTIFACT_MINOR 0
-#define DW_ARTIFACT_HEADER 32
+#define DW_ARTIFACT_HEADER 40
 /* Sets and records in VALUES nest at most this deep (a scalar is 0): a
  * compiled literal cannot be deeper than the parser's expression limit
  * (DW_MAX_EXPR_DEPTH, 256), and the VM's value comparisons recurse. */
@@ -64,10 +69,10 @@ typedef enum dw_section_id {
     DW_SEC_KEYLISTS,      /* { u32 first, u32 n } into KEYIDX */
     DW_SEC_KEYIDX,        /* u32 index into STRS */
     /* ---- policies ---- */
-    DW_SEC_POLICIES,      /* 32 bytes, see dw_artifact_policy; annotations are consecutive runs
+    DW_SEC_POLICIES,      /* 32 bytes, see DW_AREC_POLICY; annotations are consecutive runs
                              of ANNOTS in policy order (annot_first is the running sum) */
     DW_SEC_ANNOTS,        /* { u32 key, u32 value } strtab indices */
-    DW_SEC_META,          /* exactly one dw_artifact_meta (16 bytes) */
+    DW_SEC_META,          /* exactly one META record (DW_AREC_META) */
     /* ---- decision index ---- */
     DW_SEC_IXKEYS,        /* { u8 kind, u8 var, u16 pad, u32 type (STRS), u32 id (STRS),
                              u32 action type (STRS), u32 action id (STRS) (PAIR keys) }; deduplicated;
@@ -93,26 +98,22 @@ typedef enum dw_section_id {
     DW_SEC__COUNT
 } dw_section_id;
 
-/* POLICIES record (32 bytes, little-endian, no padding beyond `pad`) */
-typedef struct dw_artifact_policy {
-    uint8_t effect;              /* dw_effect_code */
-    uint8_t flags;               /* DW_APOL_* */
-    uint16_t pad;
-    uint32_t entry, end, max_stack;
-    uint32_t id;                 /* strtab; ignored with DW_APOL_POSITIONAL_ID */
-    uint32_t nannots;
-    uint32_t line, col;
-} dw_artifact_policy;
+/* POLICIES record (32 bytes):
+ *   0 u8 effect (dw_effect_code), 1 u8 flags (DW_APOL_*), 2 u16 pad,
+ *   4 u32 entry, 8 u32 end, 12 u32 max_stack,
+ *   16 u32 id (strtab; ignored with DW_APOL_POSITIONAL_ID), 20 u32 nannots,
+ *   24 u32 line, 28 u32 col */
+#define DW_AREC_POLICY  32
 
 /* The id is META.id_prefix followed by the policy's index in decimal
  * ("policy17"): positional ids are not stored. */
 #define DW_APOL_POSITIONAL_ID 1u
 
-typedef struct dw_artifact_meta {
-    uint32_t max_stack;
-    uint32_t id_prefix;          /* strtab index of the positional id prefix, 0xFFFFFFFF if unused */
-    uint64_t schema_digest;      /* XXH3-64 of the schema text the set was compiled against, 0 if none */
-} dw_artifact_meta;
+/* META record (16 bytes):
+ *   0 u32 max_stack,
+ *   4 u32 id_prefix (strtab index of the positional id prefix, 0xFFFFFFFF if unused),
+ *   8 u64 schema_digest (XXH3-64 of the schema text the set was compiled against, 0 if none) */
+#define DW_AREC_META    16
 
 #define DW_AREC_TF      16
 #define DW_AREC_TTERM   12

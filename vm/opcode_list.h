@@ -1,6 +1,10 @@
 /* opcode_list.h - THE list of VM instructions.  One X-macro feeds the
- * compiler (compiler/emit.c), the interpreter (vm/interp.c), the verifier
- * (vm/verify.c) and the disassembler (vm/disasm.c).
+ * opcode enum and dw_opinfo_table (vm/program.h, vm/program.c), which the
+ * compiler's stack tracking (compiler/compile.c), the verifier (vm/verify.c),
+ * the disassembler (dw_program_disasm, vm/program.c) and the artifact writer
+ * read; the interpreter's jump table (vm/interp.c); and the instruction-set
+ * digest every artifact carries (dw_isa_text), so editing this list makes
+ * older .dwb files refused.  Adding one: docs/ARCHITECTURE.md's checklist.
  *
  *   OP(name, operand kind, pops, pushes)      meaning
  *

@@ -1,6 +1,7 @@
 #include "program.h"
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 const dw_opinfo dw_opinfo_table[DW_OP__COUNT] = {
 #define OP(name, kind, pops, pushes) { #name, DW_OPK_##kind, pops, pushes },
@@ -13,6 +14,19 @@ const dw_fninfo dw_fninfo_table[DW_FN__COUNT] = {
 #include "extfn_list.h"
 #undef FN
 };
+
+const char dw_isa_text[] =
+#define OP(name, kind, pops, pushes) "op " #name " " #kind " " #pops " " #pushes "\n"
+#include "opcode_list.h"
+#undef OP
+#define FN(id, name, arity, is_method) "fn " #id " " name " " #arity " " #is_method "\n"
+#include "extfn_list.h"
+#undef FN
+    ;
+
+uint64_t dw_isa_digest_of(const char *text, size_t len) { return XXH3_64bits(text, len); }
+
+uint64_t dw_isa_digest(void) { return dw_isa_digest_of(dw_isa_text, sizeof dw_isa_text - 1); }
 
 int dw_extfn_lookup(const char *name, size_t len, int is_method)
 {

@@ -43,6 +43,14 @@ extern const dw_opinfo dw_opinfo_table[DW_OP__COUNT];
 extern const dw_fninfo dw_fninfo_table[DW_FN__COUNT];
 /* Find an extension function / method by name; -1 if none. */
 int dw_extfn_lookup(const char *name, size_t len, int is_method);
+/* The instruction set as text, generated from opcode_list.h and extfn_list.h
+ * (one line per opcode: name, operand kind, pops, pushes; then one per CALL
+ * function), in list order: what an opcode or function number in code means. */
+extern const char dw_isa_text[];
+/* XXH3-64 of an instruction-set text; every artifact header carries the
+ * digest of dw_isa_text (dw_isa_digest) and the loader refuses another. */
+uint64_t dw_isa_digest_of(const char *text, size_t len);
+uint64_t dw_isa_digest(void);
 
 typedef enum dw_effect_code { DW_EFFECT_PERMIT = 0, DW_EFFECT_FORBID = 1 } dw_effect_code;
 

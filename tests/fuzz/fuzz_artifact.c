@@ -15,6 +15,7 @@
 #include "runtime/load.h"
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
+#include "stdlib/le.h"
 #include "vm/teval.h"
 #include "vm/vm.h"
 
@@ -83,16 +84,16 @@ static void run_leaves(const dw_program *p, dw_arena *scratch)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char msg[256];
-    /* Half of the inputs get a valid checksum so the fuzzer reaches past it. */
+    /* Half of the inputs get a valid checksum and this build's instruction-set
+     * digest so the fuzzer reaches past both (test_artifact checks the refusals). */
     uint8_t *copy = NULL;
     if (size >= DW_ARTIFACT_HEADER && (data[size - 1] & 1)) {
         copy = malloc(size);
         if (!copy) return 0;
         memcpy(copy, data, size);
-        uint64_t sz = size;
-        memcpy(copy + 16, &sz, 8);
-        uint64_t sum = XXH3_64bits_withSeed(copy + 32, size - 32, XXH3_64bits(copy, 16));
-        memcpy(copy + 24, &sum, 8);
+        dw_put_le64(copy + 16, size);
+        dw_put_le64(copy + 32, dw_isa_digest());
+        dw_put_le64(copy + 24, XXH3_64bits_withSeed(copy + 32, size - 32, XXH3_64bits(copy, 16)));
         data = copy;
     }
     dw_program *p = dw_artifact_load(data, size, msg, sizeof msg);

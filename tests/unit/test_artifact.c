@@ -14,6 +14,7 @@
 #include "compiler/compile.h"
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
+#include "stdlib/le.h"
 #include "vm/vm.h"
 #include "runtime/dogwood.h"
 #include "runtime/load.h"
@@ -122,6 +123,66 @@ static void test_original_loads(void **state)
     assert_int_equal(again.len, f->bytes.len);
     assert_memory_equal(again.p, f->bytes.p, again.len);
     dw_buf_free(&again);
+}
+
+/* The instruction-set digest: an artifact written for the same opcode and
+ * function lists in another order (as a .dwb compiled before an opcode was
+ * inserted mid-list would be) is refused before its code is read. */
+static void test_isa_mismatch(void **state)
+{
+    fixture *f = *state;
+    /* the header stamps this build's digest, little-endian at byte 32 */
+    assert_int_equal(dw_le64((const uint8_t *)f->bytes.p + 32), dw_isa_digest());
+    assert_int_equal(dw_le16((const uint8_t *)f->bytes.p + 4), DW_ARTIFACT_MAJOR);
+    /* the list with its first two instructions swapped */
+    size_t n = strlen(dw_isa_text);
+    char *perm = malloc(n + 1);
+    const char *l1 = strchr(dw_isa_text, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
+    size_t a = (size_t)(l1 - dw_isa_text), b = (size_t)(l2 - l1);
+    assert_true(strncmp(dw_isa_text, "op CONST ", 9) == 0 && strncmp(l1, "op VAR ", 7) == 0);
+    memcpy(perm, l1, b);
+    memcpy(perm + b, dw_isa_text, a);
+    memcpy(perm + a + b, l2, n - a - b + 1);
+    uint64_t other = dw_isa_digest_of(perm, n);
+    free(perm);
+    assert_int_not_equal(other, dw_isa_digest());
+    dw_buf w = { 0 };
+    char msg[256] = "";
+    assert_int_equal(dw_artifact_write_for_isa(f->prog, 0, other, &w), 0);
+    dw_program *p = dw_artifact_load(w.p, w.len, msg, sizeof msg);
+    if (p) { dw_program_free(p); fail_msg("an artifact for another instruction set loaded"); }
+    if (!strstr(msg, "compiled for another instruction set")) fail_msg("refused for \"%s\"", msg);
+    /* the same bytes stamped with this build's digest load */
+    dw_put_le64((uint8_t *)w.p + 32, dw_isa_digest());
+    reseal((uint8_t *)w.p, w.len);
+    assert_int_equal(w.len, f->bytes.len);
+    assert_memory_equal(w.p, f->bytes.p, w.len);
+    p = dw_artifact_load(w.p, w.len, msg, sizeof msg);
+    assert_non_null(p);
+    dw_program_free(p);
+    /* a 2.x file carries no digest: refused by its version */
+    dw_put_le16((uint8_t *)w.p + 4, 2);
+    reseal((uint8_t *)w.p, w.len);
+    assert_null(dw_artifact_load(w.p, w.len, msg, sizeof msg));
+    assert_non_null(strstr(msg, "format 2.0 is not supported"));
+    dw_buf_free(&w);
+}
+
+/* stdlib/le.h writes the same bytes on every host */
+static void test_little_endian(void **state)
+{
+    uint8_t b[8];
+    dw_put_le64(b, 0x0807060504030201ull);
+    for (int i = 0; i < 8; i++) assert_int_equal(b[i], i + 1);
+    assert_int_equal(dw_le64(b), 0x0807060504030201ull);
+    assert_int_equal(dw_le32(b + 1), 0x05040302u);
+    assert_int_equal(dw_le16(b + 6), 0x0807u);
+    dw_put_le32(b, 0xA1B2C3D4u);
+    assert_int_equal(b[0], 0xD4);
+    assert_int_equal(b[3], 0xA1);
+    dw_put_le16(b, 0xBEEF);
+    assert_int_equal(b[0], 0xEF);
+    assert_int_equal(b[1], 0xBE);
 }
 
 static void test_mutations(void **state)
@@ -1193,6 +1254,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_loads),
+        cmocka_unit_test(test_isa_mismatch),
+        cmocka_unit_test(test_little_endian),
         cmocka_unit_test(test_mutations),
     };
     const struct CMUnitTest ttests[] = {
