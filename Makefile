@@ -139,8 +139,17 @@ $(BUILD)/tests/test_engine_faults: tests/unit/test_engine_faults.c tests/unit/al
 	$(CC) $(CFLAGS) -o $@ $< tests/unit/alloc_fail.c $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka -lpthread $(ALLOC_WRAP)
 $(BUILD)/dw-golden: $(BUILD)/obj/tests/golden/golden_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+# The interpreter's plain `switch` dispatch (-DDW_NO_JUMP_TABLE: compilers without computed
+# goto), so it cannot rot unbuilt: only vm/interp.c differs, and its object is linked ahead
+# of the library's copy.  make test runs the conformance corpus through it.
+$(BUILD)/obj/nojt/vm/interp.o: vm/interp.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DDW_NO_JUMP_TABLE -MMD -MP -c $< -o $@
+$(BUILD)/nojt/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/obj/nojt/vm/interp.o $(BUILD)/libdogwood.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 unit: $(UNIT_BINS)
-testbins: all unit $(BUILD)/dw-golden
+testbins: all unit $(BUILD)/dw-golden $(BUILD)/nojt/dw-conformance
 
 SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every suite of `make test` and sums their "N passed, N failed" lines.
 # Usage: tests/run_all.sh SHARED_DIR
-# Suites: unit (cmocka), golden, conformance; the same again under
+# Suites: unit (cmocka), golden, conformance (also with the switch dispatch); the same again under
 # ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 30).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,8 @@ suites() {
     run_suite "unit$tag" run_unit "$B"
     run_suite "golden$tag" "$B/dw-golden" tests/golden
     run_suite "conformance$tag" "$B/dw-conformance" build/corpus
+    # the same through the interpreter's switch dispatch (-DDW_NO_JUMP_TABLE)
+    run_suite "conformance-switch$tag" "$B/nojt/dw-conformance" build/corpus
     run_suite "examples$tag" tests/examples.sh "$B/dwc" "$SHARED"
     run_suite "regress$tag" tests/regress.sh "$B/dwc" "$B/dw-conformance"
     run_suite "traces$tag" tests/traces.sh "$B/dwc"
