@@ -8,10 +8,11 @@
 #include <string.h>
 #include <time.h>
 #include "alloc_count.h"
+#include "cli.h"
 #include "load.h"
 
 const char dw_bench_usage[] =
-    "usage: dwc bench -p POLICY [-s SCHEMA] [--entities E] --requests FILE.jsonl [-n N]\n"
+    "usage: dwc bench -p POLICY [-s SCHEMA] [--entities E] --requests FILE.jsonl [-n|--decisions N]\n"
     "                 [--from-json] [--no-index]\n"
     "Decide each request of FILE.jsonl (Cedar request JSON, one per line) round-robin,\n"
     "N decisions in all (default 1000000) after a warm-up, and print key=value lines:\n"
@@ -73,21 +74,18 @@ static int build_request(dw_session *s, dw_arena *a, const char *line, size_t le
 int dw_cmd_bench(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rqf = NULL;
+    const char *count = NULL;
     long long n = 1000000;
     bool from_json = false, no_index = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "-p") || !strcmp(a, "--policies")) && i + 1 < argc) pol = argv[++i];
-        else if ((!strcmp(a, "-s") || !strcmp(a, "--schema")) && i + 1 < argc) sch = argv[++i];
-        else if (!strcmp(a, "--entities") && i + 1 < argc) ent = argv[++i];
-        else if (!strcmp(a, "--requests") && i + 1 < argc) rqf = argv[++i];
-        else if (!strcmp(a, "-n") && i + 1 < argc) n = atoll(argv[++i]);
-        else if (!strcmp(a, "--from-json")) from_json = true;
-        else if (!strcmp(a, "--no-index")) no_index = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(dw_bench_usage, stdout); return 0; }
-        else { fprintf(stderr, "dwc bench: unexpected argument `%s`\n", a); fputs(dw_bench_usage, stderr); return 1; }
-    }
-    if (!pol || !rqf || n <= 0) { fputs(dw_bench_usage, stderr); return 1; }
+    const dw_cli_opt opts[] = {
+        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "entities", 0, &ent, NULL },
+        { "requests", 0, &rqf, NULL }, { "decisions", 'n', &count, NULL }, { "from-json", 0, NULL, &from_json },
+        { "no-index", 0, NULL, &no_index }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, NULL, dw_bench_usage);
+    if (pr) return pr > 0 ? 0 : 1;
+    if (count && !dw_cli_count("bench", "-n", count, 1, 1000000000000LL, &n)) return 1;
+    if (!pol || !rqf) { fputs(dw_bench_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);
     int rc = 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "load.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/lint.h"
@@ -42,15 +43,6 @@ const char dw_check_usage[] =
     "level, 3 findings at or above it, 1 on a usage, I/O, parse or tool error.\n";
 
 enum { F_HUMAN, F_JSON, F_SARIF, F_GITHUB };
-
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) == 0 && a[n] == '=') return a + n + 1;
-    if (strcmp(a, name) == 0 && *i + 1 < argc) return argv[++*i];
-    return NULL;
-}
 
 /* What the proofs did, for the summary line and the JSON stats. */
 typedef struct run_info {
@@ -487,42 +479,30 @@ out:
 
 int dw_cmd_check(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *events = NULL, *home = NULL, *v, *against = NULL, *asserts = NULL;
+    const char *pol = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
+    const char *timeout = NULL, *fmt = NULL, *level = NULL;
+    const dw_cli_opt opts[] = {
+        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
+        { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
+        { "timeout", 0, &timeout, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, &pol, dw_check_usage);
+    if (pr) return pr > 0 ? 0 : 1;
     unsigned timeout_ms = 2000;
+    long long t;
+    if (timeout && !dw_cli_count("check", "--timeout (milliseconds)", timeout, 0, 3600000, &t)) return 1;
+    if (timeout) timeout_ms = (unsigned)t;
     int format = F_HUMAN;
+    if (!fmt || !strcmp(fmt, "human")) format = F_HUMAN;
+    else if (!strcmp(fmt, "json")) format = F_JSON;
+    else if (!strcmp(fmt, "sarif")) format = F_SARIF;
+    else if (!strcmp(fmt, "github")) format = F_GITHUB;
+    else { fprintf(stderr, "dwc check: error: unknown format `%s`\n  hint: human, json, sarif or github\n", fmt); return 1; }
     dw_lint_sev fail = DW_LINT_ERROR;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(dw_check_usage, stdout); return 0; }
-        else if ((v = opt_value(argc, argv, &i, "-p")) || (v = opt_value(argc, argv, &i, "--policies"))) pol = v;
-        else if ((v = opt_value(argc, argv, &i, "-s")) || (v = opt_value(argc, argv, &i, "--schema"))) sch = v;
-        else if ((v = opt_value(argc, argv, &i, "--events"))) events = v;
-        else if ((v = opt_value(argc, argv, &i, "--home"))) home = v;
-        else if ((v = opt_value(argc, argv, &i, "--against"))) against = v;
-        else if ((v = opt_value(argc, argv, &i, "--assert"))) asserts = v;
-        else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
-            char *end;
-            unsigned long t = strtoul(v, &end, 10);
-            if (*end || !*v || t > 3600000) { fprintf(stderr, "dwc check: error: --timeout wants milliseconds\n"); return 1; }
-            timeout_ms = (unsigned)t;
-        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
-            if (!strcmp(v, "human")) format = F_HUMAN;
-            else if (!strcmp(v, "json")) format = F_JSON;
-            else if (!strcmp(v, "sarif")) format = F_SARIF;
-            else if (!strcmp(v, "github")) format = F_GITHUB;
-            else { fprintf(stderr, "dwc check: error: unknown format `%s`\n  hint: human, json, sarif or github\n", v); return 1; }
-        } else if ((v = opt_value(argc, argv, &i, "--fail-level"))) {
-            if (!strcmp(v, "error")) fail = DW_LINT_ERROR;
-            else if (!strcmp(v, "warning")) fail = DW_LINT_WARNING;
-            else if (!strcmp(v, "info")) fail = DW_LINT_INFO;
-            else { fprintf(stderr, "dwc check: error: unknown fail level `%s`\n  hint: error, warning or info\n", v); return 1; }
-        } else if (!pol && (a[0] != '-' || !strcmp(a, "-"))) pol = a;
-        else {
-            fprintf(stderr, "dwc check: error: unexpected argument `%s`\n", a);
-            fputs(dw_check_usage, stderr);
-            return 1;
-        }
-    }
+    if (!level || !strcmp(level, "error")) fail = DW_LINT_ERROR;
+    else if (!strcmp(level, "warning")) fail = DW_LINT_WARNING;
+    else if (!strcmp(level, "info")) fail = DW_LINT_INFO;
+    else { fprintf(stderr, "dwc check: error: unknown fail level `%s`\n  hint: error, warning or info\n", level); return 1; }
     if (!pol) { fputs(dw_check_usage, stderr); return 1; }
     if (events && !sch) { fprintf(stderr, "dwc check: error: --events needs a schema (-s)\n"); return 1; }
     if ((against || asserts) && !sch) { fprintf(stderr, "dwc check: error: --against and --assert need a schema (-s)\n"); return 1; }

@@ -1,6 +1,5 @@
 /* dwc - the Dogwood policy compiler and toolchain driver.
  * Each subcommand is one function; `dwc help` lists them. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "bench.h"
 #include "replay.h"
 #include "check.h"
+#include "cli.h"
 #include "dogwood.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
@@ -191,38 +191,19 @@ static int authorize_lines_engine(const char *pol, const char *sch, const char *
 
 static int cmd_authorize(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "policies", required_argument, 0, 'p' }, { "schema", required_argument, 0, 's' },
-        { "entities", required_argument, 0, 'e' }, { "request-json", required_argument, 0, 'q' },
-        { "principal", required_argument, 0, 'l' }, { "action", required_argument, 0, 'a' },
-        { "resource", required_argument, 0, 'r' }, { "context", required_argument, 0, 'c' },
-        { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
-        { "requests", required_argument, 0, 'L' }, { "events", required_argument, 0, 'E' }, { 0, 0, 0, 0 },
-    };
     const char *lines = NULL, *events = NULL;
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rq = NULL, *pl = NULL, *ac = NULL, *rs = NULL, *cx = NULL;
     bool verbose = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:s:l:a:r:c:vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': pol = optarg; break;
-        case 's': sch = optarg; break;
-        case 'e': ent = optarg; break;
-        case 'q': rq = optarg; break;
-        case 'l': pl = optarg; break;
-        case 'a': ac = optarg; break;
-        case 'r': rs = optarg; break;
-        case 'c': cx = optarg; break;
-        case 'v': verbose = true; break;
-        case 'L': lines = optarg; break;
-        case 'E': events = optarg; break;
-        case 'h': fputs(authorize_usage, stdout); return 0;
-        default: fputs(authorize_usage, stderr); return 1;
-        }
-    }
-    if (!pol || (!rq && !lines && (!pl || !ac || !rs)) || optind != argc) {
-        fprintf(stderr, "dwc authorize: error: %s\n", !pol ? "missing -p POLICIES" : optind != argc ? "unexpected argument" : "give --request-json FILE or all of -l, -a, -r");
+    const dw_cli_opt opts[] = {
+        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "entities", 0, &ent, NULL },
+        { "request-json", 0, &rq, NULL }, { "principal", 'l', &pl, NULL }, { "action", 'a', &ac, NULL },
+        { "resource", 'r', &rs, NULL }, { "context", 'c', &cx, NULL }, { "verbose", 'v', NULL, &verbose },
+        { "requests", 0, &lines, NULL }, { "events", 0, &events, NULL }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, NULL, authorize_usage);
+    if (pr) return pr > 0 ? 0 : 1;
+    if (!pol || (!rq && !lines && (!pl || !ac || !rs))) {
+        fprintf(stderr, "dwc authorize: error: %s\n", !pol ? "missing -p POLICIES" : "give --request-json FILE or all of -l, -a, -r");
         fputs(authorize_usage, stderr);
         return 1;
     }
@@ -291,18 +272,16 @@ out:
 
 /* ---- dwc disasm ---- */
 static const char disasm_usage[] =
-    "usage: dwc disasm -p POLICIES\n"
-    "Compile the policy set and print its bytecode, one block per policy.\n";
+    "usage: dwc disasm [-p] POLICIES\n"
+    "Compile the policy set (or load the .dwb) and print its bytecode, one block per policy.\n"
+    "  -p, --policies FILE   the policy set; also accepted as a bare argument\n";
 
 static int cmd_disasm(int argc, char **argv)
 {
     const char *pol = NULL;
-    for (int i = 1; i < argc; i++) {
-        if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--policies") == 0) && i + 1 < argc) pol = argv[++i];
-        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(disasm_usage, stdout); return 0; }
-        else if (!pol && argv[i][0] != '-') pol = argv[i];
-        else { fputs(disasm_usage, stderr); return 1; }
-    }
+    const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { 0 } };
+    int pr = dw_cli_parse(argc, argv, opts, &pol, disasm_usage);
+    if (pr) return pr > 0 ? 0 : 1;
     if (!pol) { fputs(disasm_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);
@@ -314,23 +293,21 @@ static int cmd_disasm(int argc, char **argv)
 
 /* ---- dwc compile ---- */
 static const char compile_usage[] =
-    "usage: dwc compile POLICY [-s SCHEMA] [-o OUT.dwb]\n"
+    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [-o OUT.dwb]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
     "With a schema the set must pass strict validation first (dogwood.md D13).\n"
     "The output is deterministic: the same input gives the same bytes.  Every dwc\n"
-    "command that takes -p POLICIES accepts the .dwb in place of the source.\n";
+    "command that takes -p POLICIES accepts the .dwb in place of the source.\n"
+    "  -p, --policies FILE   the policy set; also accepted as a bare argument\n"
+    "  -s, --schema FILE     Cedar schema, or `box`\n"
+    "  -o, --output FILE     where to write the artifact\n";
 
 static int cmd_compile(int argc, char **argv)
 {
     const char *pol = NULL, *outp = NULL, *sch = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) outp = argv[++i];
-        else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--schema")) && i + 1 < argc) sch = argv[++i];
-        else if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--policies") == 0) && i + 1 < argc) pol = argv[++i];
-        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(compile_usage, stdout); return 0; }
-        else if (!pol && argv[i][0] != '-') pol = argv[i];
-        else { fputs(compile_usage, stderr); return 1; }
-    }
+    const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL }, { 0 } };
+    int pr = dw_cli_parse(argc, argv, opts, &pol, compile_usage);
+    if (pr) return pr > 0 ? 0 : 1;
     if (!pol) { fputs(compile_usage, stderr); return 1; }
     char defout[4096];
     if (!outp) {
@@ -380,14 +357,12 @@ static int cmd_validate(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *events = NULL;
     bool deny_warnings = false;
-    for (int i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--policies")) && i + 1 < argc) pol = argv[++i];
-        else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--schema")) && i + 1 < argc) sch = argv[++i];
-        else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = argv[++i];
-        else if (!strcmp(argv[i], "--deny-warnings")) deny_warnings = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(validate_usage, stdout); return 0; }
-        else { fprintf(stderr, "dwc validate: unexpected argument `%s`\n", argv[i]); fputs(validate_usage, stderr); return 1; }
-    }
+    const dw_cli_opt opts[] = {
+        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
+        { "deny-warnings", 0, NULL, &deny_warnings }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, NULL, validate_usage);
+    if (pr) return pr > 0 ? 0 : 1;
     if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);

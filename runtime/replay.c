@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "dogwood.h"
 #include "load.h"
 #include "trace_log.h"
@@ -170,16 +171,12 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
 int dw_cmd_replay(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "-p") || !strcmp(a, "--policies")) && i + 1 < argc) pol = argv[++i];
-        else if ((!strcmp(a, "-s") || !strcmp(a, "--schema")) && i + 1 < argc) sch = argv[++i];
-        else if (!strcmp(a, "--events") && i + 1 < argc) ev = argv[++i];
-        else if (!strcmp(a, "--format") && i + 1 < argc) fmt = argv[++i];
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(dw_replay_usage, stdout); return 0; }
-        else if ((a[0] != '-' || !strcmp(a, "-")) && !trace) trace = a;
-        else { fprintf(stderr, "dwc replay: unexpected argument `%s`\n", a); fputs(dw_replay_usage, stderr); return 2; }
-    }
+    const dw_cli_opt opts[] = {
+        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
+        { "format", 0, &fmt, NULL }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
+    if (pr) return pr > 0 ? 0 : 2;
     if (!pol || !trace) { fputs(dw_replay_usage, stderr); return 2; }
     if (strcmp(fmt, "human") && strcmp(fmt, "json")) {
         fprintf(stderr, "dwc replay: --format must be human or json, not `%s`\n", fmt);

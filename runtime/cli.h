@@ -1,0 +1,31 @@
+/* cli.h - option parsing shared by the dwc commands: getopt_long driven by a
+ * table, with dwc's own messages, so `--opt=value`, `--opt value`, `-o VALUE`,
+ * `-oVALUE` and options after the positional argument work in every command. */
+#ifndef DW_CLI_H
+#define DW_CLI_H
+#include <stdbool.h>
+
+/* One option: a long name, an optional short letter, and where it goes: a
+ * value option stores its text in *value (the last one given wins), a flag
+ * sets *flag.  Exactly one of value and flag is set; a table ends with a
+ * zero entry. */
+typedef struct dw_cli_opt {
+    const char *name;
+    char letter;
+    const char **value;
+    bool *flag;
+} dw_cli_opt;
+
+/* Parse a command's argv (argv[0] is the command name, e.g. "check";
+ * -h/--help are implied).  operand receives the one positional argument the
+ * command takes unless an option already set it (NULL: it takes none).
+ * 0 parsed; 1 help asked for (usage printed to stdout); -1 an unknown option,
+ * a missing value or an extra argument ("dwc CMD: error: ..." and the usage
+ * printed to stderr). */
+int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **operand, const char *usage);
+
+/* A decimal count in [min, max] into *out; false (message printed) if the
+ * text is anything else. */
+bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long min, long long max, long long *out);
+
+#endif

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# cli.sh DWC SHARED - every dwc command parses its options with getopt_long
+# (runtime/cli.c): each spelling of an option (-p P, --policies P,
+# --policies=P, the bare positional, options after it) gives the same output
+# and exit status as the documented one, and a bad option is refused with a
+# clear message and a usage exit status, never run with a default.
+# Ends with `N passed, N failed`.
+set -u
+DWC=$1; SHARED=${2:-../shared}
+case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
+cd "$(dirname "$0")/.." || exit 1
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+BOX=$SHARED/examples/box
+P=$BOX/01-project-read/policy.dw
+R=$BOX/01-project-read/requests.jsonl
+S=$SHARED/spec/box/actions.cedarschema
+T=tests/traces/appendix-b
+
+# run NAME CMD...: output (stdout+stderr) and exit status into $tmp/NAME
+run() { local n=$1; shift; "$@" >"$tmp/$n.out" 2>&1; echo $? >"$tmp/$n.rc"; }
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+# same REF NAME...: every NAME's output and status equal REF's
+same() {
+    local ref=$1; shift
+    for n in "$@"; do
+        if cmp -s "$tmp/$ref.out" "$tmp/$n.out" && cmp -s "$tmp/$ref.rc" "$tmp/$n.rc"; then ok
+        else bad "$n differs from $ref:"; diff "$tmp/$ref.out" "$tmp/$n.out" | head -5; fi
+    done
+}
+# refused NAME RC TEXT: exit status RC and the message contains TEXT
+refused() {
+    if [ "$(cat "$tmp/$1.rc")" = "$2" ] && grep -qF -- "$3" "$tmp/$1.out"; then ok
+    else bad "$1: wanted exit $2 and \"$3\", got exit $(cat "$tmp/$1.rc"):"; head -3 "$tmp/$1.out"; fi
+}
+
+# compile: the same bytes whichever way the policy, schema and output are named
+run c1 "$DWC" compile "$P" -s box -o "$tmp/c1.dwb"
+run c2 "$DWC" compile -p "$P" --schema=box --output="$tmp/c2.dwb"
+run c3 "$DWC" compile --schema box "$P" -o"$tmp/c3.dwb"
+run c4 "$DWC" compile --policies="$P" -sbox --output "$tmp/c4.dwb"
+same c1 c2 c3 c4
+for k in 2 3 4; do if cmp -s "$tmp/c1.dwb" "$tmp/c$k.dwb"; then ok; else bad "compile: c$k.dwb differs"; fi; done
+run c5 "$DWC" compile "$P" -o
+refused c5 1 "-o needs a value"
+run c6 "$DWC" compile "$P" --bogus
+refused c6 1 "unknown option \`--bogus\`"
+run c7 "$DWC" compile "$P" "$P"
+refused c7 1 "unexpected argument"
+run c8 "$DWC" compile --schema
+refused c8 1 "--schema needs a value"
+
+# check
+run k1 "$DWC" check "$P" -s box --format json
+run k2 "$DWC" check "$P" --schema=box --format=json
+run k3 "$DWC" check --format=json -p "$P" --schema box
+run k4 "$DWC" --check "$P" --format=json -s box
+run k5 "$DWC" check --policies="$P" --schema=box --format=json --fail-level=error --timeout=2000
+# the solver's timings differ run to run
+for n in k1 k2 k3 k4 k5; do sed -i -E 's/"[a-z_]*_ms": [0-9.]+//g' "$tmp/$n.out"; done
+same k1 k2 k3 k4 k5
+run k6 "$DWC" check "$P" --format=xml
+refused k6 1 "unknown format \`xml\`"
+run k7 "$DWC" check "$P" --timeout=soon
+refused k7 1 "--timeout (milliseconds) wants a whole number"
+run k8 "$DWC" check "$P" "$P"
+refused k8 1 "unexpected argument"
+
+# disasm, validate, authorize
+run d1 "$DWC" disasm "$P"
+run d2 "$DWC" disasm -p "$P"
+run d3 "$DWC" disasm --policies="$P"
+same d1 d2 d3
+run v1 "$DWC" validate -p "$P" -s "$S"
+run v2 "$DWC" validate --policies="$P" --schema="$S" --events box
+run v3 "$DWC" validate --schema "$S" --policies "$P" --events=box
+same v1 v2 v3
+run v4 "$DWC" validate -p "$P" -s "$S" extra
+refused v4 1 "unexpected argument \`extra\`"
+run a1 "$DWC" authorize -p "$P" -s "$S" --requests "$R"
+run a2 "$DWC" authorize --policies="$P" --schema="$S" --requests="$R"
+same a1 a2
+run a3 "$DWC" authorize -p "$P" --nope
+refused a3 1 "unknown option \`--nope\`"
+
+# replay: the trace may come before or after the options
+run r1 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema "$T.log"
+run r2 "$DWC" replay "$T.log" --policies="$T.dw" --schema=tests/traces/drupe.cedarschema --format=human
+same r1 r2
+run r3 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --format json "$T.log"
+run r4 "$DWC" replay --format=json -p "$T.dw" "$T.log" -s tests/traces/drupe.cedarschema
+same r3 r4
+run r5 "$DWC" replay -p "$T.dw" --frobnicate "$T.log"
+refused r5 2 "unknown option \`--frobnicate\`"
+
+# bench: -n and --decisions; figures differ run to run, the decision count does not
+run b1 "$DWC" bench -p "$P" -s "$S" --requests "$R" -n 2000
+run b2 "$DWC" bench --policies="$P" --schema="$S" --requests="$R" --decisions=2000 --no-index
+for n in b1 b2; do
+    if [ "$(cat "$tmp/$n.rc")" = 0 ] && grep -qx 'decisions=2000' "$tmp/$n.out"; then ok; else bad "$n:"; head -3 "$tmp/$n.out"; fi
+done
+run b3 "$DWC" bench -p "$P" --requests "$R" -n 1e6
+refused b3 1 "-n wants a whole number"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
