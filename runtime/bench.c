@@ -19,7 +19,8 @@ const char dw_bench_usage[] =
     "decisions, ns_per_decision, p50_ns, p90_ns, p99_ns, allocs_per_decision,\n"
     "policies_evaluated_per_decision, allow, deny (and timer_overhead_ns, requests).\n"
     "  --from-json  parse each request's JSON inside the timed loop\n"
-    "  --no-index   run every policy (the decision index switched off)\n";
+    "  --no-index   run every policy (the decision index switched off)\n"
+    "A set with temporal rules is refused: their leaves need the stateful engine's history.\n";
 
 static inline uint64_t clock_ns(void)
 {
@@ -100,6 +101,16 @@ int dw_cmd_bench(int argc, char **argv)
         (rc = dw_session_load_entities(&s, ent)))
         goto out;
     rc = 1;
+    if (s.prog->temporal.nleaves) {
+        /* The LEAF instruction reads values the stateful engine computes from
+         * the history before each decision; the bare VM has neither, so every
+         * temporal rule would error and the figures would time decisions Box
+         * never gets.  Refuse rather than report them. */
+        fprintf(stderr, "dwc bench: error: %s has temporal rules (%u leaves): the VM bench cannot decide them without the"
+                        " history the stateful engine keeps\n  hint: time them through the engine"
+                        " (build/temporal_bench, tests/bench/temporal_bench.c)\n", pol, s.prog->temporal.nleaves);
+        goto out;
+    }
     if (no_index) s.prog->index.nslots = 0;      /* dw_authorize then runs every policy */
     size_t len;
     if (dw_read_file(rqf, &text, &len)) { perror(rqf); goto out; }

@@ -285,6 +285,9 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
                          const dw_json *resource, const dw_json *context,
                          const dw_schema *schema, bool validate, dw_request *out, dw_buf *err)
 {
+    /* unbound, no temporal leaf values: a caller's stack or realloc'd request
+     * must not hand the VM stale pointers (dwc bench read garbage leaf_values) */
+    memset(out, 0, sizeof *out);
     const dw_json *uj[3] = { principal, action, resource };
     for (int i = 0; i < 3; i++) {
         const dw_uid *u = dw_uid_from_json(a, uj[i], err);

@@ -103,5 +103,10 @@ done
 run b3 "$DWC" bench -p "$P" --requests "$R" -n 1e6
 refused b3 1 "-n wants a whole number"
 
+# a temporal set through the plain VM bench: refused with a reason (it crashed, issue 16)
+E=$BOX/06-http-request-budget
+run b4 "$DWC" bench -p "$E/policy.dw" -s "$S" --requests "$E/requests.jsonl" -n 1000
+refused b4 1 "has temporal rules"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -354,6 +354,47 @@ static int tteardown(void **state)
     return 0;
 }
 
+/* dw_request_from_json leaves no stale leaf values or binding: dwc bench
+ * handed the VM a realloc'd request whose leaf_values pointer was garbage
+ * (SEGV in LEAF, issue 16).  Without the engine's leaf pass every rule with
+ * leaves reports the internal error instead of reading memory. */
+static void test_request_without_leaves(void **state)
+{
+    static const char rq[] =
+        "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"http:request\"},"
+        "\"resource\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"context\":{\"input\":{\"host\":\"api.github.com\","
+        "\"port\":443,\"method\":\"GET\",\"path\":\"/x\",\"body_bytes\":0,\"intercepted\":true}}}";
+    const dw_program *p = T->s.prog;
+    assert_true(p->temporal.nleaves > 0);
+    dw_arena a;
+    dw_arena_init(&a, 64 * 1024);
+    dw_source src = { "request", rq, sizeof rq - 1 };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(&a, &src, &d);
+    assert_non_null(j);
+    dw_diags_free(&d);
+    dw_request req;
+    memset(&req, 0xA5, sizeof req);
+    dw_buf err = { 0 };
+    assert_int_equal(dw_request_from_json(&a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
+                                          dw_json_get(j, "context"), T->s.schema, true, &req, &err), 0);
+    dw_buf_free(&err);
+    assert_null(req.leaf_values);
+    assert_int_equal(req.nleaf_values, 0);
+    assert_null(req.bound_prog);
+    dw_store st;
+    unit_empty_store(&st);
+    dw_response resp;
+    assert_int_equal(dw_authorize(p, &st, &req, &a, &resp), 0);
+    uint32_t with_leaves = 0;
+    for (uint32_t i = 0; i < p->npolicies; i++) with_leaves += p->policies[i].nleaves > 0;
+    assert_int_equal(resp.nerrors, with_leaves);
+    for (uint32_t i = 0; i < resp.nerrors; i++) assert_int_equal(resp.errors[i].status, DW_ERR_INTERNAL);
+    dw_store_free(&st);
+    dw_arena_free(&a);
+}
+
 static void test_temporal_round_trip(void **state)
 {
     char msg[256];
@@ -1260,6 +1301,7 @@ int main(void)
     };
     const struct CMUnitTest ttests[] = {
         cmocka_unit_test(test_temporal_round_trip),
+        cmocka_unit_test(test_request_without_leaves),
         cmocka_unit_test(test_temporal_hostile),
         cmocka_unit_test(test_index_erroring_scope),
         cmocka_unit_test(test_index_action_not_entity),
