@@ -134,7 +134,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_compile.h $(BUILD)/obj/runtime/
 # test_engine_faults fails chosen allocations: the library's malloc family is
 # wrapped (-Wl,--wrap) into the test-only tests/unit/alloc_fail.c
 ALLOC_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
-$(BUILD)/tests/test_engine_faults: tests/unit/test_engine_faults.c tests/unit/alloc_fail.c tests/unit/alloc_fail.h $(BUILD)/libdogwood.a
+$(BUILD)/tests/test_engine_faults: tests/unit/test_engine_faults.c tests/unit/alloc_fail.c tests/unit/alloc_fail.h $(BUILD)/libdogwood.a | check-test-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< tests/unit/alloc_fail.c $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka -lpthread $(ALLOC_WRAP)
 $(BUILD)/dw-golden: $(BUILD)/obj/tests/golden/golden_main.o $(BUILD)/libdogwood.a
