@@ -9,7 +9,8 @@
 # changed one starts empty, a restart after a reload agrees), checkpoints
 # (a restart replays only the records after one), the seccomp selftest and
 # the state keeper's confinement, the OTLP shape of every decision-log line, spans and
-# --log-include, resource attributes, and the per-tool MCP gate.  Ends with "N passed, N failed".
+# --log-include, resource attributes, the per-tool MCP gate, and Box mode's refusals (another
+# principal or resource, a NUL byte in a string).  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
@@ -111,6 +112,18 @@ printf '%s\n' "$good" | sed 's/13:00:00/13:00:03/' | "$C" "$T/sock" > "$T/after"
 check "the server survives malformed input" grep -q '"verdict":"permit"' "$T/after"
 echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats1"
 check "stats counts decisions and records" grep -q '"ok":true,"decisions":1[0-9],.*"records":5,' "$T/stats1"
+# Box mode's refusals (box.md §1; issue 13): another principal or resource, a NUL in a string
+echo '{"op":"decide","time":"2025-06-02T13:00:04Z","action":"http:request","principal":{"type":"Box::Agent","id":"mallory"},"input":{"host":"uploads.github.com","port":443,"method":"GET","path":"/x","body_bytes":0,"intercepted":true}}' | "$C" "$T/sock" > "$T/box1"
+check "another principal denies with internal_fault" grep -q '"verdict":"deny","cause":"internal_fault"' "$T/box1"
+check "... and says why (stderr)" grep -q 'internal fault: Box takes requests only from the principal Box::Agent::"self" (box.md §1), not Box::Agent::"mallory"' "$T/dwd.err"
+echo '{"op":"decide","time":"2025-06-02T13:00:05Z","action":"http:request","resource":{"type":"Box::Resource","id":"x"},"input":{"host":"uploads.github.com","port":443,"method":"GET","path":"/x","body_bytes":0,"intercepted":true}}' | "$C" "$T/sock" > "$T/box2"
+check "another resource denies with internal_fault" grep -q '"verdict":"deny","cause":"internal_fault"' "$T/box2"
+check "... and says why (stderr)" grep -q 'internal fault: Box.s requests have the resource Box::Resource::"unused"' "$T/dwd.err"
+echo '{"op":"decide","time":"2025-06-02T13:00:06Z","action":"http:request","input":{"host":"uploads.github.com\u0000.evil","port":443,"method":"GET","path":"/x","body_bytes":0,"intercepted":true}}' | "$C" "$T/sock" > "$T/box3"
+check "a NUL byte in a string denies with internal_fault" grep -q '"verdict":"deny","cause":"internal_fault"' "$T/box3"
+check "... and says why (stderr)" grep -q 'internal fault: Box refuses a string with a NUL byte (input.host)' "$T/dwd.err"
+echo '{"op":"record","time":"2025-06-02T13:00:07Z","action":"http:request","kind":"response","input":{"host":"uploads.github.com","port":443,"method":"GET","path":"/x\u0000","body_bytes":0,"intercepted":true},"output":{"status":200}}' | "$C" "$T/sock" > "$T/box4"
+check "a record with a NUL byte is an error" grep -q '^{"ok":false,"error":"Box refuses a string with a NUL byte (input.path)' "$T/box4"
 
 # ---- 3. only the socket owner's uid may connect (SO_PEERCRED) ----
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
