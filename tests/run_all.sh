@@ -70,6 +70,8 @@ suites() {
 
 suites build ""
 suites build/asan "-asan"
+# docs/PERFORMANCE.md's generator on made-up results: every section keeps its table
+run_suite "bench-report" tests/bench/report_test.sh
 # dwd killed with SIGKILL at random points and restarted (CRASH_TRIALS, default 20)
 run_suite "dwd-crash" tests/dwd/crash.sh build/dwd
 # differential testing against Cedar itself (cedar-wasm from npm)

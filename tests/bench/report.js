@@ -2,12 +2,19 @@
 // Writes docs/PERFORMANCE.md from the result files of tests/bench/run.sh.
 //
 //   node tests/bench/report.js --results build/bench/results --out docs/PERFORMANCE.md
-//        --workloads "box-example rbac-10 ..." [--dwc build/dwc] [--have-bench 0|1] [--quick 0|1]
+//        [--workloads "box-example rbac-10 ..."] [--dwc build/dwc] [--have-bench 0|1] [--quick 0|1]
 //
 // For each workload NAME the results folder holds NAME.meta (key=value: label, style, policies,
 // requests), and per mode (parsed, json) NAME.MODE.dwc / NAME.MODE.peer (key=value output of
 // `dwc bench` / cedar_peer.js), NAME.MODE.peer.skip (why the peer was not run) and
-// NAME.MODE.{dwc,peer}.err (stderr).
+// NAME.MODE.{dwc,peer}.err (stderr).  Without --workloads every NAME.meta is one.  The sections
+// measured by other programs come as load.md (tests/bench/artifact_report.sh), temporal.txt
+// (build/temporal_bench's key=value lines) and dwd.md (tests/bench/dwd_report.sh); for each, a
+// .skip file (load.skip, ...) says why it was not measured instead.
+//
+// The report is checked before it is written: every results section must hold a table with at
+// least one row (or say why it was not measured).  Otherwise report.js names the section, writes
+// nothing and exits 1, so the file cannot silently lose its tables again.
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -18,7 +25,12 @@ const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const RES = args.results || 'build/bench/results';
 const OUT = args.out || 'docs/PERFORMANCE.md';
-const WORKLOADS = (args.workloads || '').split(/\s+/).filter(Boolean);
+// every NAME.meta when --workloads is not given: the Box example first, then by style and size
+function discovered() {
+  const names = fs.existsSync(RES) ? fs.readdirSync(RES).filter((f) => f.endsWith('.meta')).map((f) => f.slice(0, -5)) : [];
+  const key = (n) => { const m = kv(path.join(RES, `${n}.meta`)) || {}; return [m.style === 'example' ? 0 : m.style === 'rbac' ? 1 : 2, Number(m.policies) || 0]; };
+  return names.sort((a, b) => { const x = key(a), y = key(b); return x[0] - y[0] || x[1] - y[1] || (a < b ? -1 : 1); });
+}
 const HAVE_BENCH = args['have-bench'] !== '0';
 const QUICK = args.quick === '1';
 
@@ -36,6 +48,8 @@ function kv(f) {
 function sh(cmd, argv) {
   try { return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch (e) { return null; }
 }
+
+const WORKLOADS = args.workloads ? args.workloads.split(/\s+/).filter(Boolean) : discovered();
 
 // ---- machine ----
 const cpuinfo = readIf('/proc/cpuinfo') || '';
@@ -212,6 +226,43 @@ p('policies match cannot give; RBAC-style conditions (`resource.owner == princip
 p('`context.hour >= 6`) compare request values with each other or with ranges and have no');
 p('literal to index, so that style evaluates the whole 1%.');
 
+// The sections other programs measure (run.sh runs them; make bench builds them).
+// fragment(NAME, FILE, TITLE, render): FILE rendered, else the reason in NAME.skip.
+const skipped = new Set(), missing = [];
+function fragment(name, file, title, render) {
+  const text = readIf(path.join(RES, file));
+  const skip = (readIf(path.join(RES, `${name}.skip`)) || '').trim();
+  if (text !== null && text.trim()) { render(text); return; }
+  p();
+  p(`## ${title}`);
+  p();
+  skipped.add(title);   /* said here, not again by the table check */
+  if (skip) p(`**Not measured in this run:** ${skip}`); else missing.push(`${title}: no ${file} in ${RES}`);
+}
+// a markdown fragment with its own `## ` heading, blank lines trimmed
+const inline = (text) => { p(); for (const l of text.replace(/^\n+|\n+$/g, '').split('\n')) p(l); };
+fragment('load', 'load.md', 'Compiling and loading (tests/bench/load_bench.c)', inline);
+fragment('temporal', 'temporal.txt', 'Temporal rules (tests/bench/temporal_bench.c)', (text) => {
+  p();
+  p('## Temporal rules (tests/bench/temporal_bench.c)');
+  p();
+  p('A count budget over a 1h window (Box shape, box.md §13), decided through the engine with N events');
+  p('in the window; the plain decision is the same set without the temporal clause, also through the engine');
+  p('(gate, history append, decision).');
+  const plain = (/^plain_ns_per_decision=(\S+)/m.exec(text) || [])[1];
+  if (plain) { p(); p(`Plain decision: ${t(plain)}.`); }
+  p();
+  p('| events in window | per decision | ÷ plain | ÷ fewest events | history | allow |');
+  p('|---:|---:|---:|---:|---:|---|');
+  for (const line of text.split('\n')) {
+    if (!/events_in_window=/.test(line)) continue;
+    const o = {};
+    for (const m of line.matchAll(/([a-z_]+)=(\S+)/g)) o[m[1]] = m[2];
+    p(`| ${int(o.events_in_window)} | ${t(o.ns_per_decision)} | ${dec(o.ratio_to_plain, 2)}× | ${dec(o.ratio_to_first, 2)}× | ${int(o.history)} | ${o.allow || '—'} |`);
+  }
+});
+fragment('dwd', 'dwd.md', 'dwd over the socket (tests/bench/dwd_load.c)', inline);
+
 p();
 p('## Checks and notes');
 p();
@@ -221,5 +272,35 @@ p();
 p('Reproduce: `make bench` (or `tests/bench/run.sh [SHARED_DIR]` after `make`). Raw key=value outputs are kept in');
 p('`build/bench/results/`; the generated sets in `build/bench/<style>-<policies>/`.');
 
+// ---- check: every results section has a table with a row ----
+// Sections are `## ` and `### ` headings; the prose-only ones are named here.  A `## `
+// section whose tables are in its `### ` subsections is checked through them.
+const PROSE = new Set(['Machine', 'Method', 'Checks and notes']);
+const sections = [];
+for (const line of L.join('\n').split('\n')) {
+  const h = /^(#{2,3}) (.*)$/.exec(line);
+  if (h) sections.push({ level: h[1].length, title: h[2], rows: 0, sep: false, subs: 0 });
+  else if (sections.length) {
+    const sec = sections[sections.length - 1];
+    if (/^\|[-:| ]+\|$/.test(line)) sec.sep = true;
+    else if (sec.sep && /^\|.*\|$/.test(line)) sec.rows++;
+  }
+}
+sections.forEach((sec, i) => {
+  if (sec.level !== 3) return;
+  for (let j = i - 1; j >= 0; j--) if (sections[j].level === 2) { sections[j].subs++; break; }
+});
+const bad = [...missing];
+for (const sec of sections) {
+  if (PROSE.has(sec.title) || skipped.has(sec.title) || (sec.level === 2 && sec.subs)) continue;
+  if (!sec.rows) bad.push(`${sec.title}: no table rows`);
+}
+for (const title of ['Results', 'Scaling with the number of policies'])
+  if (!sections.some((x) => x.title === title && x.subs)) bad.push(`${title}: no workloads`);
+if (bad.length) {
+  console.error(`report.js: not writing ${OUT}: ${bad.length} section(s) without their tables:`);
+  for (const b of bad) console.error(`  - ${b}`);
+  process.exit(1);
+}
 fs.mkdirSync(path.dirname(OUT), { recursive: true });
 fs.writeFileSync(OUT, L.join('\n') + '\n');

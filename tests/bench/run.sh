@@ -6,7 +6,10 @@
 # Generates the workloads into build/bench/, installs @cedar-policy/cedar-wasm into
 # build/bench/node if missing, runs `build/dwc bench` and the Cedar peer (tests/bench/cedar_peer.js)
 # on Box's 01-project-read example and on generated RBAC and Box sets of 10 .. 100,000 policies,
-# each with and without --from-json, one process at a time, and rewrites docs/PERFORMANCE.md.
+# each with and without --from-json, one process at a time; then compile/load times
+# (artifact_report.sh), the temporal rule's cost (temporal_bench) and dwd over its socket
+# (dwd_report.sh); and rewrites docs/PERFORMANCE.md from all of it (report.js, which refuses to
+# write a report that lacks a section's table).
 #
 # Environment knobs (all optional):
 #   DWC=path            dwc binary (default build/dwc)
@@ -18,6 +21,9 @@
 #   BENCH_PEER_BUDGET=S seconds of timed loop per Cedar run (default 8)
 #   BENCH_REPEAT=K      dwc bench runs per case; the one with the median p50 is reported (default 3)
 #   BENCH_REPORT=path   report file (default docs/PERFORMANCE.md)
+#   LOAD_BENCH, TEMPORAL_BENCH, DWD_BIN, DWD_LOAD   the other programs (default build/bench/load_bench,
+#                       build/temporal_bench, build/dwd, build/bench/dwd_load; `make bench` builds them);
+#                       a missing one is reported as "not measured" with the reason
 set -eu
 
 # Resolve the shared folder against the caller's directory, then work from the repo root.
@@ -181,7 +187,33 @@ for name in $WORKLOADS; do
   done
 done
 
+# ---- the sections other programs measure ----
+# Each leaves NAME.{md,txt} in $RES, or NAME.skip saying why not: report.js needs one of the two.
+LOAD_BENCH=${LOAD_BENCH:-build/bench/load_bench}
+TEMPORAL_BENCH=${TEMPORAL_BENCH:-build/temporal_bench}
+DWD_BIN=${DWD_BIN:-build/dwd}
+DWD_LOAD=${DWD_LOAD:-build/bench/dwd_load}
+if [ ! -d "$OUT/rbac-10000" ] && [ ! -d "$OUT/box-10000" ]; then
+  echo "no 10,000-policy set was generated (BENCH_SIZES=\"$SIZES\")" > "$RES/load.skip"
+elif [ -x "$LOAD_BENCH" ]; then
+  say "compile and load times"
+  tests/bench/artifact_report.sh "$DWC" "$LOAD_BENCH" > "$RES/load.md" 2> "$RES/load.err" ||
+    echo "tests/bench/artifact_report.sh failed: $(head -c 300 "$RES/load.err")" > "$RES/load.skip"
+else echo "$LOAD_BENCH is not built (make benchbins)" > "$RES/load.skip"; fi
+if [ -x "$TEMPORAL_BENCH" ]; then
+  say "temporal rules: $TEMPORAL_BENCH"
+  $TO "$TEMPORAL_BENCH" > "$RES/temporal.txt" 2> "$RES/temporal.err" ||
+    echo "$TEMPORAL_BENCH failed: $(head -c 300 "$RES/temporal.err")" > "$RES/temporal.skip"
+else echo "$TEMPORAL_BENCH is not built (make benchbins)" > "$RES/temporal.skip"; fi
+if [ -x "$DWD_BIN" ] && [ -x "$DWD_LOAD" ]; then
+  say "dwd over the socket"
+  [ "$QUICK" = 1 ] && : "${DWD_LOAD_SECONDS:=1}" && export DWD_LOAD_SECONDS
+  tests/bench/dwd_report.sh "$SHARED" "$DWD_BIN" "$DWD_LOAD" > "$RES/dwd.md" 2> "$RES/dwd.err" ||
+    echo "tests/bench/dwd_report.sh failed: $(tail -c 300 "$RES/dwd.err")" > "$RES/dwd.skip"
+else echo "$DWD_BIN or $DWD_LOAD is not built (make benchbins)" > "$RES/dwd.skip"; fi
+
 # ---- report ----
 node tests/bench/report.js --results "$RES" --out "$REPORT" --workloads "$WORKLOADS" \
-  --dwc "$DWC_SRC" --have-bench "$HAVE_BENCH" --quick "$QUICK" --node-dir "$NODE_DIR"
+  --dwc "$DWC_SRC" --have-bench "$HAVE_BENCH" --quick "$QUICK" --node-dir "$NODE_DIR" ||
+  die "report.js did not write $REPORT (raw results in $RES)"
 say "wrote $REPORT"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# report_test.sh - tests/bench/report.js on the made-up results in tests/bench/report-fixture/:
+# every section of the report has its table (docs/PERFORMANCE.md once lost its Results tables
+# and its temporal and dwd sections without anyone noticing), and a result set missing a
+# section, or with no workloads, makes report.js refuse to write instead of writing a report
+# without it.  Ends with `N passed, N failed`.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+FIX=tests/bench/report-fixture
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+command -v node >/dev/null 2>&1 || { echo "node not found"; echo "0 passed, 1 failed"; exit 1; }
+
+# has_table FILE HEADING: the section under HEADING (to the next heading) has a table row
+has_table() {
+    awk -v h="$2" '
+        /^#+ / { on = (substr($0, index($0, " ") + 1) == h); next }
+        on && /^\|[-:| ]+\|$/ { sep = 1; next }
+        on && sep && /^\|.*\|$/ { rows++ }
+        END { exit rows ? 0 : 1 }' "$1"
+}
+
+out=$tmp/PERFORMANCE.md
+if node tests/bench/report.js --results "$FIX" --out "$out" > "$tmp/log" 2>&1; then ok; else bad "report.js refused the fixture:"; cat "$tmp/log"; fi
+for h in "Box example 01-project-read" "rbac, 10 policies" "rbac, 100 policies" "box, 10 policies" "box, 100 policies" \
+         rbac box "Compiling and loading (tests/bench/load_bench.c)" "Temporal rules (tests/bench/temporal_bench.c)" \
+         "dwd over the socket (tests/bench/dwd_load.c)"; do
+    if [ -f "$out" ] && has_table "$out" "$h"; then ok; else bad "section \"$h\" has no table"; fi
+done
+# both modes and the ratio row of each workload
+n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "parsed ratio rows: ${n:-0}, want 5"
+n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "from-json ratio rows: ${n:-0}, want 5"
+# no paragraph twice
+d=$(grep -v '^$' "$out" | grep -v '^|' | sort | uniq -d | grep -v -- '^dwc p50 growth\|^Cedar p50 growth' | head -3)
+[ -z "$d" ] && ok || bad "repeated lines: $d"
+
+# a missing section or no workloads: refused, nothing written
+for drop in temporal.txt dwd.md load.md '*.meta'; do
+    rm -rf "$tmp/fx" && cp -r "$FIX" "$tmp/fx" && (cd "$tmp/fx" && rm -f $drop)
+    rm -f "$tmp/refused.md"
+    if node tests/bench/report.js --results "$tmp/fx" --out "$tmp/refused.md" > "$tmp/log" 2>&1; then bad "report.js wrote a report without $drop"
+    elif [ -e "$tmp/refused.md" ]; then bad "report.js refused but wrote $tmp/refused.md"
+    elif grep -q 'not writing' "$tmp/log"; then ok
+    else bad "no reason given without $drop:"; cat "$tmp/log"; fi
+done
+# a section that says why it was not measured is kept, with the reason
+rm -rf "$tmp/fx" && cp -r "$FIX" "$tmp/fx" && rm "$tmp/fx/dwd.md" && echo "dwd_report.sh failed: no dwd" > "$tmp/fx/dwd.skip"
+if node tests/bench/report.js --results "$tmp/fx" --out "$tmp/skip.md" > "$tmp/log" 2>&1 && grep -q 'Not measured in this run:\*\* dwd_report.sh failed' "$tmp/skip.md"; then ok
+else bad "a .skip section was not reported with its reason"; cat "$tmp/log"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
