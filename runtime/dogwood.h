@@ -103,9 +103,17 @@ int dw_engine_decide_request_json(dw_engine *e, const char *json, size_t len, in
 /* Forget the history (a fresh authorizer on the same policy set); also ends
  * a non-durable engine's lost-event refusals. */
 void dw_engine_reset_history(dw_engine *e);
-/* Box's name for a rule: its @id, else policy_<i>. */
+/* Box's name for a rule: its @id, else policy_<i>.  The string stays valid
+ * until dw_engine_close (across reloads). */
 const char *dw_engine_rule_name(dw_engine *e, uint32_t rule);
+/* Events retained in memory: those some leaf can still read (within the
+ * leaves' reach, and of an identity some leaf needs: dogwood.md §7.3). */
 uint32_t dw_engine_history_length(const dw_engine *e);
+/* Replay (replay_timestamps): a promise that no event given from now on is
+ * timed before ts, so the history drops what no window from ts on reaches.
+ * Without one, a replay drops only events no leaf needs by identity.  A
+ * floor lower than an earlier one is ignored. */
+void dw_engine_set_time_floor(dw_engine *e, int64_t ts);
 const char *dw_cause_name(dw_cause c);
 
 

@@ -19,6 +19,8 @@
 #include "box_gate.h"
 #include "histlog.h"
 #include "load.h"
+#include "names.h"
+#include "retention.h"
 #include "../vm/artifact.h"
 #include "../vm/teval.h"
 #include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
@@ -31,10 +33,8 @@ typedef struct history {
     uint32_t dropped;        /* events dropped by retention since the arena was rebuilt */
     uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
                                 (retention's cursor: each event is tested once, not per decision) */
-    uint32_t retry_at;       /* after a failed compaction: not again before n reaches this */
+    uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
 } history;
-
-typedef struct retired { dw_program *prog; char **names; uint32_t nnames; } retired;
 
 /* A durable engine's logged event that missed the in-memory history (keep_lost). */
 typedef struct lost_event { char *json; size_t len; int64_t ts; uint64_t seq; } lost_event;
@@ -52,13 +52,16 @@ struct dw_engine {
     bool have_ts;
     history h;
     dw_arena scratch;        /* per-decision */
-    char **names;            /* Box rule names, built on demand */
+    const char **names;      /* Box rule names, built on demand (interned in rule_names) */
+    dw_names rule_names;     /* every name handed out: valid until close, across reloads */
+    dw_retention ret;        /* which events the leaves need (runtime/retention.h) */
+    int64_t floor;           /* replay: no later event is stamped before it (dw_engine_set_time_floor) */
+    bool have_floor;
     uint32_t *leaf_policies; uint32_t nleaf_policies;   /* policies that own temporal leaves */
     dw_monitors *mon;        /* incremental monitors of the idiom leaves; NULL: teval only */
     int64_t *since;          /* per leaf: install position (ticks; INT64_MIN: all history), box.md §7 */
     uint64_t next_seq;       /* position of the next appended event */
     bool restoring;          /* recovery: monitors are rebuilt once at the end */
-    retired *old; uint32_t nold;   /* programs replaced by reloads (their names stay valid) */
     uint32_t generation;     /* reloads so far */
     char lost[256];          /* why the in-memory history misses an event ("" if whole):
                                 every event is refused until it is whole again (history_lost) */
@@ -71,6 +74,7 @@ struct dw_engine {
     pthread_t ckpt_thread;
     pthread_cond_t ckpt_cv;
     bool has_ckpt_thread, ckpt_stop, ckpt_busy;
+    uint32_t ckpt_waiters;   /* threads in wait_ckpt_idle: the checkpointer starts none meanwhile */
     char ckpt_err[256];
     uint64_t restored, replayed;
 };
@@ -140,6 +144,7 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     if (!e->since) { snprintf(err, errcap, "out of memory"); dw_engine_close(e); return NULL; }
     for (uint32_t l = 0; l < p->temporal.nleaves; l++) e->since[l] = INT64_MIN;
     e->mon = new_monitors(e, p);
+    dw_retention_install(&e->ret, p);    /* on OOM it keeps everything */
     return e;
 }
 
@@ -148,21 +153,14 @@ void dw_engine_close(dw_engine *e)
     if (!e) return;
     stop_checkpointer(e);
     if (e->log && dw_histlog_close(e->log)) fprintf(stderr, "dogwood: the history log's final flush failed\n");
-    for (uint32_t i = 0; i < e->nold; i++) {
-        for (uint32_t k = 0; k < e->old[i].nnames; k++) free(e->old[i].names ? e->old[i].names[k] : NULL);
-        free(e->old[i].names);
-        dw_program_free(e->old[i].prog);
-    }
-    free(e->old);
     free(e->pend.json);
+    dw_retention_free(&e->ret);
     free(e->since);
     free(e->h.seq);
     pthread_cond_destroy(&e->ckpt_cv);
     pthread_mutex_destroy(&e->mu);
-    if (e->names) {
-        for (uint32_t i = 0; e->s.prog && i < e->s.prog->npolicies; i++) free(e->names[i]);
-        free(e->names);
-    }
+    free(e->names);
+    dw_names_free(&e->rule_names);
     free(e->leaf_policies);
     dw_monitors_free(e->mon);
     free(e->h.ev);
@@ -197,7 +195,7 @@ static const char *rule_name_locked(dw_engine *e, uint32_t rule)
         for (uint32_t k = 0; k < pc->nannots; k++)
             if (pc->annots[k].key.len == 2 && memcmp(pc->annots[k].key.s, "id", 2) == 0)
                 snprintf(buf, sizeof buf, "%.*s", (int)pc->annots[k].value.len, pc->annots[k].value.s);
-        e->names[rule] = strdup(buf);
+        e->names[rule] = dw_names_intern(&e->rule_names, buf, strlen(buf));
     }
     return e->names[rule] ? e->names[rule] : "policy_?";
 }
@@ -461,29 +459,39 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
     return 0;
 }
 
-/* Drop events no leaf can reach any more (dogwood.md §7.3).  Only with the
- * runtime's strictly increasing timestamps; replay keeps everything. */
+/* Drop events no leaf can reach any more (dogwood.md §7.3): the event just
+ * decided when no leaf needs its identity (runtime/retention.h), and those
+ * older than the leaves' reach.  "Now" is the last timestamp with the
+ * runtime's strictly increasing ones; a replay, whose timestamps may go
+ * back, drops by time only below the floor its caller promises. */
 static void history_retain(dw_engine *e)
 {
     history *h = &e->h;
-    if (e->replay_ts || h->n < 1024) return;
-    int64_t reach = e->s.prog->max_reach;
-    int64_t horizon;
-    if (__builtin_mul_overflow(reach, e->tps, &horizon)) return;
-    int64_t now = h->ev[h->n - 1].ts;
-    /* timestamps strictly increase here, so an event out of reach stays out:
-     * resume from the cursor (amortized O(1) per event, not O(window)) */
-    uint32_t keep_from = h->scan < h->n ? h->scan : 0;
-    while (keep_from < h->n - 1 && now - h->ev[keep_from].ts > horizon) keep_from++;
+    if (h->n && !dw_retention_needs(&e->ret, &h->ev[h->n - 1])) {
+        h->n--;
+        h->dropped++;        /* its bytes stay in the arena until the next rebuild */
+    }
+    bool waste = h->dropped > h->n + 1024;
+    if (!waste && h->n < 1024) return;
+    int64_t horizon, d;
+    /* an event out of reach stays out (the clock and the floor never go
+     * back): resume from the cursor (amortized O(1) per event) */
+    uint32_t keep_from = h->scan < h->n ? h->scan : h->n ? h->n - 1 : 0;
+    if (h->n && (!e->replay_ts || e->have_floor) &&
+        !__builtin_mul_overflow(dw_retention_reach(&e->ret, e->s.prog), e->tps, &horizon)) {
+        int64_t now = e->replay_ts ? e->floor : h->ev[h->n - 1].ts;
+        while (keep_from < h->n - 1 && (__builtin_sub_overflow(now, h->ev[keep_from].ts, &d) ? now > 0 : d > horizon))
+            keep_from++;
+    }
     h->scan = keep_from;
-    if (keep_from < h->n / 2 || h->n < h->retry_at) return;
+    if ((keep_from < h->n / 2 && !waste) || h->n + h->dropped < h->retry_at) return;
     /* rebuild: copy the retained events into a fresh arena and a fresh
      * array, and install them only once every copy succeeded: on a failure
      * (out of memory) the history stays whole and in place (nothing points
      * into the freed copy), and compaction waits until the history has
      * grown by half, so a lasting shortage does not redo the copy per event */
     uint32_t w = h->n - keep_from;
-    dw_event *nev = malloc(w * sizeof *nev);
+    dw_event *nev = malloc((w ? w : 1) * sizeof *nev);
     dw_arena fresh;
     dw_arena_init(&fresh, 256 * 1024);
     for (uint32_t i = 0; nev && i < w; i++) {
@@ -500,7 +508,7 @@ static void history_retain(dw_engine *e)
     }
     if (!nev) {
         dw_arena_free(&fresh);
-        h->retry_at = h->n + h->n / 2;
+        h->retry_at = (h->n + h->dropped) + (h->n + h->dropped) / 2;   /* appended events, kept or dropped */
         return;
     }
     memcpy(h->ev, nev, w * sizeof *nev);
@@ -511,6 +519,7 @@ static void history_retain(dw_engine *e)
     h->n = w;
     h->scan = 0;
     h->retry_at = 0;
+    h->dropped = 0;
 }
 
 static int64_t stamp(dw_engine *e, int64_t ts)
@@ -1360,10 +1369,10 @@ static int export_locked(dw_engine *e, const dw_program *prog, const int64_t *si
     wb_u32(b, t->nleaves);
     for (uint32_t l = 0; l < t->nleaves; l++) { wb_u64(b, t->leaves[l].identity); wb_u64(b, (uint64_t)since[l]); }
     uint32_t first = 0;
-    if (!t->nleaves) first = h->n;                 /* nothing reads the history */
+    if (!t->nleaves && !e->ret.nold) first = h->n;   /* nothing reads the history */
     else if (!e->replay_ts && h->n) {
         int64_t horizon, now = h->ev[h->n - 1].ts;
-        if (!__builtin_mul_overflow(prog->max_reach, e->tps, &horizon))
+        if (!__builtin_mul_overflow(dw_retention_reach(&e->ret, prog), e->tps, &horizon))
             while (first < h->n && now - h->ev[first].ts > horizon) first++;
     }
     wb_u32(b, h->n - first);
@@ -1454,9 +1463,15 @@ static void feed_monitors(dw_engine *e, dw_monitors *m, const dw_program *p, con
     for (uint32_t i = 0; i < e->h.n; i++) dw_monitors_observe(m, p, &e->h.ev[i]);
 }
 
+/* The checkpointer yields to a waiter (a reload, an explicit checkpoint):
+ * without that it re-arms under steady load before the waiter can take the
+ * lock back, and the waiter starves (issue 13, row 13). */
 static void wait_ckpt_idle(dw_engine *e)
 {
+    e->ckpt_waiters++;
     while (e->ckpt_busy) pthread_cond_wait(&e->ckpt_cv, &e->mu);
+    e->ckpt_waiters--;
+    pthread_cond_broadcast(&e->ckpt_cv);     /* the checkpointer looks again once mu is free */
 }
 
 /* With mu held and no background checkpoint in flight: export and write
@@ -1491,6 +1506,7 @@ static void *checkpointer(void *arg)
         int64_t el = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
         bool due = (e->ckpt_every && e->since_ckpt >= e->ckpt_every) ||
                    (e->ckpt_ms && e->since_ckpt && el >= (int64_t)e->ckpt_ms);
+        if (e->ckpt_waiters) { pthread_cond_wait(&e->ckpt_cv, &e->mu); continue; }
         if (!due) {
             if (e->ckpt_ms) {
                 struct timespec dl = last;
@@ -1552,7 +1568,7 @@ static int log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uin
     e->log_last_ts = lts;
     if (ticket) *ticket = seq + 1;
     if (++e->since_ckpt >= e->ckpt_every && e->ckpt_every && e->has_ckpt_thread && !e->ckpt_busy)
-        pthread_cond_signal(&e->ckpt_cv);
+        pthread_cond_broadcast(&e->ckpt_cv);     /* the cv has waiters of two kinds */
     return 0;
 }
 
@@ -1756,32 +1772,24 @@ int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_i
     pthread_mutex_lock(&e->mu);
     wait_ckpt_idle(e);
     /* box.md §7: a leaf whose identity (D8) the installed program has keeps
-     * its install position, hence its state; a new or changed one starts
-     * empty: it reads only events after this reload */
-    const dw_temporal_tables *ot = &e->s.prog->temporal;
+     * its install position, hence its state; so does one a reload retired
+     * (runtime/retention.h); a new or changed one starts empty: it reads
+     * only events after this reload */
     int64_t fresh = e->have_ts ? e->last_ts + 1 : INT64_MIN;
     uint32_t kept = 0;
-    for (uint32_t l = 0; l < nl; l++) {
-        uint32_t k = 0;
-        while (k < ot->nleaves && ot->leaves[k].identity != np->temporal.leaves[l].identity) k++;
-        since[l] = k < ot->nleaves ? e->since[k] : fresh;
-        kept += k < ot->nleaves;
-    }
+    dw_retention_match(&e->ret, e->s.prog, e->since, np, fresh, since, &kept);
     feed_monitors(e, mon, np, since);
     if (e->log && checkpoint_locked(e, np, since)) {
         snprintf(err, errcap, "policy history failure: the reload could not be made durable: %s", e->ckpt_err);
         pthread_mutex_unlock(&e->mu);
         goto fail;
     }
-    retired *o = realloc(e->old, (e->nold + 1) * sizeof *o);
-    if (!o) {
-        snprintf(err, errcap, "out of memory");
-        pthread_mutex_unlock(&e->mu);
-        goto fail;
-    }
-    e->old = o;
-    e->old[e->nold++] = (retired){ e->s.prog, e->names, e->names ? e->s.prog->npolicies : 0 };
+    /* no decision holds the old program past the lock (verdicts carry rule
+     * indices, names are interned): it is freed here */
+    dw_retention_commit(&e->ret, e->s.prog, e->since, np);   /* on OOM it keeps everything */
+    dw_program_free(e->s.prog);
     e->s.prog = np;
+    free(e->names);
     e->names = NULL;
     free(e->leaf_policies);
     e->leaf_policies = lp;
@@ -1968,6 +1976,14 @@ uint32_t dw_engine_history_length(const dw_engine *e)
     uint32_t n = e->h.n;
     pthread_mutex_unlock(&m->mu);
     return n;
+}
+
+void dw_engine_set_time_floor(dw_engine *e, int64_t ts)
+{
+    pthread_mutex_lock(&e->mu);
+    if (!e->have_floor || ts > e->floor) e->floor = ts;
+    e->have_floor = true;
+    pthread_mutex_unlock(&e->mu);
 }
 
 const char *dw_engine_rule_name(dw_engine *e, uint32_t rule)

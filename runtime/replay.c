@@ -61,6 +61,42 @@ static void print_rules(dw_engine *e, const dw_verdict *v)
     printf("]");
 }
 
+/* ---- retention: replay keeps what the runtime keeps ----
+ * Replay timestamps may go back (dogwood.md §7.3), so an event out of
+ * every window now may be back in one later.  The whole trace is at hand,
+ * though: before each event the engine is told the smallest timestamp of
+ * the events still to come (dw_engine_set_time_floor), and drops what no
+ * window from there reaches, exactly as the runtime does with its
+ * increasing clock. */
+
+/* floors[k] = min(ts[k..n)), in place. */
+static void suffix_min(int64_t *ts, size_t n)
+{
+    for (size_t k = n; k-- > 1;)
+        if (ts[k] < ts[k - 1]) ts[k - 1] = ts[k];
+}
+
+/* A lower bound of a JSON line's timestamp in ticks: its "time" to the
+ * second (the fraction only adds), or INT64_MIN when the clock stamps it. */
+static int64_t line_time_bound(dw_arena *a, const char *line, size_t ll, int64_t tps)
+{
+    dw_arena_reset(a);
+    dw_source src = { "trace", line, ll };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(a, &src, &d);
+    dw_diags_free(&d);
+    const dw_json *t = j ? dw_json_get(j, "time") : NULL;
+    int64_t ms;
+    if (!t || t->kind != DW_JSON_STRING || t->u.str.len < 20) return INT64_MIN;
+    char buf[21];
+    memcpy(buf, t->u.str.s, 19);
+    buf[19] = 'Z';
+    buf[20] = 0;
+    if (!dw_datetime_parse(buf, 20, &ms) || ms < INT64_MIN / 1000000 || ms > INT64_MAX / 1000000) return INT64_MIN;
+    return ms * 1000000 / (1000000000 / tps);
+}
+
 /* ---- the .log path ---- */
 
 static bool readable(const char *path)
@@ -133,11 +169,17 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
         dw_arena_free(&a);
         return 2;
     }
+    int64_t *floors = malloc((log.n + 1) * sizeof *floors);
+    if (floors) {
+        for (size_t i = 0; i < log.n; i++) floors[i] = log.ev[i].ts;
+        suffix_min(floors, log.n);
+    }
     if (json) printf("{\"verdicts\":[");
     uint64_t n = 0;
     int rc = 0;
     for (size_t i = 0; i < log.n; i++) {
         const dw_tlog_event *x = &log.ev[i];
+        if (floors) dw_engine_set_time_floor(e, floors[i]);     /* without (OOM): everything is kept */
         dw_event_input in;
         if (dw_tlog_event_input(&a, x, &in)) { fprintf(stderr, "dwc replay: out of memory\n"); rc = 2; break; }
         dw_verdict v;
@@ -162,6 +204,7 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
         n++;
     }
     if (json) printf("]}\n");
+    free(floors);
     dw_engine_close(e);
     dw_tlog_free(&log);
     dw_arena_free(&a);
@@ -182,18 +225,28 @@ int dw_cmd_replay(int argc, char **argv)
         fprintf(stderr, "dwc replay: --format must be human or json, not `%s`\n", fmt);
         return 2;
     }
-    char *text;
-    size_t len;
-    if (dw_read_file(trace, &text, &len)) { perror(trace); return 1; }
-    size_t first = 0;
-    while (first < len && (text[first] == ' ' || text[first] == '\t' || text[first] == '\r' || text[first] == '\n')) first++;
-    if (first < len && text[first] == '@') {
+    /* Box's JSON lines are read twice, a line at a time (the floors, then
+     * the replay), so memory follows the history, not the trace; stdin is
+     * read whole first.  A .log trace is parsed whole (dogwood.md §17). */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = strcmp(trace, "-") ? fopen(trace, "rb") : NULL;
+    if (!f) {
+        if (dw_read_file(trace, &text, &len)) { perror(trace); return 1; }
+        f = len ? fmemopen(text, len, "rb") : NULL;
+    }
+    int c = f ? fgetc(f) : EOF;
+    while (c == ' ' || c == '\t' || c == '\r' || c == '\n') c = fgetc(f);
+    if (c == '@') {
+        if (!text && dw_read_file(trace, &text, &len)) { perror(trace); fclose(f); return 1; }
+        fclose(f);
         int rc = replay_log(trace, text, len, pol, sch, ev, !strcmp(fmt, "json"));
         free(text);
         return rc;
     }
-    if (first < len && text[first] != '{') {
+    if (c != EOF && c != '{') {
         fprintf(stderr, "%s: error: not a trace: expected `@` (a .log trace, dogwood.md §17) or `{` (Box's JSON lines)\n", trace);
+        if (f) fclose(f);
         free(text);
         return 2;
     }
@@ -201,14 +254,34 @@ int dw_cmd_replay(int argc, char **argv)
                              .ticks_per_second = 1000000000, .replay_timestamps = true };
     char err[256];
     dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
-    if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); free(text); return 2; }
-    size_t pass = 0, fail = 0, lineno = 0;
+    if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); if (f) fclose(f); free(text); return 2; }
+    size_t pass = 0, fail = 0, lineno = 0, nlines = 0, cap = 0;
     int rc = 0;
     dw_arena a;
     dw_arena_init(&a, 64 * 1024);
-    for (char *line = text; line && *line;) {
-        char *nl = strchr(line, '\n');
-        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t got;
+    int64_t *floors = NULL;
+    bool floors_ok = true;
+    if (f) rewind(f);
+    while (f && floors_ok && (got = getline(&line, &lcap, f)) >= 0) {
+        if (nlines == cap) {
+            int64_t *n = realloc(floors, (cap = cap ? 2 * cap : 4096) * sizeof *n);
+            if (!n) { floors_ok = false; break; }
+            floors = n;
+        }
+        size_t ll = (size_t)got;
+        while (ll && line[ll - 1] == '\n') ll--;
+        floors[nlines++] = line_time_bound(&a, line, ll, 1000000000);
+    }
+    if (floors_ok) suffix_min(floors, nlines);
+    else { free(floors); floors = NULL; }             /* without floors (OOM): everything is kept */
+    if (f) rewind(f);
+    while (f && (got = getline(&line, &lcap, f)) >= 0) {
+        size_t ll = (size_t)got;
+        while (ll && line[ll - 1] == '\n') ll--;
+        if (floors && lineno < nlines && floors[lineno] != INT64_MIN) dw_engine_set_time_floor(e, floors[lineno]);
         lineno++;
         bool blank = true;
         for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
@@ -256,9 +329,11 @@ int dw_cmd_replay(int argc, char **argv)
                 }
             }
         }
-        line = nl ? nl + 1 : NULL;
     }
     printf("%zu passed, %zu failed\n", pass, fail);
+    free(floors);
+    free(line);
+    if (f) fclose(f);
     dw_arena_free(&a);
     dw_engine_close(e);
     free(text);

@@ -95,14 +95,20 @@ const dw_uid *dw_program_find_uid(const dw_program *p, const dw_uid *u)
     return NULL;
 }
 
+static _Atomic long live_programs;
+
+long dw_program_live(void) { return live_programs; }
+
 int dw_program_prepare(dw_program *p)
 {
+    if (!p->live) { p->live = true; live_programs++; }
     return dw_program_hash_strs(p) || dw_index_build(p) || dw_guards_build(p) || dw_program_intern_uids(p) ? -1 : 0;
 }
 
 void dw_program_free(dw_program *p)
 {
     if (!p) return;
+    if (p->live) live_programs--;
     dw_arena_free(&p->arena);
     free(p);
 }

@@ -147,6 +147,7 @@ typedef struct dw_program {
     const dw_uid **uid_slots; uint32_t nuid_slots;   /* interned entity constants (power of two) */
     dw_temporal_tables temporal;   /* temporal leaves (vm/temporal.h) */
     int64_t max_reach;             /* seconds of history any leaf can read */
+    bool live;                     /* counted in dw_program_live (set by dw_program_prepare) */
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound
@@ -170,6 +171,8 @@ int dw_guards_build(dw_program *p);
 void dw_index_print(const dw_program *p, FILE *out);
 
 void dw_program_free(dw_program *p);   /* frees the arena and p itself (heap-allocated) */
+/* Prepared programs not yet freed, process-wide (a leak check for reloads). */
+long dw_program_live(void);
 /* Print the bytecode readably (`dwc disasm`). */
 void dw_program_disasm(const dw_program *p, FILE *out);
 

@@ -1,0 +1,48 @@
+/* retention.h - what the engine's history must keep (dogwood.md §7.3).
+ *
+ * The engine keeps an event while some leaf may still read it: within the
+ * largest reach of the leaves, and only if some leaf needs its identity
+ * (vm/retain.h: events no predicate can match are dropped after the
+ * decision that appends them, when that provably changes no verdict).
+ * "Some leaf" is every leaf of the installed program and the leaves of
+ * earlier programs a reload retired (the last DW_RETIRED_MAX of them):
+ * a leaf whose identity comes back — a reload to it, or a restart on the
+ * original artifact after a crash around a reload — resumes with its
+ * install position and the events it needs (issue 13, row 5). */
+#ifndef DW_RETENTION_H
+#define DW_RETENTION_H
+#include "../vm/program.h"
+#include "../vm/retain.h"
+
+#define DW_RETIRED_MAX 64
+
+typedef struct dw_retired_leaf { dw_retain_leaf need; int64_t since; } dw_retired_leaf;
+
+typedef struct dw_retention {
+    dw_retain_leaf *cur; uint32_t ncur;       /* per leaf of the installed program */
+    dw_retired_leaf *old; uint32_t nold;      /* retired leaves, oldest first */
+    dw_retain_set set;                        /* the union of both */
+} dw_retention;
+
+/* The needs of p's leaves (retired leaves kept).  0, or -1 on OOM (then
+ * everything is kept: r stays usable). */
+int dw_retention_install(dw_retention *r, const dw_program *p);
+/* Does some leaf need events like ev? */
+bool dw_retention_needs(const dw_retention *r, const dw_event *ev);
+/* Seconds of history the leaves reach back. */
+int64_t dw_retention_reach(const dw_retention *r, const dw_program *p);
+
+/* A reload from the installed program (install positions `since`) to np:
+ * fills nsince (np's positions: a leaf of the installed program or a
+ * retired one keeps its position, others get `fresh`), and *kept.  Nothing
+ * changes in r until dw_retention_commit. */
+void dw_retention_match(const dw_retention *r, const dw_program *cur, const int64_t *since, const dw_program *np,
+                        int64_t fresh, int64_t *nsince, uint32_t *kept);
+/* Make np installed: the installed program's leaves that np lacks retire
+ * (with their positions), np's leaves leave the retired list.  0, or -1 on
+ * OOM (r is then keep-everything, still consistent). */
+int dw_retention_commit(dw_retention *r, const dw_program *cur, const int64_t *since, const dw_program *np);
+
+void dw_retention_free(dw_retention *r);
+
+#endif

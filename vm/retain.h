@@ -1,0 +1,69 @@
+/* retain.h - which events a temporal leaf can ever need (history retention,
+ * dogwood.md §7.3 and §8).
+ *
+ * A runtime keeps the events some leaf may still read.  Time bounds that by
+ * the leaf's reach; identity bounds it further: an event that no predicate
+ * of a leaf names is invisible to most formulas (every predicate is false
+ * there), so dropping it from the history changes no verdict.  Not always:
+ * `previous` reads the event just before, whatever it is; `formerly !P`
+ * holds at any event that is not P; a `since` whose left side can fail at
+ * an event is broken by it.  dw_retain_leaf decides, per event identity,
+ * whether the leaf's verdicts are provably the same with those events
+ * dropped (after the decision that appends them), and keeps them otherwise.
+ *
+ * The proof is an abstract evaluation at a dropped event of identity X:
+ * never(φ) (φ holds there under no environment), always(φ) (it holds
+ * there under every one) and insensitive(φ) (its rows at every kept event
+ * are the same with and without the dropped ones, timepoints renumbered in
+ * order, as retention by time already renumbers them).  formerly A needs
+ * never(A); L since R needs never(R) and always(L); previous is never
+ * insensitive.  Anything unknown is "keep". */
+#ifndef DW_RETAIN_H
+#define DW_RETAIN_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "temporal.h"
+
+/* What a predicate asks of an event's logged record: each path present
+ * and, where the pattern is a constant, equal to it (dw_tval_eq). */
+typedef struct dw_retain_pat { dw_bytes path; const dw_value *value; /* NULL: any value */ } dw_retain_pat;
+typedef struct dw_retain_pred { dw_retain_pat *pats; uint32_t npats; } dw_retain_pred;
+
+/* An identity whose events the leaf needs when one of its predicates can
+ * match them (events that none can match are dropped: a predicate that
+ * cannot match is as false as one naming another identity). */
+typedef struct dw_retain_id { dw_bytes atype, aid, kind; dw_retain_pred *preds; uint32_t npreds; } dw_retain_id;
+
+typedef struct dw_retain_leaf {
+    uint64_t identity;       /* the leaf's (dw_tleaf.identity) */
+    int64_t reach;           /* seconds */
+    bool keep_all;           /* events no predicate matches matter too */
+    dw_retain_id *ids;
+    uint32_t nids;
+    dw_arena *arena;         /* owns ids and everything under them (not the program) */
+} dw_retain_leaf;
+
+/* The needs of leaf `leaf` of t (strings strs[0..nstrs), constants
+ * consts[0..nconsts) of the program; copied).  0, or -1 on OOM (*out is
+ * then keep_all, which is always safe). */
+int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_bytes *strs, uint32_t nstrs, const dw_value *consts,
+                         uint32_t nconsts, uint32_t leaf, dw_retain_leaf *out);
+/* Does the leaf need this event once it has been decided? */
+bool dw_retain_leaf_needs(const dw_retain_leaf *l, const dw_event *ev);
+void dw_retain_leaf_free(dw_retain_leaf *l);
+
+/* The union of several leaves' needs, for a per-event test in O(1) of the
+ * program's size: it points into the leaves, so it is rebuilt whenever
+ * they change. */
+typedef struct dw_retain_set {
+    bool keep_all;
+    int64_t reach;           /* seconds: the largest reach of its leaves */
+    const dw_retain_id **slot; uint32_t nslots;   /* open addressing, load <= 1/2 */
+} dw_retain_set;
+
+/* 0, or -1 on OOM (*s is then keep_all). */
+int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n);
+bool dw_retain_set_needs(const dw_retain_set *s, const dw_event *ev);
+void dw_retain_set_free(dw_retain_set *s);
+
+#endif
