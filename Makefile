@@ -15,6 +15,8 @@ OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
 LDLIBS  += -lxxhash -lm
 DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
+# tests/lib/run.sh: pkg-config for the installed library, man-db/groff to render the pages
+DEBIAN_PKGS += pkgconf man-db groff-base
 
 # Library sources: every layer except the drivers (files named *_main.c).
 LIB_DIRS = stdlib lang compiler vm runtime
@@ -83,13 +85,41 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# Only what runtime/dogwood.h declares is visible outside the shared library;
+# hidden symbols still link from the static archive (dwc, dwd, tests).
+$(LIB_OBJS): CFLAGS += -fvisibility=hidden
+# the library's objects are rebuilt when their flags change (a build tree
+# from before -fvisibility=hidden would otherwise export everything)
+$(BUILD)/obj/lib-cflags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS)' > $@
+$(LIB_OBJS): $(BUILD)/obj/lib-cflags
+.PHONY: FORCE
 $(BUILD)/libdogwood.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 # `dwc check`'s proofs (Z3) are linked into dwc only, not into the shared library or dwd
 PROVE_OBJS = $(BUILD)/obj/compiler/smt.o $(BUILD)/obj/compiler/prove.o $(BUILD)/obj/runtime/check.o
-$(BUILD)/libdogwood.so: $(filter-out $(PROVE_OBJS),$(LIB_OBJS))
-	$(CC) -shared -o $@ $^ $(LDLIBS) -lseccomp -lpthread
+
+# ---- the shared library: libdogwood.so.MAJOR, exporting dogwood.h only ----
+# The release is defined once, in runtime/dogwood.h (DW_VERSION_MAJOR/MINOR/PATCH).
+dw_version_part = $(shell sed -n 's/^[#]define DW_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' runtime/dogwood.h)
+VERSION_MAJOR := $(call dw_version_part,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call dw_version_part,MINOR).$(call dw_version_part,PATCH)
+SONAME = libdogwood.so.$(VERSION_MAJOR)
+SO_REAL = libdogwood.so.$(VERSION)
+# dwc's and dwd's own modules stay out: the proofs (Z3), the benchmark (it
+# counts allocations through runtime/alloc_count.c), dwd's protocol, keeper
+# and seccomp confinement, and dwc's replay driver.
+SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o keeper.o seccomp.o replay.o)
+# -z defs: nothing left undefined (sanitizer runtimes come from the executable)
+SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
+$(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map
+	$(CC) $(OPT) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=runtime/libdogwood.map $(SO_DEFS) \
+	    -o $@ $(filter %.o,$^) $(LDLIBS) -lpthread
+$(BUILD)/libdogwood.so: $(BUILD)/$(SO_REAL)
+	ln -sfn $(SO_REAL) $(BUILD)/$(SONAME)
+	ln -sfn $(SONAME) $@
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3
@@ -98,6 +128,39 @@ $(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread
 $(BUILD)/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=] ; make uninstall ----
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+INCDIR = $(DESTDIR)$(PREFIX)/include
+MANDIR = $(DESTDIR)$(PREFIX)/share/man
+MAN_PAGES = $(BUILD)/man/dwc.1 $(BUILD)/man/dwd.8 $(BUILD)/man/dogwood.3
+# the pages carry the release and its date from this one place
+$(BUILD)/man/%: docs/man/% runtime/dogwood.h
+	@mkdir -p $(dir $@)
+	sed -e 's/@VERSION@/$(VERSION)/g' $< > $@
+$(BUILD)/dogwood.pc: runtime/dogwood.pc.in runtime/dogwood.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's/@VERSION@/$(VERSION)/g' $< > $@
+# PREFIX is baked into dogwood.pc: rebuild it whenever install runs
+.PHONY: install uninstall $(BUILD)/dogwood.pc
+install: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dogwood.pc $(MAN_PAGES)
+	install -d $(BINDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man8
+	install -m 755 $(BUILD)/dwc $(BUILD)/dwd $(BINDIR)/
+	install -m 755 $(BUILD)/$(SO_REAL) $(LIBDIR)/
+	ln -sfn $(SO_REAL) $(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(LIBDIR)/libdogwood.so
+	install -m 644 $(BUILD)/libdogwood.a $(LIBDIR)/
+	install -m 644 runtime/dogwood.h $(INCDIR)/dogwood.h
+	install -m 644 $(BUILD)/dogwood.pc $(LIBDIR)/pkgconfig/dogwood.pc
+	install -m 644 $(BUILD)/man/dwc.1 $(MANDIR)/man1/
+	install -m 644 $(BUILD)/man/dogwood.3 $(MANDIR)/man3/
+	install -m 644 $(BUILD)/man/dwd.8 $(MANDIR)/man8/
+uninstall:
+	rm -f $(BINDIR)/dwc $(BINDIR)/dwd $(LIBDIR)/$(SO_REAL) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdogwood.so \
+	    $(LIBDIR)/libdogwood.a $(INCDIR)/dogwood.h $(LIBDIR)/pkgconfig/dogwood.pc \
+	    $(MANDIR)/man1/dwc.1 $(MANDIR)/man3/dogwood.3 $(MANDIR)/man8/dwd.8
 
 # ---- dependencies (Debian packages, installed only when missing) ----
 deps:

@@ -103,6 +103,16 @@ void dw_diag_print(const dw_diag *g, FILE *out)
     if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
 }
 
+void dw_diag_format(const dw_diag *g, char *buf, size_t cap)
+{
+    if (!buf || !cap) return;
+    const dw_source *src = g->src;
+    int n = src && src->name
+        ? snprintf(buf, cap, "%s:%u:%u: %s: %s", src->name, g->loc.line, g->loc.col, sev_name(g->sev), g->msg)
+        : snprintf(buf, cap, "%s: %s", sev_name(g->sev), g->msg);
+    if (g->hint && n >= 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " (hint: %s)", g->hint);
+}
+
 void dw_diags_print(const dw_diags *d, FILE *out)
 {
     for (size_t i = 0; i < d->n; i++) dw_diag_print(&d->v[i], out);

@@ -49,6 +49,10 @@ void dw_diag_add(dw_diags *d, dw_severity sev, const dw_source *src, dw_loc loc,
 /* Render every diagnostic, in order, in the format above. */
 void dw_diags_print(const dw_diags *d, FILE *out);
 void dw_diag_print(const dw_diag *g, FILE *out);
+/* One diagnostic on one line, "file:line:col: error: message (hint: ...)",
+ * into buf (truncated, NUL-terminated): the text library callers get back
+ * instead of stderr. */
+void dw_diag_format(const dw_diag *g, char *buf, size_t cap);
 /* The source line containing loc, and a caret span under it (every diagnostic
  * printer uses it, so carets line up the same everywhere). */
 void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "dogwood.h"
 #include "load.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/lint.h"
@@ -217,7 +218,7 @@ static int print_sarif(FILE *out, const dw_source *src, const dw_findings *f, bo
             if (strcmp(first[k]->rule, f->v[i].rule) == 0) ridx[i] = k;
     fputs("{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n"
           "  \"runs\": [\n    {\n      \"tool\": {\n        \"driver\": {\n          \"name\": \"dwc\",\n"
-          "          \"rules\": [", out);
+          "          \"version\": \"" DW_VERSION_STRING "\",\n          \"rules\": [", out);
     for (size_t k = 0; k < nr; k++) {
         const dw_lint_rule *r = &dw_lint_rules[first[k]->rule_index];
         fputs(k ? ",\n            {" : "\n            {", out);

@@ -50,6 +50,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The one definition of the release: dwc --version, dwd --version,
+ * dw_version(), the SONAME (libdogwood.so.MAJOR), dogwood.pc, the man pages,
+ * SARIF's driver.version and the decision log's OTLP scope all take it from
+ * here (the Makefile reads these three lines). */
+#define DW_VERSION_MAJOR 1
+#define DW_VERSION_MINOR 0
+#define DW_VERSION_PATCH 0
+#define DW_VERSION_TEXT_(a, b, c) #a "." #b "." #c
+#define DW_VERSION_TEXT(a, b, c) DW_VERSION_TEXT_(a, b, c)
+#define DW_VERSION_STRING DW_VERSION_TEXT(DW_VERSION_MAJOR, DW_VERSION_MINOR, DW_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The library is compiled with -fvisibility=hidden: what this header
+ * declares is the shared library's whole interface (libdogwood.map gives it
+ * the version DOGWOOD_1); everything else links only statically. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef struct dw_engine dw_engine;
 
 /* "No time given" for the ts arguments below: the event's "time" member if
@@ -116,44 +137,6 @@ uint32_t dw_engine_history_length(const dw_engine *e);
 void dw_engine_set_time_floor(dw_engine *e, int64_t ts);
 const char *dw_cause_name(dw_cause c);
 
-
-/* ---- events given by their parts (dogwood.md §7.1, §15.1) ----
- * For hosts and trace readers with their own event formats (the `.log`
- * replay, runtime/trace_log.h).  Values are event values (§7.2) as defined in
- * vm/value.h + vm/temporal.h: Null (DW_V_NULL), Bool, Long, Decimal, String,
- * Entity, Array (DW_V_ARRAY, in order) and Record; the engine copies what it
- * keeps.  Nothing is mirrored: the logged record is exactly `logged` (§20 Q3;
- * hosts that want callerPrincipal/callerResource write them). */
-struct dw_value;
-struct dw_uid;
-
-typedef struct dw_event_entity {
-    const struct dw_uid *uid;
-    const struct dw_value *attrs;               /* RECORD of event values, or NULL */
-    const struct dw_uid *const *parents;        /* direct parents */
-    uint32_t nparents;
-} dw_event_entity;
-
-typedef struct dw_event_input {
-    const char *atype; size_t atype_len;        /* action namespace path + "Action": "Drupe::Action" */
-    const char *aid; size_t aid_len;            /* action id: "Read" */
-    const char *kind; size_t kind_len;          /* event kind: "request" */
-    int64_t ts;                                 /* ticks (taken as given with replay_timestamps), or DW_TS_NOW */
-    const struct dw_uid *principal, *resource;  /* scope; NULL when absent (a decision is then denied) */
-    const struct dw_value *logged;              /* RECORD: the logged record; NULL = empty */
-    const struct dw_value *context;             /* RECORD: the request-context groups; NULL = empty */
-    const dw_event_entity *entities;            /* per-event entity data */
-    uint32_t nentities;
-} dw_event_input;
-
-/* Observe one event (§15.1): it is appended to the history whatever follows;
- * an event whose kind is not a decision kind of the event schema gets
- * v->decided == false.  A decision gets Cedar's verdict (§15.2: an erroring
- * policy is skipped, it does not deny); a failure of steps 3-7 is a deny with
- * cause internal_fault.  v->message then holds the errors, one per line
- * ('\n'-separated, truncated to the buffer).  0, or -1 when the engine is
- * unusable. */
-int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v);
 
 /* ---- for the decision service (runtime/dwd_main.c) ---- */
 typedef enum dw_observe_mode {
@@ -253,4 +236,39 @@ typedef struct dw_engine_stats {
 } dw_engine_stats;
 void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st);
 
+/* The library's release, "MAJOR.MINOR.PATCH" (DW_VERSION_STRING of the
+ * library actually loaded, which may be newer than the header compiled
+ * against).  Static storage. */
+const char *dw_version(void);
+/* Frees memory the library handed to the caller (dw_engine_export_state's
+ * *state).  NULL is a no-op. */
+void dw_free(void *p);
+
+/* ---- ownership and threads, per function ----
+ * dw_engine_open, dw_engine_open_durable: any thread; the engine belongs to
+ *   the caller until dw_engine_close.  cfg, d and every string in them are
+ *   read during the call only.  On failure NULL, and err holds the first
+ *   diagnostic ("file:line:col: error: message"; truncated to errcap).
+ * dw_engine_close: once, when no other call on the engine is running or
+ *   will start; every name the engine returned is invalid afterwards.
+ * dw_engine_decide_json, _decide_request_json, _record_json, _observe_json,
+ *   _submit_json, _wait, _checkpoint, _export_state, _import_state,
+ *   _reload, _reset_history, _get_stats, _history_length: any number of
+ *   threads at once on one engine (one lock; durability waits happen after
+ *   it is released).  json/artifact/state bytes are read during the call
+ *   only; v, info, st, rec and err are the caller's and filled by the call.
+ *   A hook runs on the calling thread under the engine lock and must not
+ *   call back into the engine.
+ * dw_engine_rule_name, dw_engine_history_error: any thread; the string is
+ *   the engine's, valid until dw_engine_close (not freed by the caller).
+ * dw_engine_rule_description: any thread; copies into the caller's buf.
+ * dw_engine_export_state: *state is the caller's, freed with dw_free.
+ * dw_cause_name, dw_version: any thread; static strings. */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
 #endif

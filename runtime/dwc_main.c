@@ -8,7 +8,7 @@
 #include "replay.h"
 #include "check.h"
 #include "cli.h"
-#include "dogwood.h"
+#include "dogwood_parts.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
 #include "../compiler/macros.h"
@@ -157,7 +157,7 @@ static int authorize_lines_engine(const char *pol, const char *sch, const char *
 {
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000 };
     char err[256];
-    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) { fprintf(stderr, "dwc authorize: error: %s\n", err); return 2; }
     char *text;
     size_t len;
@@ -426,7 +426,7 @@ static void usage(FILE *out)
     fputs("dwc - the Dogwood policy toolchain\n\nusage: dwc COMMAND [OPTIONS]\n\ncommands:\n", out);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n`dwc COMMAND --help` describes a command.\n", out);
+    fputs("\n`dwc COMMAND --help` describes a command; `dwc --version` prints the release.\n", out);
 }
 
 static int cmd_help(int argc, char **argv)
@@ -445,6 +445,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
+    if (strcmp(argv[1], "--version") == 0) { printf("dwc %s\n", dw_version()); return 0; }
     if (strcmp(argv[1], "--check") == 0) {     /* `dwc --check POLICY.dw ...` */
         argv[1] = "check";
         return dw_cmd_check(argc - 1, argv + 1);

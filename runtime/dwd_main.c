@@ -518,6 +518,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
+        if (!strcmp(a, "--version")) { printf("dwd %s\n", dw_version()); return 0; }
         if (!strcmp(a, "--selftest-seccomp")) return dw_confine_selftest();
         if (!strcmp(a, "--selftest-keeper")) {            /* tests only: --selftest-keeper DIR */
             if (i + 1 >= argc) { usage(); return 2; }

@@ -1,6 +1,7 @@
 /* dwd_protocol.c - request parsing and reply formatting for dwd (see
  * dwd_protocol.h and docs/DWD.md). */
 #include "dwd_protocol.h"
+#include "dogwood.h"   /* DW_VERSION_STRING: the OTLP scope version */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,7 +476,7 @@ static void correlation_attrs(dwd_buf *out, const dwd_request *rq)
 void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d, const char *message)
 {
     log_resource(out, li);
-    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
+    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\",\"version\":\"" DW_VERSION_STRING "\"},\"logRecords\":[{"
                    "\"timeUnixNano\":\"%lld\",\"severityNumber\":%d,\"severityText\":\"%s\","
                    "\"eventName\":\"strands.box.policy.decision\","
                    "\"traceId\":\"%016llx%016llx\",\"spanId\":\"%016llx\",\"attributes\":[",
@@ -504,7 +505,7 @@ void dwd_log_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, c
 void dwd_span_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, const dwd_decision *d)
 {
     log_resource_kind(out, li, "resourceSpans");
-    dwd_buf_printf(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{"
+    dwd_buf_printf(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\",\"version\":\"" DW_VERSION_STRING "\"},\"spans\":[{"
                    "\"traceId\":\"%016llx%016llx\",\"spanId\":\"%016llx\",",
                    (unsigned long long)li->trace_hi, (unsigned long long)li->trace_lo, (unsigned long long)li->span);
     if (rq->has_parent_span) dwd_buf_printf(out, "\"parentSpanId\":\"%016llx\",", (unsigned long long)rq->parent_span);
@@ -522,7 +523,7 @@ void dwd_span_line(dwd_buf *out, const dwd_log_info *li, const dwd_request *rq, 
 void dwd_log_control(dwd_buf *out, const dwd_log_info *li, const char *operation, const char *const *kv, size_t nkv)
 {
     log_resource(out, li);
-    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.control\"},\"logRecords\":[{"
+    dwd_buf_printf(out, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.control\",\"version\":\"" DW_VERSION_STRING "\"},\"logRecords\":[{"
                    "\"timeUnixNano\":\"%lld\",\"severityNumber\":9,\"severityText\":\"info\","
                    "\"eventName\":\"strands.box.control.%s\",\"body\":{\"stringValue\":\"%s\"},\"attributes\":[",
                    (long long)li->time_ns, operation, operation);

@@ -7,7 +7,7 @@
  *          admits the request -> Cedar decision -> Box's verdict.
  * record:  build the event -> append.
  * Every failure after the gate is a deny with cause internal_fault. */
-#include "dogwood.h"
+#include "dogwood_parts.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -108,7 +108,9 @@ static dw_monitors *new_monitors(dw_engine *e, const dw_program *p)
     return m;
 }
 
-dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
+/* print: dwc's commands, which show every diagnostic with its caret on
+ * stderr; library callers get the first one back in err instead. */
+static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err, size_t errcap)
 {
     if (!err) errcap = 0;
     if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
@@ -121,6 +123,7 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     pthread_cond_init(&e->ckpt_cv, &ca);
     pthread_condattr_destroy(&ca);
     dw_session_init(&e->s);
+    e->s.quiet = !print;
     dw_arena_init(&e->h.arena, 256 * 1024);
     dw_arena_init(&e->scratch, 256 * 1024);
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
@@ -131,7 +134,8 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     if (!rc) rc = dw_session_load_policies(&e->s, cfg->policy_path);
     if (!rc) rc = dw_session_load_entities(&e->s, NULL);
     if (rc) {
-        snprintf(err, errcap, "cannot load the policy set (diagnostics above)");
+        if (print || !e->s.first_error[0]) snprintf(err, errcap, "cannot load the policy set%s", print ? " (diagnostics above)" : "");
+        else snprintf(err, errcap, "%s", e->s.first_error);
         dw_engine_close(e);
         return NULL;
     }
@@ -147,6 +151,9 @@ dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap)
     dw_retention_install(&e->ret, p);    /* on OOM it keeps everything */
     return e;
 }
+
+dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, false, err, errcap); }
+dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, err, errcap); }
 
 void dw_engine_close(dw_engine *e)
 {

@@ -1,5 +1,6 @@
 #include "load.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../lang/strlit.h"
@@ -33,11 +34,22 @@ void dw_session_free(dw_session *s)
     memset(s, 0, sizeof *s);
 }
 
-static int read_source(const char *path, dw_source *src, char **text)
+/* An error without a source position: printed, or kept as the first. */
+static void report(dw_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(dw_session *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!s->quiet) { vfprintf(stderr, fmt, ap); fputc('\n', stderr); }
+    else if (!s->first_error[0]) vsnprintf(s->first_error, sizeof s->first_error, fmt, ap);
+    va_end(ap);
+}
+
+static int read_source(dw_session *s, const char *path, dw_source *src, char **text)
 {
     size_t len;
     if (dw_read_file(path, text, &len)) {
-        fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
+        report(s, "%s: error: cannot read: %s", path, strerror(errno));
         return 1;
     }
     src->name = path;
@@ -48,7 +60,10 @@ static int read_source(const char *path, dw_source *src, char **text)
 
 static int flush_diags(dw_session *s)
 {
-    dw_diags_print(&s->diags, stderr);
+    if (!s->quiet) dw_diags_print(&s->diags, stderr);
+    for (size_t i = 0; s->quiet && !s->first_error[0] && i < s->diags.n; i++)
+        if (s->diags.v[i].sev == DW_SEV_ERROR) dw_diag_format(&s->diags.v[i], s->first_error, sizeof s->first_error);
+    if (s->quiet && !s->first_error[0] && s->diags.nerrors) report(s, "error: the input was rejected (out of memory recording why)");
     int rc = s->diags.nerrors ? 2 : 0;
     dw_diags_free(&s->diags);
     dw_diags_init(&s->diags);
@@ -57,11 +72,11 @@ static int flush_diags(dw_session *s)
 
 int dw_session_load_policies(dw_session *s, const char *path)
 {
-    if (read_source(path, &s->policy_src, &s->policy_text)) return 1;
+    if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
     if (dw_is_artifact(s->policy_text, s->policy_src.len)) {
         char msg[256];
         s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
-        if (!s->prog) { fprintf(stderr, "%s: error: artifact refused: %s\n", path, msg); return 2; }
+        if (!s->prog) { report(s, "%s: error: artifact refused: %s", path, msg); return 2; }
         return 0;
     }
     s->ps = dw_parse_policy_set(&s->policy_src, &s->diags);
@@ -93,7 +108,7 @@ int dw_session_load_schema(dw_session *s, const char *path)
         if (!s->schema || s->diags.nerrors) { flush_diags(s); return 2; }
         return flush_diags(s);
     }
-    if (read_source(path, &s->schema_src, &s->schema_text)) return 1;
+    if (read_source(s, path, &s->schema_src, &s->schema_text)) return 1;
     s->schema = dw_schema_parse(&s->schema_src, &s->diags);
     if (!s->schema || s->diags.nerrors) { flush_diags(s); return 2; }
     return flush_diags(s);
@@ -106,7 +121,7 @@ int dw_session_load_events(dw_session *s, const char *what)
     if (!what) what = s->box ? "box" : "default";
     if (dw_event_schema_builtin_text(what)) s->es = dw_event_schema_builtin(what, &s->diags);
     else {
-        if (read_source(what, &s->events_src, &s->events_text)) return 1;
+        if (read_source(s, what, &s->events_src, &s->events_text)) return 1;
         s->es = dw_event_schema_parse(&s->events_src, &s->diags);
     }
     if (!s->es || s->diags.nerrors) { flush_diags(s); return 2; }
@@ -120,16 +135,16 @@ int dw_session_load_entities(dw_session *s, const char *path)
     dw_buf err = { 0 };
     int rc = 0;
     if (path) {
-        if (read_source(path, &s->entities_src, &s->entities_text)) return 1;
+        if (read_source(s, path, &s->entities_src, &s->entities_text)) return 1;
         const dw_json *j = dw_json_parse(&s->store.arena, &s->entities_src, &s->diags);
         if (!j) return flush_diags(s) ? 2 : 2;
         if (dw_store_load_json(&s->store, j, s->schema, &err)) {
-            fprintf(stderr, "%s: error: %s\n", path, err.p ? err.p : "invalid entities");
+            report(s, "%s: error: %s", path, err.p ? err.p : "invalid entities");
             rc = 2;
         }
     } else {
         if ((s->schema && dw_store_add_schema_actions(&s->store, s->schema, &err)) || dw_store_seal(&s->store)) {
-            fprintf(stderr, "error: %s\n", err.p ? err.p : "out of memory");
+            report(s, "error: %s", err.p ? err.p : "out of memory");
             rc = 2;
         }
     }

@@ -28,12 +28,18 @@ typedef struct dw_session {
     char *events_text;
     bool box;                /* --schema box: Box's built-in actions and events */
     dw_policy_set *macro_lib;   /* the macro library: expanded policies point into it */
+    /* Library callers (dw_engine_open) set quiet: nothing is printed, and
+     * the first error is kept in first_error ("file:line:col: error: ...")
+     * for the caller's err buffer.  dwc leaves it false (stderr). */
+    bool quiet;
+    char first_error[512];
 } dw_session;
 
 void dw_session_init(dw_session *s);
 void dw_session_free(dw_session *s);
-/* Each returns 0, or prints diagnostics to stderr and returns 1 (I/O error)
- * or 2 (rejected input). */
+/* Each returns 0, or reports its diagnostics (on stderr, or with quiet the
+ * first error in first_error) and returns 1 (I/O error) or 2 (rejected
+ * input). */
 int dw_session_load_policies(dw_session *s, const char *path);
 /* PATH, or "box" for Box's built-in action schema (which also selects Box's
  * event schema unless --events names one). */

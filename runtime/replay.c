@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "dogwood.h"
+#include "dogwood_parts.h"
 #include "load.h"
 #include "trace_log.h"
 
@@ -162,7 +162,7 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = ev,
                              .ticks_per_second = 1, .replay_timestamps = true };
     char err[256];
-    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) {
         fprintf(stderr, "dwc replay: error: %s\n", err);
         dw_tlog_free(&log);
@@ -253,7 +253,7 @@ int dw_cmd_replay(int argc, char **argv)
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
                              .ticks_per_second = 1000000000, .replay_timestamps = true };
     char err[256];
-    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); if (f) fclose(f); free(text); return 2; }
     size_t pass = 0, fail = 0, lineno = 0, nlines = 0, cap = 0;
     int rc = 0;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lang/strlit.h"
-#include "dogwood.h"
+#include "dogwood_parts.h"
 
 typedef struct lp {
     dw_arena *a;

@@ -142,7 +142,7 @@ check "dwd stops cleanly on SIGTERM" stop_dwd
 # ---- 4. the decision log ----
 nd=$(grep -c '"verdict"' "$T/replies1")
 check "decision log: one line per decision" test "$(grep -c '^{"resourceLogs":\[' "$T/decisions.jsonl")" -ge "$nd"
-check "decision log: Box's scope, event and severities" grep -q '"scope":{"name":"strands-box.policy"},"logRecords":\[{"timeUnixNano":"1748865600000000000","severityNumber":9,"severityText":"permit","eventName":"strands.box.policy.decision"' "$T/decisions.jsonl"
+check "decision log: Box's scope, event and severities" grep -q '"scope":{"name":"strands-box.policy","version":"'"$("$DWD" --version | cut -d' ' -f2)"'"},"logRecords":\[{"timeUnixNano":"1748865600000000000","severityNumber":9,"severityText":"permit","eventName":"strands.box.policy.decision"' "$T/decisions.jsonl"
 check "decision log: deny reason and determining ids" grep -q '"strands.box.policy.determining.ids","value":{"arrayValue":{"values":\[{"stringValue":"github_budget"},{"stringValue":"github_burst"}\]}}},{"key":"strands.box.policy.reason"' "$T/decisions.jsonl"
 
 # ---- 5. durability across a restart ----
@@ -216,7 +216,7 @@ if [ -x "$DWC" ] && "$DWC" compile "$ex/policy.dw" -s box -o "$T/A.dwb" >/dev/nu
     n2=$(grep -c '"op":"decide"' "$T/rl2")
     check "changed leaf starts empty: 12:03:00 permitted (the original denies it)" grep -q '^permit|github_hosts|permitted$' <(sed -n "$((n1 + n2 + 1))p" "$T/rl-got")
     check "the trace itself denies 12:03:00" grep -q '^deny|github_budget|forbidden$' <(sed -n "$((n1 + n2 + 1))p" "$T/want1")
-    check "decision log: policy_installed control record for the reload" grep -q '"scope":{"name":"strands-box.control"}.*"eventName":"strands.box.control.policy_installed".*"stringValue":"'"$T"'/B.dwb"' "$T/rl-decisions.jsonl"
+    check "decision log: policy_installed control record for the reload" grep -q '"scope":{"name":"strands-box.control","version":"[0-9.]*"}.*"eventName":"strands.box.control.policy_installed".*"stringValue":"'"$T"'/B.dwb"' "$T/rl-decisions.jsonl"
     check "decision log: box_started control record" grep -q '"eventName":"strands.box.control.box_started"' "$T/rl-decisions.jsonl"
     # restart after the reload (on B, --artifact as the issue spells it) agrees with the reference
     POLICY="$T/A.dwb" start_dwd "$T/state-rl2" --trust-client-time || bad "dwd starts (reload restart test)"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lang/json.h"
-#include "runtime/dogwood.h"
+#include "runtime/dogwood_parts.h"
 #include "runtime/trace_log.h"
 #include "tests/fuzz/fuzz_seeds.h"
 
