@@ -1,5 +1,6 @@
 # dwc - the Dogwood policy toolchain.  Plain GNU make, out-of-tree objects in build/.
-#   make            build/dwc, build/libdogwood.a, build/libdogwood.so
+#   make            build/dwc, build/dwd, build/libdogwood.a, build/libdogwood.so (-> .so.1 -> .so.1.x.y)
+#   make install    PREFIX=/usr/local DESTDIR= (make uninstall); tests/lib/run.sh checks it
 #   make demo       install deps, build, run the Box example through the VM
 #   make test       install deps, build, run every suite (ends with "N passed, N failed")
 #   make conformance  Cedar's conformance corpus only

@@ -69,6 +69,8 @@ suites() {
 }
 
 suites build ""
+# libdogwood as installed: make install DESTDIR, exports, pkg-config/dlopen/static C, Python, Rust, man pages
+run_suite "lib" tests/lib/run.sh build "$SHARED"
 suites build/asan "-asan"
 # docs/PERFORMANCE.md's generator on made-up results: every section keeps its table
 run_suite "bench-report" tests/bench/report_test.sh
