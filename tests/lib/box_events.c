@@ -116,11 +116,11 @@ static void run_file(FILE *out, const char *dir, const char *bundle, const char 
         dw_verdict v;
         if (!trace) {
             p_dw_engine_reset_history(e);
-            check(p_dw_engine_decide_request_json(e, line, strlen(line), 0, &v) == 0, path);
+            check(p_dw_engine_decide_request_json(e, line, strlen(line), DW_TS_NOW, &v) == 0, path);
         } else if (has_expect || (member(line, "kind", kind, sizeof kind) && !strcmp(kind, "request"))) {
-            check(p_dw_engine_decide_json(e, line, strlen(line), 0, &v) == 0, path);
+            check(p_dw_engine_decide_json(e, line, strlen(line), DW_TS_NOW, &v) == 0, path);
         } else {
-            check(p_dw_engine_record_json(e, line, strlen(line), 0, err, sizeof err) == 0, path);
+            check(p_dw_engine_record_json(e, line, strlen(line), DW_TS_NOW, err, sizeof err) == 0, path);
             continue;
         }
         rules_of(e, &v, rules, sizeof rules);

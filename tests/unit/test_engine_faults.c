@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/dogwood.h"
+#include "runtime/dogwood_parts.h"
 #include "tests/unit/alloc_fail.h"
 
 static char dir[256];

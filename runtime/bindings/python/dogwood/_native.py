@@ -10,9 +10,9 @@ import os
 SONAME = "libdogwood.so.1"
 MAX_RULES = 32
 
-# dw_engine_decide_json and friends: a ts of 0 means "the event's time
-# member, else the clock" (dogwood.h).
-TS_NOW = 0
+# DW_TS_NOW (dogwood.h): the ts meaning "the event's time member, else the
+# clock"; every other value, 0 included, is a time in ticks.
+TS_NOW = -(2 ** 63)
 
 DURABILITY = {"full": 0, "batch": 1, "none": 2}
 

@@ -4,8 +4,9 @@
 #![allow(non_camel_case_types)]
 use std::os::raw::{c_char, c_int, c_void};
 
-/// `ts` argument meaning "the event's time member, else the clock".
-pub const DW_TS_NOW: i64 = 0;
+/// `ts` argument meaning "the event's time member, else the clock"
+/// (dogwood.h's DW_TS_NOW); every other value, 0 included, is a time.
+pub const DW_TS_NOW: i64 = i64::MIN;
 pub const DW_VERDICT_MAX_RULES: usize = 32;
 
 pub const DW_CAUSE_PERMITTED: c_int = 0;
