@@ -1,26 +1,33 @@
 /* bench.c - `dwc bench`.  Requests are decoded once (or, with --from-json,
  * inside the timed loop), run round-robin after a warm-up, and every decision
  * is timed on its own for the percentiles.  A second, untimed-per-decision
- * pass gives ns_per_decision without the clock's own cost in it. */
+ * pass gives ns_per_decision without the clock's own cost in it.  With
+ * --engine each line is a Box event decided through the stateful engine
+ * (runtime/bench_engine.c) in the same loop. */
 #include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "alloc_count.h"
+#include "bench_engine.h"
 #include "cli.h"
 #include "load.h"
 
 const char dw_bench_usage[] =
     "usage: dwc bench -p POLICY [-s SCHEMA] [--entities E] --requests FILE.jsonl [-n|--decisions N]\n"
-    "                 [--from-json] [--no-index]\n"
+    "                 [--from-json] [--no-index] [--engine]\n"
     "Decide each request of FILE.jsonl (Cedar request JSON, one per line) round-robin,\n"
     "N decisions in all (default 1000000) after a warm-up, and print key=value lines:\n"
     "decisions, ns_per_decision, p50_ns, p90_ns, p99_ns, allocs_per_decision,\n"
     "policies_evaluated_per_decision, allow, deny (and timer_overhead_ns, requests).\n"
     "  --from-json  parse each request's JSON inside the timed loop\n"
     "  --no-index   run every policy (the decision index switched off)\n"
-    "A set with temporal rules is refused: their leaves need the stateful engine's history.\n";
+    "  --engine     each line is a Box event (box.md §15.2) decided through the stateful engine as\n"
+    "               dw_engine_decide_json does (gate, history append with its retention, temporal\n"
+    "               leaves, verdict; in memory, no log); -s defaults to box, JSON is always parsed\n"
+    "               in the loop; events that are not decisions are recorded (recorded=N)\n"
+    "Without --engine a set with temporal rules is refused: their leaves need the engine's history.\n";
 
 static inline uint64_t clock_ns(void)
 {
@@ -72,31 +79,205 @@ static int build_request(dw_session *s, dw_arena *a, const char *line, size_t le
                                 dw_json_get(j, "context"), s->schema, s->schema != NULL, out, err);
 }
 
+/* The lines of text that are not blank, split in place (each '\n' becomes a
+ * NUL).  *lines: malloc'd; -1 on OOM. */
+static int split_lines(char *text, const char ***lines, size_t **lens, size_t *count)
+{
+    size_t n = 0, cap = 0;
+    const char **ls = NULL;
+    size_t *ln = NULL;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+        if (nl) *nl = 0;
+        bool blank = true;
+        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
+        if (!blank) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                const char **nls = realloc(ls, cap * sizeof *nls);
+                if (nls) ls = nls;
+                size_t *nln = nls ? realloc(ln, cap * sizeof *nln) : NULL;
+                if (nln) ln = nln;
+                if (!nls || !nln) { free(ls); free(ln); return -1; }
+            }
+            ls[n] = line;
+            ln[n++] = ll;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    *lines = ls;
+    *lens = ln;
+    *count = n;
+    return 0;
+}
+
+/* One timed decision of request i: 0 decided (o filled), -1 failed. */
+typedef struct bench_outcome { bool decided, allow; uint32_t evaluated; } bench_outcome;
+typedef int (*bench_decide_fn)(void *ctx, size_t i, bench_outcome *o);
+
+typedef struct vm_bench {
+    dw_session *s;
+    breq *reqs;
+    bool from_json;
+    dw_arena json_arena, scratch;
+    dw_buf err;
+} vm_bench;
+
+static int vm_decide(void *ctx, size_t i, bench_outcome *o)
+{
+    vm_bench *b = ctx;
+    breq *r = &b->reqs[i];
+    const dw_request *req = &r->req;
+    dw_request fresh;
+    if (b->from_json) {
+        dw_arena_reset(&b->json_arena);
+        b->err.len = 0;
+        if (build_request(b->s, &b->json_arena, r->line, r->len, &fresh, &b->err)) return -1;
+        req = &fresh;
+    }
+    dw_arena_reset(&b->scratch);
+    dw_response resp;
+    if (dw_authorize(b->s->prog, &b->s->store, req, &b->scratch, &resp)) return -1;
+    o->decided = true;
+    o->allow = resp.allow;
+    o->evaluated = resp.evaluated;
+    return 0;
+}
+
+static int engine_decide(void *ctx, size_t i, bench_outcome *o)
+{
+    dw_bench_engine_outcome eo;
+    if (dw_bench_engine_decide(ctx, i, &eo)) return -1;
+    *o = (bench_outcome){ eo.decided, eo.allow, 0 };
+    return 0;
+}
+
+/* Warm-up, then n decisions round-robin over nreq requests timed one by
+ * one (the percentiles), then n more timed together (ns_per_decision), and
+ * print the figures.  evaluated_total, when given, replaces the outcomes'
+ * policy counts (the engine reports its own).  -1 on OOM. */
+static int timed_run(long long n, size_t nreq, size_t invalid, bench_decide_fn decide, void *ctx,
+                     uint64_t (*evaluated_total)(void *ctx))
+{
+    uint32_t *lat = malloc((size_t)n * sizeof *lat);
+    if (!lat) { fprintf(stderr, "dwc bench: out of memory\n"); return -1; }
+    /* timer overhead: median of back-to-back reads of the per-decision timer */
+    calibrate_tsc();
+    uint32_t ov[1001];
+    for (int i = 0; i < 1001; i++) { uint64_t a = ticks(), b = ticks(); ov[i] = ticks_to_ns(b - a); }
+    qsort(ov, 1001, sizeof *ov, cmp_u32);
+
+    long long warm = n / 10 < 100000 ? n / 10 : 100000;
+    uint64_t allow = 0, deny = 0, recorded = 0, evaluated = 0, fails = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: warm-up; pass 1: per-decision timing; pass 2: throughput */
+        long long count = pass == 0 ? warm : n;
+        uint64_t allocs0 = dw_alloc_count(), ev0 = evaluated_total ? evaluated_total(ctx) : 0;
+        uint64_t t_start = now_ns();
+        size_t r = 0;
+        for (long long i = 0; i < count; i++, r = r + 1 == nreq ? 0 : r + 1) {
+            uint64_t t0 = pass == 1 ? ticks() : 0;
+            bench_outcome o;
+            if (decide(ctx, r, &o)) { fails += pass == 1; if (pass == 1) lat[i] = ticks_to_ns(ticks() - t0); continue; }
+            if (pass == 1) {
+                lat[i] = ticks_to_ns(ticks() - t0);
+                if (!o.decided) recorded++;
+                else if (o.allow) allow++;
+                else deny++;
+                evaluated += o.evaluated;
+            }
+        }
+        uint64_t t_total = now_ns() - t_start;
+        if (pass == 1) {
+            uint64_t allocs = dw_alloc_count() - allocs0;
+            if (evaluated_total) evaluated = evaluated_total(ctx) - ev0;
+            qsort(lat, (size_t)n, sizeof *lat, cmp_u32);
+            printf("decisions=%lld\n", n);
+            printf("requests=%zu\n", nreq);
+            if (invalid) printf("invalid_requests=%zu\n", invalid);
+            printf("p50_ns=%u\np90_ns=%u\np99_ns=%u\n", lat[n / 2], lat[n * 9 / 10], lat[n * 99 / 100]);
+            printf("timer_overhead_ns=%u\n", ov[500]);
+            if (dw_alloc_counting()) printf("allocs_per_decision=%.3f\n", (double)allocs / (double)n);
+            else printf("allocs_per_decision=n/a\n");
+            printf("policies_evaluated_per_decision=%.2f\n", (double)evaluated / (double)n);
+            printf("allow=%llu\ndeny=%llu\n", (unsigned long long)allow, (unsigned long long)deny);
+            if (recorded) printf("recorded=%llu\n", (unsigned long long)recorded);
+            if (fails) printf("failures=%llu\n", (unsigned long long)fails);
+        } else if (pass == 2) {
+            printf("ns_per_decision=%.1f\n", (double)t_total / (double)n);
+        }
+    }
+    free(lat);
+    return 0;
+}
+
+static uint64_t engine_evaluated(void *ctx) { return dw_bench_engine_evaluated(ctx); }
+
+static int bench_engine(const char *pol, const char *sch, const char *rqf, long long n)
+{
+    char *text = NULL;
+    size_t len, nreq = 0, *lens = NULL;
+    const char **lines = NULL;
+    if (dw_read_file(rqf, &text, &len)) { perror(rqf); return 1; }
+    int rc = 1;
+    dw_bench_engine *b = NULL;
+    if (split_lines(text, &lines, &lens, &nreq)) { fprintf(stderr, "dwc bench: out of memory\n"); goto out; }
+    if (!nreq) { fprintf(stderr, "dwc bench: no event in %s\n", rqf); goto out; }
+    char err[256];
+    if (!(b = dw_bench_engine_open(pol, sch ? sch : "box", lines, lens, nreq, err, sizeof err))) {
+        fprintf(stderr, "dwc bench: error: %s\n", err);
+        goto out;
+    }
+    const char *why;
+    size_t refused = dw_bench_engine_refused(b, &why);
+    if (refused) fprintf(stderr, "dwc bench: %zu event(s) refused by the engine and left out; %s\n", refused, why);
+    if (!timed_run(n, dw_bench_engine_events(b), refused, engine_decide, b, engine_evaluated)) {
+        printf("history_events=%u\n", dw_bench_engine_history(b));
+        rc = 0;
+    }
+out:
+    dw_bench_engine_close(b);
+    free(lines);
+    free(lens);
+    free(text);
+    return rc;
+}
+
 int dw_cmd_bench(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rqf = NULL;
     const char *count = NULL;
     long long n = 1000000;
-    bool from_json = false, no_index = false;
+    bool from_json = false, no_index = false, engine = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "entities", 0, &ent, NULL },
         { "requests", 0, &rqf, NULL }, { "decisions", 'n', &count, NULL }, { "from-json", 0, NULL, &from_json },
-        { "no-index", 0, NULL, &no_index }, { 0 },
+        { "no-index", 0, NULL, &no_index }, { "engine", 0, NULL, &engine }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_bench_usage);
     if (pr) return pr > 0 ? 0 : 1;
     if (count && !dw_cli_count("bench", "-n", count, 1, 1000000000000LL, &n)) return 1;
     if (!pol || !rqf) { fputs(dw_bench_usage, stderr); return 1; }
+    if (engine) {
+        /* the engine has no entity store of its own and always runs its index */
+        if (ent || no_index) {
+            fprintf(stderr, "dwc bench: error: --engine takes no %s\n", ent ? "--entities" : "--no-index");
+            return 1;
+        }
+        return bench_engine(pol, sch, rqf, n);
+    }
     dw_session s;
     dw_session_init(&s);
     int rc = 1;
     char *text = NULL;
-    breq *reqs = NULL;
-    uint32_t *lat = NULL;
-    dw_arena req_arena, json_arena, scratch;
+    const char **lines = NULL;
+    size_t *lens = NULL;
+    vm_bench b = { .s = &s, .from_json = from_json };
+    dw_arena req_arena;
     dw_arena_init(&req_arena, 1 << 20);
-    dw_arena_init(&json_arena, 64 * 1024);
-    dw_arena_init(&scratch, 256 * 1024);
+    dw_arena_init(&b.json_arena, 64 * 1024);
+    dw_arena_init(&b.scratch, 256 * 1024);
     if ((rc = dw_session_load_policies(&s, pol)) || (sch && (rc = dw_session_load_schema(&s, sch))) ||
         (rc = dw_session_load_entities(&s, ent)))
         goto out;
@@ -108,96 +289,38 @@ int dw_cmd_bench(int argc, char **argv)
          * never gets.  Refuse rather than report them. */
         fprintf(stderr, "dwc bench: error: %s has temporal rules (%u leaves): the VM bench cannot decide them without the"
                         " history the stateful engine keeps\n  hint: time them through the engine"
-                        " (build/temporal_bench, tests/bench/temporal_bench.c)\n", pol, s.prog->temporal.nleaves);
+                        " (dwc bench --engine, with Box events)\n", pol, s.prog->temporal.nleaves);
         goto out;
     }
     if (no_index) s.prog->index.nslots = 0;      /* dw_authorize then runs every policy */
-    size_t len;
+    size_t len, nlines = 0, nreq = 0, invalid = 0;
     if (dw_read_file(rqf, &text, &len)) { perror(rqf); goto out; }
-    size_t nreq = 0, cap = 0, invalid = 0;
-    for (char *line = text; line && *line;) {
-        char *nl = strchr(line, '\n');
-        size_t ll = nl ? (size_t)(nl - line) : strlen(line);
-        bool blank = true;
-        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
-        if (!blank) {
-            if (nreq == cap) { cap = cap ? cap * 2 : 64; breq *nr = realloc(reqs, cap * sizeof *nr); if (!nr) goto out; reqs = nr; }
-            dw_buf err = { 0 };
-            if (build_request(&s, &req_arena, line, ll, &reqs[nreq].req, &err) == 0) {
-                dw_request_bind(&reqs[nreq].req, s.prog, &s.store);   /* once, as a host would */
-                reqs[nreq].line = line;
-                reqs[nreq].len = ll;
-                nreq++;
-            } else invalid++;
-            dw_buf_free(&err);
-        }
-        line = nl ? nl + 1 : NULL;
+    if (split_lines(text, &lines, &lens, &nlines) || !(b.reqs = calloc(nlines + 1, sizeof *b.reqs))) {
+        fprintf(stderr, "dwc bench: out of memory\n");
+        goto out;
+    }
+    for (size_t k = 0; k < nlines; k++) {
+        dw_buf err = { 0 };
+        breq *r = &b.reqs[nreq];
+        if (build_request(&s, &req_arena, lines[k], lens[k], &r->req, &err) == 0) {
+            dw_request_bind(&r->req, s.prog, &s.store);   /* once, as a host would */
+            r->line = lines[k];
+            r->len = lens[k];
+            nreq++;
+        } else invalid++;
+        dw_buf_free(&err);
     }
     if (!nreq) { fprintf(stderr, "dwc bench: no valid request in %s\n", rqf); goto out; }
-    lat = malloc((size_t)n * sizeof *lat);
-    if (!lat) { fprintf(stderr, "dwc bench: out of memory\n"); goto out; }
-
-    /* timer overhead: median of back-to-back reads of the per-decision timer */
-    calibrate_tsc();
-    uint32_t ov[1001];
-    for (int i = 0; i < 1001; i++) { uint64_t a = ticks(), b = ticks(); ov[i] = ticks_to_ns(b - a); }
-    qsort(ov, 1001, sizeof *ov, cmp_u32);
-
-    long long warm = n / 10 < 100000 ? n / 10 : 100000;
-    uint64_t allow = 0, deny = 0, evaluated = 0, fails = 0;
-    dw_buf err = { 0 };
-    for (int pass = 0; pass < 3; pass++) {
-        /* pass 0: warm-up; pass 1: per-decision timing; pass 2: throughput */
-        long long count = pass == 0 ? warm : n;
-        uint64_t allocs0 = dw_alloc_count();
-        uint64_t t_start = now_ns();
-        for (long long i = 0; i < count; i++) {
-            breq *r = &reqs[i % (long long)nreq];
-            uint64_t t0 = pass == 1 ? ticks() : 0;
-            const dw_request *req = &r->req;
-            dw_request fresh;
-            if (from_json) {
-                dw_arena_reset(&json_arena);
-                err.len = 0;
-                if (build_request(&s, &json_arena, r->line, r->len, &fresh, &err)) { fails++; continue; }
-                req = &fresh;
-            }
-            dw_arena_reset(&scratch);
-            dw_response resp;
-            if (dw_authorize(s.prog, &s.store, req, &scratch, &resp)) { fails++; continue; }
-            if (pass == 1) {
-                lat[i] = ticks_to_ns(ticks() - t0);
-                if (resp.allow) allow++; else deny++;
-                evaluated += resp.evaluated;
-            }
-        }
-        uint64_t t_total = now_ns() - t_start;
-        if (pass == 1) {
-            uint64_t allocs = dw_alloc_count() - allocs0;
-            qsort(lat, (size_t)n, sizeof *lat, cmp_u32);
-            printf("decisions=%lld\n", n);
-            printf("requests=%zu\n", nreq);
-            if (invalid) printf("invalid_requests=%zu\n", invalid);
-            printf("p50_ns=%u\np90_ns=%u\np99_ns=%u\n", lat[n / 2], lat[n * 9 / 10], lat[n * 99 / 100]);
-            printf("timer_overhead_ns=%u\n", ov[500]);
-            if (dw_alloc_counting()) printf("allocs_per_decision=%.3f\n", (double)allocs / (double)n);
-            else printf("allocs_per_decision=n/a\n");
-            printf("policies_evaluated_per_decision=%.2f\n", (double)evaluated / (double)n);
-            printf("allow=%llu\ndeny=%llu\n", (unsigned long long)allow, (unsigned long long)deny);
-            if (fails) printf("failures=%llu\n", (unsigned long long)fails);
-        } else if (pass == 2) {
-            printf("ns_per_decision=%.1f\n", (double)t_total / (double)n);
-        }
-    }
-    dw_buf_free(&err);
-    rc = 0;
+    if (!timed_run(n, nreq, invalid, vm_decide, &b, NULL)) rc = 0;
 out:
-    free(lat);
-    free(reqs);
+    dw_buf_free(&b.err);
+    free(b.reqs);
+    free(lines);
+    free(lens);
     free(text);
     dw_arena_free(&req_arena);
-    dw_arena_free(&json_arena);
-    dw_arena_free(&scratch);
+    dw_arena_free(&b.json_arena);
+    dw_arena_free(&b.scratch);
     dw_session_free(&s);
     return rc;
 }

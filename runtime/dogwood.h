@@ -231,6 +231,7 @@ typedef struct dw_engine_stats {
     uint64_t log_next_seq, log_appends, log_syncs, log_max_batch;
     uint64_t checkpoints, checkpoint_failures;
     uint32_t generation;         /* reloads */
+    uint64_t policies_evaluated; /* by the Cedar decisions since open (dwc bench --engine) */
     bool durable;
     char checkpoint_error[256];  /* the last checkpoint failure, "" if none */
 } dw_engine_stats;

@@ -77,6 +77,7 @@ struct dw_engine {
     uint32_t ckpt_waiters;   /* threads in wait_ckpt_idle: the checkpointer starts none meanwhile */
     char ckpt_err[256];
     uint64_t restored, replayed;
+    uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
 };
 
 const char *dw_cause_name(dw_cause c)
@@ -718,6 +719,7 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
     if (evaluate_leaves(e, &b->req, v)) { history_retain(e); return 0; }
     dw_response resp;
     if (dw_authorize(e->s.prog, &e->s.store, &b->req, &e->scratch, &resp)) { fault(v, "decision: out of memory%s", NULL); return 0; }
+    e->evaluated += resp.evaluated;
     v->ndetermining = resp.ndetermining < DW_VERDICT_MAX_RULES ? resp.ndetermining : DW_VERDICT_MAX_RULES;
     memcpy(v->determining, resp.determining, v->ndetermining * sizeof *v->determining);
     v->nerrors = resp.nerrors;
@@ -1831,6 +1833,7 @@ void dw_engine_get_stats(dw_engine *e, dw_engine_stats *st)
     st->checkpoints = e->ckpts;
     st->checkpoint_failures = e->ckpt_failures;
     st->generation = e->generation;
+    st->policies_evaluated = e->evaluated;
     st->durable = e->log != NULL;
     snprintf(st->checkpoint_error, sizeof st->checkpoint_error, "%s", e->ckpt_err);
     pthread_mutex_unlock(&e->mu);

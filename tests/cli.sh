@@ -108,5 +108,23 @@ E=$BOX/06-http-request-budget
 run b4 "$DWC" bench -p "$E/policy.dw" -s "$S" --requests "$E/requests.jsonl" -n 1000
 refused b4 1 "has temporal rules"
 
+# bench --engine: Box events (requests and responses) through the stateful
+# engine, temporal rules included; the same keys as the VM bench, every
+# decision decided (no failures), the history holding the window's events
+run b5 "$DWC" bench --engine -p "$E/policy.dw" --requests "$E/trace.jsonl" -n 3000
+keys=$(sed -n 's/=.*//p' "$tmp/b5.out" | sort | tr '\n' ' ')
+want="allocs_per_decision allow decisions deny history_events ns_per_decision p50_ns p90_ns p99_ns policies_evaluated_per_decision recorded requests timer_overhead_ns "
+if [ "$(cat "$tmp/b5.rc")" = 0 ] && [ "$keys" = "$want" ] && grep -qx 'decisions=3000' "$tmp/b5.out" &&
+   ! grep -q '^failures=' "$tmp/b5.out" && ! grep -qx 'deny=0' "$tmp/b5.out" && ! grep -qx 'history_events=0' "$tmp/b5.out"
+then ok; else bad "b5: keys '$keys'"; cat "$tmp/b5.out"; fi
+# a request the gate refuses is left out and counted, as the VM bench does
+run b6 "$DWC" bench --engine --policies="$P" --requests=tests/bench/engine/project-read.events.jsonl --decisions=2000
+if [ "$(cat "$tmp/b6.rc")" = 0 ] && grep -qx 'invalid_requests=1' "$tmp/b6.out" && grep -qx 'requests=11' "$tmp/b6.out" &&
+   grep -q 'left out; event 12: request does not conform' "$tmp/b6.out"; then ok; else bad "b6:"; cat "$tmp/b6.out"; fi
+run b7 "$DWC" bench --engine -p "$P" --requests "$R" -n 100
+refused b7 1 "the engine refuses every event"
+run b8 "$DWC" bench --engine -p "$P" --requests "$R" --no-index
+refused b8 1 "--engine takes no --no-index"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
