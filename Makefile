@@ -212,6 +212,7 @@ $(BUILD)/obj/nojt/vm/interp.o: vm/interp.c | $(BUILD)/gen/lang/parser.h $(BUILD)
 $(BUILD)/nojt/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/obj/nojt/vm/interp.o $(BUILD)/libdogwood.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/test_work_bound: tests/bench/join_policies.h
 unit: $(UNIT_BINS)
 testbins: all unit $(BUILD)/dw-golden $(BUILD)/nojt/dw-conformance
 
@@ -239,7 +240,7 @@ difftest: deps all
 	tests/diff/run.sh $(N)
 
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
-$(BUILD)/temporal_bench: tests/bench/temporal_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
+$(BUILD)/temporal_bench: tests/bench/temporal_bench.c tests/bench/bench_util.h tests/bench/join_policies.h $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
 # dwd over the socket: the loopback load generator (tests/bench/dwd_load.c)
 $(BUILD)/bench/dwd_load: tests/bench/dwd_load.c tests/bench/bench_util.h tests/dwd/wire.h

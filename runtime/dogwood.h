@@ -84,7 +84,16 @@ typedef struct dw_engine_config {
     const char *events_path;     /* .dwschema file or built-in name; NULL: "box" with the box schema, else "default" */
     int64_t ticks_per_second;    /* 1000000000 (runtime, RFC 3339 times) or 1 (.log replay); 0 = 1e9 */
     bool replay_timestamps;      /* take timestamps as given (replay); else force strictly increasing */
+    uint64_t temporal_work_bound;   /* steps of temporal evaluation per decision; 0 = the default below */
 } dw_engine_config;
+
+/* The work bound of one decision's temporal leaves (those without an
+ * incremental monitor, vm/teval.h): every formula node evaluated, event
+ * visited and row produced is a step.  A decision that needs more is denied
+ * with cause internal_fault and a message naming the bound; at the default
+ * that takes tens of milliseconds (docs/RELIABILITY.md), so one hostile
+ * history cannot stall dwd's other clients for long. */
+#define DW_TEMPORAL_WORK_BOUND_DEFAULT 4000000u
 
 typedef enum dw_cause {
     DW_CAUSE_PERMITTED, DW_CAUSE_FORBIDDEN, DW_CAUSE_NO_MATCH, DW_CAUSE_INTERNAL_FAULT,

@@ -468,7 +468,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dwd --artifact P.dwb|--policy P.dw|P.dwb --schema box|FILE [--events E] --state DIR --socket PATH\n"
                     "           [--decision-log FILE] [--durability full|batch|none]\n"
-                    "           [--checkpoint-every N] [--checkpoint-interval SECONDS]\n"
+                    "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
                     "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n");
 }
 
@@ -508,6 +508,7 @@ int main(int argc, char **argv)
 {
     const char *policy = NULL, *schema = NULL, *events = NULL, *state = NULL, *sock = NULL, *dlog = NULL;
     const char *durability = "full", *ck_every = "10000", *ck_interval = "0", *include = "deny,permit";
+    const char *work_bound = "0";
     bool trust_time = false, no_confine = false;
     server s;
     memset(&s, 0, sizeof s);
@@ -535,6 +536,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--durability")) slot = &durability;
         else if (!strcmp(a, "--checkpoint-every")) slot = &ck_every;
         else if (!strcmp(a, "--checkpoint-interval")) slot = &ck_interval;
+        else if (!strcmp(a, "--temporal-work-bound")) slot = &work_bound;
         else if (!strcmp(a, "--box-name")) slot = &s.box_name;
         else if (!strcmp(a, "--run-id")) slot = &s.run_id;
         else if (!strcmp(a, "--box-source")) slot = &s.box_source;
@@ -554,6 +556,8 @@ int main(int argc, char **argv)
     if (!parse_u64(ck_every, &every) || every > INT64_MAX) { fprintf(stderr, "dwd: --checkpoint-every takes a number of events (0: never)\n"); return 2; }
     if (!parse_u64(ck_interval, &interval) || interval > 86400 * 365) { fprintf(stderr, "dwd: --checkpoint-interval takes seconds (0: never)\n"); return 2; }
     dd.checkpoint_every = every ? (int64_t)every : -1;
+    uint64_t bound;
+    if (!parse_u64(work_bound, &bound)) { fprintf(stderr, "dwd: --temporal-work-bound takes a number of steps (0: the default)\n"); return 2; }
     dd.checkpoint_interval_ms = (uint32_t)(interval * 1000);
     s.trust_time = trust_time;
     if (parse_include(include, &s.log_include)) {
@@ -582,7 +586,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events };
+    dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events, .temporal_work_bound = bound };
     dw_engine_recovery rec;
     s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
     if (!s.e) {

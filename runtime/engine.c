@@ -52,6 +52,7 @@ struct dw_engine {
     bool have_ts;
     history h;
     dw_arena scratch;        /* per-decision */
+    uint64_t work_bound;     /* temporal steps per decision (dogwood.h) */
     const char **names;      /* Box rule names, built on demand (interned in rule_names) */
     dw_names rule_names;     /* every name handed out: valid until close, across reloads */
     dw_retention ret;        /* which events the leaves need (runtime/retention.h) */
@@ -115,6 +116,7 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
 {
     if (!err) errcap = 0;
     if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
+    dw_monitors_seed();          /* getrandom now: dwd's seccomp filter, installed later, refuses it */
     dw_engine *e = calloc(1, sizeof *e);
     if (!e) { snprintf(err, errcap, "out of memory"); return NULL; }
     pthread_mutex_init(&e->mu, NULL);
@@ -129,6 +131,7 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
     dw_arena_init(&e->scratch, 256 * 1024);
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
     e->replay_ts = cfg->replay_timestamps;
+    e->work_bound = cfg->temporal_work_bound ? cfg->temporal_work_bound : DW_TEMPORAL_WORK_BOUND_DEFAULT;
     int rc = 0;
     if (cfg->schema_path) rc = dw_session_load_schema(&e->s, cfg->schema_path);
     if (!rc && cfg->schema_path) rc = dw_session_load_events(&e->s, cfg->events_path);
@@ -651,6 +654,7 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
     dw_value *stack = dw_arena_alloc_raw(&e->scratch, (p->max_stack + 1) * sizeof *stack);
     if (!stack) { fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
     dw_eval_ctx cx = { .prog = p, .store = &e->s.store, .req = req, .scratch = &e->scratch, .stack = stack };
+    uint64_t budget = e->work_bound;   /* shared by every leaf of the decision */
     for (uint32_t k = 0; k < e->nleaf_policies; k++) {
         const dw_policy_code *pc = &p->policies[e->leaf_policies[k]];
         bool in_scope = false;
@@ -692,10 +696,19 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
             hv.n = nv - from;
             dw_teval_ctx tc = {
                 .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
-                .h = &hv, .anchor = &anchor, .scratch = &e->scratch, .budget = 50000000,
+                .h = &hv, .anchor = &anchor, .scratch = &e->scratch, .budget = budget,
             };
-            if (dw_teval_leaf(&tc, l, &holds)) {
-                fault(v, "temporal evaluation: leaf of %s failed (work bound or memory)", rule_name_locked(e, e->leaf_policies[k]));
+            int trc = dw_teval_leaf(&tc, l, &holds);
+            budget = tc.budget;
+            if (trc) {
+                char msg[sizeof v->message];
+                const char *rule = rule_name_locked(e, e->leaf_policies[k]);
+                if (tc.err == DW_TEVAL_EBUDGET)
+                    snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s exceeded the work bound of %" PRIu64
+                             " steps per decision (temporal_work_bound)", rule, e->work_bound);
+                else snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s failed (%s)", rule,
+                              tc.err == DW_TEVAL_ENOMEM ? "out of memory" : tc.err == DW_TEVAL_EDEPTH ? "nested too deep" : "malformed tables");
+                fault(v, "%s", msg);
                 return -1;
             }
             vals[l] = holds ? 1 : 0;

@@ -23,8 +23,14 @@
  *  - previous: the event before i in the (partition's) history. */
 #include "monitor.h"
 #include "teval.h"
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -106,20 +112,31 @@ static bool bytes_eq(dw_bytes a, dw_bytes b)
     return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
 }
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
+/* Keys are agent-controlled event values: with a known hash, keys chosen to
+ * share a bucket make every lookup walk one chain (hash flooding, O(n) per
+ * event).  XXH3 with a secret per-process seed; nothing persisted depends
+ * on it (monitor state is rebuilt from the history at every open). */
+static uint64_t hash_seed;
+static pthread_once_t hash_seed_once = PTHREAD_ONCE_INIT;
+
+static void hash_seed_init(void)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {        /* FNV-style over words, then bytes */
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
+    uint64_t s = 0;
+    ssize_t r;
+    do r = getrandom(&s, sizeof s, 0);
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof s) {   /* no getrandom (old kernel, or confined): still per process */
+        struct { struct timespec mono, real; pid_t pid; const void *addr; } w = { .pid = getpid(), .addr = &s };
+        clock_gettime(CLOCK_MONOTONIC, &w.mono);
+        clock_gettime(CLOCK_REALTIME, &w.real);
+        s = XXH3_64bits(&w, sizeof w);
     }
-    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    h ^= h >> 32;
-    return h * 0x9E3779B97F4A7C15ull;
+    hash_seed = s;
 }
+
+void dw_monitors_seed(void) { pthread_once(&hash_seed_once, hash_seed_init); }
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) { return XXH3_64bits_withSeed(p, n, hash_seed); }
 
 static int64_t sat_sub(int64_t a, int64_t b)
 {
@@ -148,13 +165,16 @@ typedef struct kmap {
     knode **tab; uint32_t cap, n;   /* cap a power of two (0: empty) */
     knode *head, *tail;
     size_t bytes;
+    uint64_t probes;         /* chain links visited by lookups (dw_monitors_probes) */
 } kmap;
 
-static knode *km_find(const kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
+static knode *km_find(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
 {
     if (!m->cap) return NULL;
-    for (knode *x = m->tab[h & (m->cap - 1)]; x; x = x->hnext)
+    for (knode *x = m->tab[h & (m->cap - 1)]; x; x = x->hnext) {
+        m->probes++;
         if (x->h == h && x->klen == klen && (klen == 0 || memcmp(x->key, key, klen) == 0)) return x;
+    }
     return NULL;
 }
 
@@ -299,15 +319,12 @@ struct dw_monitors {
 
 typedef struct idrun { uint64_t h; uint32_t first, n; } idrun;
 
-static uint64_t fnv_more(uint64_t h, const char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
-    return (h ^ 0xff) * 0x100000001b3ull;   /* separator */
-}
-
+/* Event identities are agent-chosen too: the same seeded hash, per field. */
 static uint64_t ident_hash(dw_bytes type, dw_bytes id, dw_bytes kind)
 {
-    uint64_t h = fnv_more(fnv_more(fnv_more(0xcbf29ce484222325ull, type.s, type.len), id.s, id.len), kind.s, kind.len);
+    uint64_t h = XXH3_64bits_withSeed(type.s, type.len, hash_seed);
+    h = XXH3_64bits_withSeed(id.s, id.len, h);
+    h = XXH3_64bits_withSeed(kind.s, kind.len, h);
     return h ? h : 1;            /* 0 marks an empty slot */
 }
 
@@ -550,6 +567,7 @@ static int build_dispatch(dw_monitors *m)
 
 dw_monitors *dw_monitors_new(const dw_program *p, int64_t ticks_per_second)
 {
+    dw_monitors_seed();
     dw_monitors *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->tps = ticks_per_second > 0 ? ticks_per_second : 1;
@@ -636,6 +654,13 @@ size_t dw_monitors_memory(const dw_monitors *m)
     for (uint32_t l = 0; l < m->nleaves; l++)
         b += m->mons[l].a.bytes + m->mons[l].b.bytes + m->mons[l].f.cap * sizeof(fent);
     return b;
+}
+
+uint64_t dw_monitors_probes(const dw_monitors *m)
+{
+    uint64_t n = 0;
+    for (uint32_t l = 0; m && l < m->nleaves; l++) n += m->mons[l].a.probes + m->mons[l].b.probes;
+    return n;
 }
 
 void dw_monitors_free(dw_monitors *m)

@@ -105,6 +105,15 @@ void dw_monitors_reset(dw_monitors *m);
 /* Bytes of state held (for tests and reports). */
 size_t dw_monitors_memory(const dw_monitors *m);
 
+/* Hash-chain links visited by lookups so far (tests: a hash flood must not
+ * make them grow faster than the lookups). */
+uint64_t dw_monitors_probes(const dw_monitors *m);
+
+/* Take the per-process seed of the monitors' hash (getrandom) now.  The
+ * engine calls it at open, before dwd confines itself (seccomp refuses
+ * getrandom); dw_monitors_new calls it too.  Idempotent, thread-safe. */
+void dw_monitors_seed(void);
+
 void dw_monitors_free(dw_monitors *m);
 
 #endif

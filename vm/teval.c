@@ -14,6 +14,7 @@
  * nothing the consumer reads (per the masks of dw_teval_masks), and is
  * exactly "rel() is non-empty" for every formula, well-formed or not. */
 #include "teval.h"
+#include "tjoin.h"
 #include <string.h>
 
 typedef struct dw_trow {
@@ -22,6 +23,13 @@ typedef struct dw_trow {
 } dw_trow;
 
 typedef struct dw_trows { dw_trow **r; uint32_t n, cap; } dw_trows;
+
+/* Per formula: the join index of a `formerly` over a predicate (vm/tjoin.h). */
+typedef struct dw_tjslot {
+    dw_tjoin *x;
+    dw_value *probe;            /* the resolved key of a question */
+    uint8_t asked;              /* questions answered by scanning so far */
+} dw_tjslot;
 
 typedef struct dw_tstate {
     dw_teval_ctx *cx;
@@ -33,6 +41,9 @@ typedef struct dw_tstate {
     uint64_t *lmasks;           /* lazy: [2f] binds, [2f+1] mentions */
     uint8_t *lstate;            /* lazy: 0 unknown, 1 in progress, 2 done */
     uint32_t depth;
+    dw_tjslot *joins;           /* per formula, allocated on the first indexable question */
+    int8_t monotone;            /* view timestamps non-decreasing: 0 unknown, 1 yes, -1 no */
+    bool nojoin;                /* an index could not be allocated: scan from now on */
 } dw_tstate;
 
 typedef struct dw_tmaskctx {
@@ -604,9 +615,13 @@ static int window_low(dw_tstate *s, uint32_t i, int64_t wt, uint32_t *lo)
     return 0;
 }
 
+static int through_joined(dw_tstate *s, uint32_t l, uint32_t j, uint32_t i, bool *h);
+
 /* L holds at every k in (j, i] under the current ρ. */
 static int holds_through(dw_tstate *s, uint32_t l, uint32_t j, uint32_t i, bool *h)
 {
+    int r = through_joined(s, l, j, i, h);
+    if (r) return r < 0 ? -1 : 0;
     *h = true;
     for (uint32_t k = i; k > j && *h; k--)
         if (holds_f(s, l, k, h)) return -1;
@@ -670,6 +685,118 @@ static int since(dw_tstate *s, const dw_tf *f, uint32_t i, dw_trows *out, bool *
     return 0;
 }
 
+/* ---------------------------------------------------------------- joins (vm/tjoin.h) */
+
+/* Questions a `formerly` answers by scanning before it is indexed: an index
+ * costs O(n log n), a formula asked once or twice is cheaper to scan. */
+#define DW_TEVAL_JOIN_AFTER 2
+
+/* R(t) depends on ρ only (not on the timepoint) and can neither fail nor
+ * bind: constants, variables, anchored terms and arrays of these.  Checked
+ * without fail(): the index must meet no error the scan would not meet. */
+static bool term_plain(const dw_tstate *s, uint32_t ti, uint32_t depth)
+{
+    const dw_temporal_tables *t = s->t;
+    if (ti >= t->ntterms || depth > 64) return false;
+    const dw_tterm *tt = &t->tterms[ti];
+    switch ((dw_tt_kind)tt->kind) {
+    case DW_TT_CONST: return tt->a < s->cx->nconsts;
+    case DW_TT_VAR: return tt->a < s->nvars;
+    case DW_TT_CONTEXT: case DW_TT_PRINCIPAL: case DW_TT_RESOURCE: return tt->a < s->cx->nstrs;
+    case DW_TT_ARRAY:
+        if (tt->n > t->ntargs || tt->a > t->ntargs - tt->n) return false;
+        for (uint32_t k = 0; k < tt->n; k++)
+            if (!term_plain(s, t->targs[tt->a + k], depth + 1)) return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Under the current ρ, p binds nothing and match(j, ρ, p) depends only on
+ * j's identity and the values at p's paths: a filter an index can answer. */
+static bool pred_is_filter(const dw_tstate *s, const dw_tf *p)
+{
+    const dw_temporal_tables *t = s->t;
+    uint32_t ns = s->cx->nstrs;
+    if (p->kind != DW_TF_PRED || p->type_str >= ns || p->id_str >= ns || p->kind_str >= ns) return false;
+    if (p->n > t->ntpatterns || p->first > t->ntpatterns - p->n) return false;
+    if (s->depth + 66 > DW_TEVAL_MAX_DEPTH) return false;   /* resolve() nests with the term */
+    for (uint32_t k = 0; k < p->n; k++) {
+        const dw_tpattern *fp = &t->tpatterns[p->first + k];
+        if (fp->path_str >= ns || fp->term >= t->ntterms) return false;
+        const dw_tterm *tt = &t->tterms[fp->term];
+        if (tt->kind == DW_TT_WILD) continue;
+        if (tt->kind == DW_TT_VAR && (tt->a >= s->nvars || !bound(s, tt->a))) return false;
+        if (!term_plain(s, fp->term, 0)) return false;
+    }
+    return true;
+}
+
+/* The latest j <= i at which predicate formula pfi matches under ρ, from
+ * its join index (UINT32_MAX: none): 1 answered, 0 not applicable (the
+ * caller scans), -1 error. */
+static int pred_latest(dw_tstate *s, uint32_t pfi, uint32_t i, uint32_t *pos)
+{
+    const dw_temporal_tables *t = s->t;
+    if (s->nojoin || pfi >= t->ntfs || !pred_is_filter(s, &t->tfs[pfi])) return 0;
+    const dw_tf *p = &t->tfs[pfi];
+    if (!s->joins) {
+        s->joins = dw_arena_alloc(s->cx->scratch, t->ntfs * sizeof *s->joins);
+        if (!s->joins) { s->nojoin = true; return 0; }   /* no memory for indexes: scan */
+    }
+    dw_tjslot *js = &s->joins[pfi];
+    if (!js->x) {
+        if (js->asked < DW_TEVAL_JOIN_AFTER) { js->asked++; return 0; }
+        int rc = dw_tjoin_build(t, s->cx->strs, s->cx->h, p, s->cx->scratch, &s->cx->budget, &js->x);
+        if (rc == DW_TJOIN_EBUDGET) return fail(s, DW_TEVAL_EBUDGET);
+        if (!rc) js->probe = dw_arena_alloc_raw(s->cx->scratch, (dw_tjoin_nkey(js->x) + 1) * sizeof *js->probe);
+        if (rc || !js->probe) { js->x = NULL; s->nojoin = true; return 0; }   /* no memory: scan */
+    }
+    uint32_t c = 0;
+    *pos = UINT32_MAX;
+    for (uint32_t k = 0; k < p->n; k++) {
+        const dw_tpattern *fp = &t->tpatterns[p->first + k];
+        if (t->tterms[fp->term].kind == DW_TT_WILD) continue;
+        bool ok;
+        if (resolve(s, fp->term, i, &ok, &js->probe[c++])) return -1;
+        if (!ok) return 1;      /* unresolved: p matches no event */
+    }
+    if (dw_tjoin_latest(js->x, js->probe, i, &s->cx->budget, pos)) return fail(s, DW_TEVAL_EBUDGET);
+    return 1;
+}
+
+/* `formerly within W P` (f) at i: 1 answered (*h), 0 not applicable, -1
+ * error.  With timestamps that never decrease, ts(i) - ts(j) is >= 0 for
+ * j <= i and shrinks as j grows, so the latest matching j <= i is in the
+ * window iff any matching j is. */
+static int formerly_joined(dw_tstate *s, const dw_tf *f, uint32_t i, int64_t wt, bool *h)
+{
+    if (!s->monotone) {
+        const dw_history_view *v = s->cx->h;
+        s->monotone = 1;
+        for (uint32_t j = 1; j < v->n && s->monotone > 0; j++) {
+            if (charge(s)) return -1;
+            if (v->ev[j]->ts < v->ev[j - 1]->ts) s->monotone = -1;
+        }
+    }
+    uint32_t j;
+    int r = s->monotone > 0 ? pred_latest(s, f->a, i, &j) : 0;
+    if (r > 0) *h = j != UINT32_MAX && in_window(s, i, j, wt);
+    return r;
+}
+
+/* `!Q` holds at every k in (j, i] iff Q's latest match <= i is <= j (or
+ * none): 1 answered (*h), 0 not applicable, -1 error. */
+static int through_joined(dw_tstate *s, uint32_t l, uint32_t j, uint32_t i, bool *h)
+{
+    if (l >= s->t->ntfs || s->t->tfs[l].kind != DW_TF_NOT) return 0;
+    uint32_t q;
+    int r = pred_latest(s, s->t->tfs[l].a, i, &q);
+    if (r > 0) *h = q == UINT32_MAX || q <= j;
+    return r;
+}
+
 /* ---------------------------------------------------------------- holds (§8.6) */
 
 static int holds_kind(dw_tstate *s, const dw_tf *f, uint32_t i, bool *h)
@@ -706,6 +833,8 @@ static int holds_kind(dw_tstate *s, const dw_tf *f, uint32_t i, bool *h)
         return 0;
     case DW_TF_FORMERLY: {
         int64_t wt = window_ticks(s, f->window);
+        int jr = formerly_joined(s, f, i, wt, h);
+        if (jr) return jr < 0 ? -1 : 0;
         for (uint32_t j = i + 1; j-- > 0 && !*h;) {
             if (charge(s)) return -1;
             if (in_window(s, i, j, wt) && holds_f(s, f->a, j, h)) return -1;
@@ -861,7 +990,7 @@ static int rel_f(dw_tstate *s, uint32_t fi, uint32_t i, dw_trows *out)
     uint64_t b, m;
     out->n = 0;
     if (masks_of(s, fi, &b, &m)) return -1;
-    if (!b) {                   /* binds nothing: {∅} if it holds, else {} */
+    if (!(b & ~s->emask)) {     /* binds nothing (rows never rebind ρ): {∅} if it holds, else {} */
         bool h;
         if (holds_f(s, fi, i, &h)) return -1;
         return h ? push_empty(s, out) : 0;

@@ -4,7 +4,10 @@
  * event i = h->n - 1 (the last event of the view).  It allocates only from
  * cx->scratch, bounds its work by cx->budget and its recursion by
  * DW_TEVAL_MAX_DEPTH, and fails (returns -1, caller denies) rather than
- * guessing on ill-formed tables. */
+ * guessing on ill-formed tables.  Joins (a `formerly` over a predicate whose
+ * variables are bound, the negated left of a correlated `since`) are
+ * answered from an index of the view (vm/tjoin.h) after their second
+ * question, so they cost O(n log n) per leaf rather than O(n^2). */
 #ifndef DW_TEVAL_H
 #define DW_TEVAL_H
 #include <stdbool.h>
@@ -29,9 +32,10 @@ typedef struct dw_teval_ctx {
     const dw_history_view *h;      /* events 0..n-1; the decision event is h->ev[n-1] */
     const dw_tanchor *anchor;      /* ρ0 */
     dw_arena *scratch;
-    /* Remaining work: every formula node evaluated, event visited and row
-     * produced costs 1; running out is an error (fail closed).  Decremented
-     * in place, so one budget can span several leaves of a decision. */
+    /* Remaining work: every formula node evaluated, event visited, row
+     * produced and index search or sort step costs 1; running out is an
+     * error (fail closed).  Decremented in place, so one budget spans the
+     * leaves of a decision (the engine's temporal_work_bound). */
     uint64_t budget;
     /* Optional: dw_teval_masks() of t, computed once per program.  NULL: the
      * evaluator derives what it needs per call, in scratch. */

@@ -497,6 +497,8 @@ for badinc in bogus deny,deny '' 'deny,' ; do
 done
 "$DWD" --policy "$ex/policy.dw" --state "$T/state-badinc" --socket "$T/sock-bad" --box-source kernel 2>"$T/badsrc.err"
 check "--box-source other than box|agent is refused (exit 2)" test $? -eq 2
+"$DWD" --policy "$ex/policy.dw" --state "$T/state-badinc" --socket "$T/sock-bad" --temporal-work-bound -5 2>"$T/badbound.err"
+check "--temporal-work-bound takes a number of steps (exit 2)" test $? -eq 2 -a ! -S "$T/sock-bad"
 
 # ---- 9. confinement ----
 "$DWD" --selftest-seccomp > "$T/seccomp" 2>&1

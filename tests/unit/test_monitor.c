@@ -589,6 +589,91 @@ static void test_bench(void **state)
     dw_program_free(p);
 }
 
+/* ================================================================ hash flooding */
+
+/* The hash monitor.c used before issue 13 row 16 (unseeded, FNV-style). */
+static uint64_t old_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    h ^= h >> 32;
+    return h * 0x9E3779B97F4A7C15ull;
+}
+
+/* An agent that knows the monitors' hash chooses values whose keys share a
+ * bucket: 2,000 paths whose encodings (monitor.c's enc_value of a String:
+ * kind byte, u32 length, bytes) agree in the low 11 bits of the old hash
+ * (the table holds 2,048 buckets at 2,000 keys).  Under the old hash every
+ * insert and lookup walked one chain: about 4,000,000 probes for 2,000
+ * events and 2,000 decisions.  With the seeded XXH3 the same flood costs
+ * about one probe per operation. */
+static void test_hash_flood(void **state)
+{
+    (void)state;
+    dw_program *p = compile_text("forbid (principal, action, resource) when temporal {\n"
+                                 "  formerly within 1h Box::Action::\"fs:read\"::request{ input.path: context.input.path } };\n");
+    assert_non_null(p);
+    enum { N = 2000 };
+    dw_arena a;
+    dw_arena_init(&a, 0);
+    dw_value *paths = dw_arena_alloc(&a, N * sizeof *paths);
+    char name[32];
+    uint8_t enc[64];
+    uint32_t found = 0;
+    for (uint64_t k = 0; found < N; k++) {
+        int len = snprintf(name, sizeof name, "~/f%llu", (unsigned long long)k);
+        uint32_t l32 = (uint32_t)len;
+        enc[0] = DW_V_STRING;
+        memcpy(enc + 1, &l32, 4);
+        memcpy(enc + 5, name, (size_t)len);
+        if (old_hash(enc, 5 + (size_t)len) & 0x7ff) continue;
+        assert_true(dw_make_string(&a, name, (size_t)len, &paths[found]));
+        found++;
+    }
+    /* {input: {path: v}} for events and request contexts alike */
+    dw_value *recs = dw_arena_alloc(&a, (N + 1) * sizeof *recs);
+    dw_value other;
+    assert_true(dw_make_string(&a, "~/not-written", 13, &other));
+    for (uint32_t k = 0; k <= N; k++) {
+        dw_field *f = dw_arena_alloc(&a, 2 * sizeof *f);
+        f[0] = (dw_field){ .key = "path", .klen = 4, .v = k < N ? paths[k] : other };
+        dw_value in;
+        assert_true(dw_make_record(&f[0], 1, &in));
+        f[1] = (dw_field){ .key = "input", .klen = 5, .v = in };
+        assert_true(dw_make_record(&f[1], 1, &recs[k]));
+    }
+    dw_monitors *m = dw_monitors_new(p, 1);
+    assert_non_null(m);
+    assert_int_equal(dw_monitors_leaf_kind(m, 0), DW_MON_KIND_FORMERLY);
+    dw_event ev = { .atype = { "Box::Action", 11 }, .aid = { "fs:read", 7 }, .kind = { "request", 7 } };
+    for (uint32_t k = 0; k < N; k++) {
+        ev.ts = k;
+        ev.logged = recs[k];
+        assert_int_equal(dw_monitors_observe(m, p, &ev), 0);
+    }
+    dw_tanchor an = { .principal_attrs = { .kind = DW_V_RECORD }, .resource_attrs = { .kind = DW_V_RECORD } };
+    for (uint32_t k = 0; k <= N; k++) {
+        bool h = k == N;
+        an.context = recs[k];
+        assert_int_equal(dw_monitors_eval(m, p, 0, &an, &ev, &h), 0);
+        assert_int_equal(h, k < N);   /* every written path, and not the other */
+    }
+    uint64_t probes = dw_monitors_probes(m);
+    print_message("hash flood: %d keys colliding under the old hash, %llu probes for %d operations\n", N,
+                  (unsigned long long)probes, 2 * N + 1);
+    assert_true(probes < 8 * (2 * N + 1));
+    dw_monitors_free(m);
+    dw_arena_free(&a);
+    dw_program_free(p);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -614,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_compiled_shapes),
         cmocka_unit_test(test_random_agreement),
         cmocka_unit_test(test_regression_fallback),
+        cmocka_unit_test(test_hash_flood),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

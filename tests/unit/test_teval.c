@@ -19,6 +19,7 @@
 
 #include "vm/teval.h"
 #include "runtime/alloc_count.h"
+#include "runtime/dogwood.h"
 
 /* ================================================================ builder */
 
@@ -1393,17 +1394,22 @@ static uint32_t rand_formula(int depth)
     }
 }
 
+static void random_case_begin(void)
+{
+    tables_reset();
+    dw_arena_init(&NA, 0);
+    n_rows_made = 0;
+    n_blown = false;
+    B->tps = 1;
+    B->anchor.context = REC(1, "x", L(1));
+}
+
 static void test_random_vs_naive(void **state)
 {
     int cases = 0, agree = 0, skipped = 0, true_cases = 0;
     const int N = 20000;
     for (int c = 0; c < N; c++) {
-        tables_reset();
-        dw_arena_init(&NA, 0);
-        n_rows_made = 0;
-        n_blown = false;
-        B->tps = 1;
-        B->anchor.context = REC(1, "x", L(1));
+        random_case_begin();
         /* a history with repeated and backward timestamps */
         uint32_t nev = 1 + rnd(8);
         int64_t ts = 100;
@@ -1452,6 +1458,172 @@ static void test_random_vs_naive(void **state)
     assert_true(cases >= 1000);
 }
 
+/* ================================================================ joins (vm/tjoin.h) */
+
+/* A `formerly` over a predicate whose variables an enclosing operator bound,
+ * and the negated left of a `since` that reads its anchor's bindings, are
+ * answered from an index after their first questions: random joins must
+ * agree with the naive transcription, rows included.  Most histories have
+ * non-decreasing timestamps (repeats included), the index's condition for
+ * `formerly`; the rest go back in time. */
+static uint32_t rand_join_pattern_term(uint16_t x)
+{
+    switch (rnd(6)) {
+    case 0: case 1: return T_V(x);
+    case 2: return T_V((uint16_t)rnd(RV));
+    case 3: return T_W();
+    case 4: return rand_term(0, false);
+    default: return T_ARR(2, T_V(x), T_C(L(rnd(2))));
+    }
+}
+
+static uint32_t rand_join(void)
+{
+    uint16_t x = (uint16_t)rnd(RV);
+    uint32_t outer = rnd(2) ? F_P("a", "request", 1, rand_path(), T_V(x))
+                            : F_P("a", "request", 2, rand_path(), T_V(x), rand_path(), rand_term(0, false));
+    uint32_t inner = rnd(2) ? F_P("b", "request", 1, rand_path(), rand_join_pattern_term(x))
+                            : F_P(rnd(2) ? "b" : "a", "request", 2, rand_path(), rand_join_pattern_term(x), rand_path(),
+                                  rand_join_pattern_term(x));
+    int64_t w1 = (int64_t)rnd(12) - 1, w2 = (int64_t)rnd(12) - 1;
+    uint32_t joined = rnd(3) ? F_AND(outer, F_FOR(w2, inner)) : F_AND(F_FOR(w2, inner), outer);
+    switch (rnd(6)) {
+    case 0: return F_EX(x, F_FOR(w1, joined));
+    case 1: return F_FOR(w1, F_AND(joined, F_TP((uint16_t)((x + 1) % RV))));
+    case 2: return F_EX(x, F_AND(F_FOR(w1, outer), F_FOR(w2, inner)));
+    case 3: return F_FOR(w1, F_AND(outer, F_NOT(F_FOR(w2, inner))));
+    case 4: return F_EX(x, F_SINCE(w1, F_NOT(inner), outer));      /* L reads what the anchor binds */
+    default: return F_SINCE(w1, F_NOT(inner), F_AND(outer, F_TP((uint16_t)((x + 1) % RV))));
+    }
+}
+
+static void test_join_index_vs_naive(void **state)
+{
+    int cases = 0, agree = 0, held = 0;
+    for (int c = 0; c < 4000; c++) {
+        random_case_begin();
+        uint32_t nev = 4 + rnd(40);
+        int64_t ts = 100;
+        bool back = rnd(5) == 0;
+        for (uint32_t k = 0; k < nev; k++) {
+            ts += (int64_t)rnd(3) - (back ? 1 : 0);
+            dw_value x = rand_value(), y = rand_value(), p = rand_value();
+            dw_value rec = rnd(4) ? REC(3, "x", x, "y", y, "o", REC(1, "p", p)) : REC(1, "x", x);
+            EV(ts, rnd(2) ? "a" : "b", "request", rec);
+        }
+        uint32_t root = rand_join();
+        nrow rho0 = { 0 };
+        nlist rows = n_rel(nev - 1, &rho0, root);
+        bool nh = rows.n > 0;
+        dw_value ncount;
+        uint32_t cnt = T_COUNT(root, RV, 0, 1, 2);
+        bool ok = n_resolve(nev - 1, &rho0, cnt, &ncount);
+        dw_arena_free(&NA);
+        if (n_blown || !ok) continue;
+        cases++;
+        bool h1 = !nh, h2 = false;
+        int rc1 = eval_n(root, RV, nev, NULL, &h1);
+        int rc2 = eval_n(F_CMP(DW_TC_OP_EQ, cnt, T_C(ncount)), RV, nev, NULL, &h2);
+        if (!rc1 && !rc2 && h1 == nh && h2) agree++;
+        else print_message("join case %d: naive %d (count %lld); teval rc %d/%d holds %d count ok %d err %d\n", c, nh,
+                           (long long)ncount.u.i, rc1, rc2, h1, h2, B->err);
+        held += nh;
+    }
+    print_message("join self-check: %d/%d cases agree (%d held)\n", agree, cases, held);
+    assert_int_equal(agree, cases);
+    assert_true(cases >= 3000 && held >= 300);
+}
+
+/* Issue 13 row 14: exists (p). formerly (w{path: p} && formerly d{path: p})
+ * over 20,000 events took O(n^2) steps (2e8: past any sane work bound).  It
+ * is decided exactly within DW_TEMPORAL_WORK_BOUND_DEFAULT, and a join the index cannot
+ * answer stops at the bound with EBUDGET. */
+#define JOIN_N 20000
+static int eval_join(uint32_t root, dw_event *ev, const dw_event **evp, uint32_t n, uint64_t *used, bool *holds)
+{
+    B->t = (dw_temporal_tables){
+        .tfs = B->tfs, .ntfs = B->ntfs, .tpatterns = B->pats, .ntpatterns = B->npats,
+        .tterms = B->terms, .ntterms = B->nterms, .leaves = B->leaves, .nleaves = 1,
+    };
+    B->leaves[0] = (dw_tleaf){ .root = root, .nvars = 1 };
+    for (uint32_t k = 0; k < n; k++) evp[k] = &ev[k];
+    dw_history_view h = { .ev = evp, .n = n, .ticks_per_second = 1 };
+    dw_teval_ctx cx = {
+        .t = &B->t, .strs = B->strs, .nstrs = B->nstrs, .h = &h, .anchor = &B->anchor, .scratch = &B->scratch,
+        .budget = DW_TEMPORAL_WORK_BOUND_DEFAULT,
+    };
+    int rc = dw_teval_leaf(&cx, 0, holds);
+    *used = DW_TEMPORAL_WORK_BOUND_DEFAULT - cx.budget;
+    B->err = cx.err;
+    dw_arena_reset(&B->scratch);
+    return rc;
+}
+
+static void test_join_large_window(void **state)
+{
+    dw_event *ev = calloc(JOIN_N + 2, sizeof *ev);
+    const dw_event **evp = calloc(JOIN_N + 2, sizeof *evp);
+    assert_non_null(ev);
+    assert_non_null(evp);
+    /* w{path: "f<k>"} at ts k; one d{path: "f15000"} at ts 10000, after w "f10000" */
+    uint32_t n = 0;
+    char name[32];
+    for (int k = 0; k < JOIN_N; k++) {
+        snprintf(name, sizeof name, "f%d", k);
+        ev[n++] = (dw_event){ .ts = k, .atype = { TYPE, strlen(TYPE) }, .aid = { "w", 1 }, .kind = { "request", 7 },
+                              .logged = REC(1, "path", STR(name)) };
+        if (k == 10000)
+            ev[n++] = (dw_event){ .ts = k, .atype = { TYPE, strlen(TYPE) }, .aid = { "d", 1 }, .kind = { "request", 7 },
+                                  .logged = REC(1, "path", STR("f15000")) };
+    }
+    uint32_t w = F_P("w", "request", 1, "path", T_V(0)), d = F_P("d", "request", 1, "path", T_V(0));
+    uint32_t wide = F_EX(0, F_FOR(30000, F_AND(w, F_FOR(6000, d))));     /* d is 5000 before w "f15000" */
+    uint32_t narrow = F_EX(0, F_FOR(30000, F_AND(w, F_FOR(4000, d))));   /* out of the inner window */
+    uint32_t before = F_EX(0, F_FOR(30000, F_AND(d, F_FOR(30000, w))));  /* w "f15000" comes after d */
+    uint32_t m = F_P("m", "request", 1, "path", T_V(0));
+    uint32_t unindexed = F_EX(0, F_FOR(30000, F_AND(w, F_FOR(6000, F_AND(d, F_NOT(m))))));
+    uint64_t used;
+    bool h;
+    assert_int_equal(eval_join(wide, ev, evp, n, &used, &h), 0);
+    assert_true(h);
+    print_message("join over %u events: %llu steps\n", n, (unsigned long long)used);
+    assert_true(used < DW_TEMPORAL_WORK_BOUND_DEFAULT / 4);   /* O(n log n): about 0.9M, not 2e8 */
+    assert_int_equal(eval_join(narrow, ev, evp, n, &used, &h), 0);
+    assert_false(h);
+    assert_int_equal(eval_join(before, ev, evp, n, &used, &h), 0);
+    assert_false(h);
+    h = true;
+    assert_int_equal(eval_join(unindexed, ev, evp, n, &used, &h), -1);
+    assert_int_equal(B->err, DW_TEVAL_EBUDGET);
+    assert_int_equal(used, DW_TEMPORAL_WORK_BOUND_DEFAULT);
+    assert_false(h);
+    /* backward timestamps: the index does not apply, the scan decides (and stops at the bound) */
+    ev[5].ts = -1;
+    assert_int_equal(eval_join(wide, ev, evp, n, &used, &h), -1);
+    assert_int_equal(B->err, DW_TEVAL_EBUDGET);
+    /* exists (p). !d{path: p} since w{path: p}, with a d after every w: each of
+     * the 10,000 anchors is refuted by its own d (a scan: 5e7 steps) */
+    n = 0;
+    for (int k = 0; k < JOIN_N / 2; k++) {
+        snprintf(name, sizeof name, "f%d", k);
+        dw_value rec = REC(1, "path", STR(name));
+        ev[n++] = (dw_event){ .ts = 2 * k, .atype = { TYPE, strlen(TYPE) }, .aid = { "w", 1 }, .kind = { "request", 7 }, .logged = rec };
+        ev[n++] = (dw_event){ .ts = 2 * k + 1, .atype = { TYPE, strlen(TYPE) }, .aid = { "d", 1 }, .kind = { "request", 7 }, .logged = rec };
+    }
+    ev[n++] = (dw_event){ .ts = JOIN_N, .atype = { TYPE, strlen(TYPE) }, .aid = { "x", 1 }, .kind = { "request", 7 }, .logged = REC(0) };
+    uint32_t open = F_EX(0, F_SINCE(30000, F_NOT(d), w));
+    h = true;
+    assert_int_equal(eval_join(open, ev, evp, n, &used, &h), 0);
+    assert_false(h);
+    print_message("since over %u events: %llu steps\n", n, (unsigned long long)used);
+    assert_true(used < DW_TEMPORAL_WORK_BOUND_DEFAULT / 4);
+    ev[n - 2].logged = REC(1, "path", STR("other"));   /* the last w is open now */
+    assert_int_equal(eval_join(open, ev, evp, n, &used, &h), 0);
+    assert_true(h);
+    free(ev);
+    free(evp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1497,6 +1669,8 @@ int main(void)
         T(test_depth),
         T(test_no_malloc),
         T(test_random_vs_naive),
+        T(test_join_index_vs_naive),
+        T(test_join_large_window),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
