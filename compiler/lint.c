@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "macros.h"
+#include "pipeline.h"
 #include "tcheck.h"
 #include "typecheck.h"
 #include "../lang/tast.h"
@@ -1450,14 +1451,19 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     dw_diags d;
     dw_diags_init(&d);
     d.limit = 1u << 20;
-    dw_policy_set *lib = NULL;
+    /* the shared front end (compiler/pipeline.h), a stage at a time: every
+     * stage's findings are reported under its rule, and the lint rules on
+     * macro calls run between parsing and expansion.  Also without a schema
+     * the temporal validation runs (the default window cap). */
+    dw_front_end fe = { .src = src, .schema = opt->schema, .dv = opt->dv, .schema_checks_without_schema = true };
     int rc = 0;
     if (setjmp(l->oom)) { rc = -1; goto done; }
 
     rule_unicode(l);
-    l->ps = dw_parse_policy_set(src, &d);
+    int pr = dw_front_end_step(&fe, &d);      /* DW_FE_PARSE */
+    l->ps = fe.ps;
     if (!l->ps) { rc = -1; goto done; }
-    if (d.nerrors) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
+    if (pr) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
     take_diags(l, &d, R_PARSE);   /* parser warnings, if any */
     l->np = l->ps->npolicies;
     l->pi = alloc(l, (l->np + 1) * sizeof *l->pi);
@@ -1467,16 +1473,14 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
             if (dw_str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
     }
     /* macro expansion (§10) */
-    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    lib = dw_macro_library_parse(&lsrc, &d);
-    if (opt->box) {
+    void *lib = (void *)dw_front_end_library(&fe, &d);
+    if (opt->box && lib) {
         for (size_t i = 0; i < l->np; i++) {
             walk_policy(l, i, rule_macro_call, lib);
             walk_temporal(l, i, trule_macro_call, lib);
         }
     }
-    int ex = lib ? dw_expand_macros(l->ps, lib, &d) : -1;
-    if (ex || d.nerrors) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }
+    if (dw_front_end_step(&fe, &d)) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }   /* DW_FE_EXPAND */
     take_diags(l, &d, R_MACRO);
 
     for (size_t i = 0; i < l->np; i++) {
@@ -1494,8 +1498,8 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
 
     /* temporal well-formedness and temporal validation (§9) */
-    dw_tcheck_structure(l->ps, &d);
-    dw_tcheck_schema(l->ps, opt->schema, opt->dv, &d);
+    dw_front_end_step(&fe, &d);               /* DW_FE_STRUCTURE */
+    dw_front_end_step(&fe, &d);               /* DW_FE_SCHEMA */
     take_diags(l, &d, R_TEMPORAL);
     /* strict validation of the lowered set (§5, §14) */
     if (opt->schema) {
@@ -1529,8 +1533,7 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
 
 done:
     dw_diags_free(&d);
-    if (lib) dw_policy_set_free(lib);
-    if (l->ps) dw_policy_set_free(l->ps);
+    dw_front_end_free(&fe);                   /* l->ps and the library */
     dw_arena_free(&l->a);
     free(l);
     return rc;

@@ -10,9 +10,8 @@
 #include "load.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/lint.h"
-#include "../compiler/macros.h"
+#include "../compiler/pipeline.h"
 #include "../compiler/prove.h"
-#include "../compiler/tcheck.h"
 #include "../vm/artifact.h"
 
 const char dw_check_usage[] =
@@ -319,19 +318,11 @@ static int load_quiet(loaded *l, const char *path, const char *text, size_t len,
     l->src = (dw_source){ path, text, len };
     dw_diags d;
     dw_diags_init(&d);
-    int rc = 2;
-    l->ps = dw_parse_policy_set(&l->src, &d);
-    if (!l->ps || d.nerrors) goto out;
-    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    l->lib = dw_macro_library_parse(&lsrc, &d);
-    if (!l->lib || dw_expand_macros(l->ps, l->lib, &d) || d.nerrors) goto out;
-    if (dw_tcheck_structure(l->ps, &d) || (s->schema && dw_tcheck_schema(l->ps, s->schema, s->dv, &d))) goto out;
-    dw_compile_options opt = { 0 };
-    opt.events = s->dv;
-    opt.max_window = s->es ? (int64_t)s->es->max_window : 0;
-    l->prog = dw_compile(l->ps, &opt, &d);
-    if (l->prog) rc = 0;
-out:
+    dw_front_end fe = { .src = &l->src, .schema = s->schema, .dv = s->dv, .max_window = s->es ? (int64_t)s->es->max_window : 0 };
+    int rc = dw_front_end_run(&fe, DW_FE_COMPILE, &d, NULL) ? 2 : 0;
+    l->ps = fe.ps;
+    l->lib = fe.lib;
+    l->prog = fe.prog;
     if (rc && l->text) {
         /* a file given to --against/--assert: its diagnostics are the message */
         dw_diags_print(&d, stderr);

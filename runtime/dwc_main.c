@@ -11,8 +11,7 @@
 #include "dogwood_parts.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
-#include "../compiler/macros.h"
-#include "../compiler/tcheck.h"
+#include "../compiler/pipeline.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -371,19 +370,23 @@ static int cmd_validate(int argc, char **argv)
     if (dw_read_file(pol, &s.policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); goto out; }
     s.policy_src = (dw_source){ pol, s.policy_text, len };
     if (dw_session_load_schema(&s, sch) || dw_session_load_events(&s, events)) goto out;
-    s.ps = dw_parse_policy_set(&s.policy_src, &s.diags);
-    if (!s.ps || s.diags.nerrors) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }
     /* §16's order: macros, temporal acceptance rules, then the Cedar side and
      * the temporal dialect against the schemas */
-    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    s.macro_lib = dw_macro_library_parse(&lsrc, &s.diags);   /* freed with the session */
-    if (!s.macro_lib || dw_expand_macros(s.ps, s.macro_lib, &s.diags) || dw_tcheck_structure(s.ps, &s.diags)) {
+    dw_front_end fe = { .src = &s.policy_src, .schema = s.schema, .dv = s.dv };
+    dw_fe_stage failed = dw_front_end_run(&fe, DW_FE_STRUCTURE, &s.diags, NULL);
+    s.ps = fe.ps;               /* freed with the session */
+    s.macro_lib = fe.lib;
+    if (failed == DW_FE_PARSE) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }
+    if (failed) {
         dw_diags_print(&s.diags, stdout);
         printf("validation failed\n");
         rc = 3;
         goto out;
     }
-    size_t terr = dw_tcheck_schema(s.ps, s.schema, s.dv, &s.diags);
+    /* the temporal checks against the schemas are findings, counted with the Cedar side's */
+    size_t before = s.diags.nerrors;
+    dw_front_end_step(&fe, &s.diags);
+    size_t terr = s.diags.nerrors - before;
     dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
     r.nerrors += terr;
     dw_diags_print(&s.diags, stdout);

@@ -5,8 +5,7 @@
 #include <string.h>
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
-#include "../compiler/macros.h"
-#include "../compiler/tcheck.h"
+#include "../compiler/pipeline.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -79,24 +78,18 @@ int dw_session_load_policies(dw_session *s, const char *path)
         if (!s->prog) { report(s, "%s: error: artifact refused: %s", path, msg); return 2; }
         return 0;
     }
-    s->ps = dw_parse_policy_set(&s->policy_src, &s->diags);
-    if (!s->ps || s->diags.nerrors) { flush_diags(s); return 2; }
-    /* the standard macro library, then expansion (dogwood.md §10) */
-    dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-    s->macro_lib = dw_macro_library_parse(&lsrc, &s->diags);
-    int ex = s->macro_lib ? dw_expand_macros(s->ps, s->macro_lib, &s->diags) : -1;
-    if (ex || s->diags.nerrors) { flush_diags(s); return 2; }
-    /* temporal acceptance rules (§9.1-§9.5) are fatal; the schema-dependent ones
-     * (§9.6-§9.9) are validation findings, also fatal before compiling (D13) */
-    if (dw_tcheck_structure(s->ps, &s->diags)) { flush_diags(s); return 2; }
+    /* the temporal checks against the schemas need the event schema: the default one if none was named */
     if (!s->dv && s->schema && dw_session_load_events(s, NULL)) return 2;
-    if (s->schema && dw_tcheck_schema(s->ps, s->schema, s->dv, &s->diags)) { flush_diags(s); return 2; }
-    dw_compile_options opt = { 0 };
-    opt.events = s->dv;
-    opt.max_window = s->es ? (int64_t)s->es->max_window : 0;
-    s->prog = dw_compile(s->ps, &opt, &s->diags);
-    if (!s->prog) { flush_diags(s); return 2; }
-    return flush_diags(s);
+    /* every stage is fatal: the schema-dependent temporal checks (§9.6-§9.9)
+     * are validation findings, which also stop compiling (D13) */
+    dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
+                        .max_window = s->es ? (int64_t)s->es->max_window : 0 };
+    dw_fe_stage failed = dw_front_end_run(&fe, DW_FE_COMPILE, &s->diags, NULL);
+    s->ps = fe.ps;             /* the session owns what was built, even on failure */
+    s->macro_lib = fe.lib;
+    s->prog = fe.prog;
+    int rc = flush_diags(s);
+    return failed ? 2 : rc;
 }
 
 int dw_session_load_schema(dw_session *s, const char *path)

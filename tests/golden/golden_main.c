@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "compiler/compile.h"
 #include "compiler/macros.h"
-#include "compiler/tcheck.h"
+#include "compiler/pipeline.h"
 #include "lang/ast.h"
 #include "lang/eventschema.h"
 #include "lang/schema.h"
@@ -126,14 +126,15 @@ static void run_macros(const char *name, FILE *out)
     if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
     dw_diags d;
     dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    if (ps && !d.nerrors) dw_expand_macros(ps, stdlib_macros, &d);
-    if (d.nerrors || !ps) dw_diags_print(&d, out);
+    dw_front_end fe = { .src = &src, .lib = stdlib_macros };
+    dw_front_end_run(&fe, DW_FE_EXPAND, &d, NULL);
+    if (d.nerrors || !fe.ps) dw_diags_print(&d, out);
     else {
-        dw_policy_set_print(out, ps);
-        dw_macros_print_leaves(out, ps);
+        dw_policy_set_print(out, fe.ps);
+        dw_macros_print_leaves(out, fe.ps);
     }
-    if (ps) dw_policy_set_free(ps);
+    fe.lib = NULL;             /* shared by every case */
+    dw_front_end_free(&fe);
     dw_diags_free(&d);
     free(text);
 }
@@ -171,12 +172,11 @@ static void run_temporal(const char *name, FILE *out)
     if (load_src(name, &src, &text)) { fprintf(out, "cannot read %s\n", name); return; }
     dw_diags d;
     dw_diags_init(&d);
-    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
-    if (ps && !d.nerrors) dw_expand_macros(ps, stdlib_macros, &d);
-    if (ps && !d.nerrors) dw_tcheck_structure(ps, &d);
-    if (ps && !d.nerrors) dw_tcheck_schema(ps, as, dv, &d);
+    dw_front_end fe = { .src = &src, .schema = as, .dv = dv, .schema_checks_without_schema = true, .lib = stdlib_macros };
+    dw_front_end_run(&fe, DW_FE_SCHEMA, &d, NULL);
     dw_diags_print(&d, out);
-    if (ps) dw_policy_set_free(ps);
+    fe.lib = NULL;
+    dw_front_end_free(&fe);
     dw_diags_free(&d);
     free(text);
 }

@@ -1,0 +1,71 @@
+#include "pipeline.h"
+#include "macros.h"
+#include "tcheck.h"
+
+const dw_policy_set *dw_front_end_library(dw_front_end *fe, dw_diags *diags)
+{
+    if (!fe->lib && !fe->lib_tried) {
+        fe->lib_tried = true;
+        dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+        fe->lib = dw_macro_library_parse(&lsrc, diags);
+    }
+    return fe->lib;
+}
+
+int dw_front_end_step(dw_front_end *fe, dw_diags *diags)
+{
+    size_t before = diags->nerrors;
+    size_t found = 0;
+    switch (fe->reached) {
+    case DW_FE_NONE:
+        fe->reached = DW_FE_PARSE;
+        fe->ps = dw_parse_policy_set(fe->src, diags);
+        if (!fe->ps) return diags->nerrors > before ? 1 : -1;
+        break;
+    case DW_FE_PARSE:
+        fe->reached = DW_FE_EXPAND;
+        if (!dw_front_end_library(fe, diags) || dw_expand_macros(fe->ps, fe->lib, diags)) found = 1;
+        break;
+    case DW_FE_EXPAND:
+        fe->reached = DW_FE_STRUCTURE;
+        found = dw_tcheck_structure(fe->ps, diags);
+        break;
+    case DW_FE_STRUCTURE:
+        fe->reached = DW_FE_SCHEMA;
+        if (fe->schema || fe->schema_checks_without_schema) found = dw_tcheck_schema(fe->ps, fe->schema, fe->dv, diags);
+        break;
+    case DW_FE_SCHEMA: {
+        fe->reached = DW_FE_COMPILE;
+        dw_compile_options opt = { .events = fe->dv, .max_window = fe->max_window };
+        fe->prog = dw_compile(fe->ps, &opt, diags);
+        if (!fe->prog) found = 1;
+        break;
+    }
+    case DW_FE_COMPILE:
+        return 0;
+    }
+    return found || diags->nerrors > before ? 1 : 0;
+}
+
+dw_fe_stage dw_front_end_run(dw_front_end *fe, dw_fe_stage last, dw_diags *diags, int *rc)
+{
+    if (rc) *rc = 0;
+    while (fe->reached < last) {
+        int r = dw_front_end_step(fe, diags);
+        if (r) {
+            if (rc) *rc = r;
+            return fe->reached;
+        }
+    }
+    return DW_FE_NONE;
+}
+
+void dw_front_end_free(dw_front_end *fe)
+{
+    if (fe->prog) dw_program_free(fe->prog);
+    if (fe->ps) dw_policy_set_free(fe->ps);
+    if (fe->lib) dw_policy_set_free(fe->lib);
+    fe->prog = NULL;
+    fe->ps = NULL;
+    fe->lib = NULL;
+}
