@@ -152,17 +152,54 @@ static int authorize_lines(dw_session *s, const char *path)
 
 /* Box's requests.jsonl for a temporal policy (box.md §15.1): each request is
  * decided alone on a fresh history holding only itself, at 2025-01-01T00:00:00Z. */
-static int authorize_lines_engine(const char *pol, const char *sch, const char *events, const char *path)
+static const int64_t engine_t0 = 1735689600LL * 1000000000LL;
+
+static dw_engine *open_authorizer(const char *pol, const char *sch, const char *events)
 {
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000 };
     char err[256];
     dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
-    if (!e) { fprintf(stderr, "dwc authorize: error: %s\n", err); return 2; }
+    if (!e) fprintf(stderr, "dwc authorize: error: %s\n", err);
+    return e;
+}
+
+/* One request (--request-json) against a temporal set, the same way: the VM
+ * alone cannot evaluate the temporal leaves, and a rule whose leaf errors
+ * would be skipped (a forbid that should deny would not). */
+static int authorize_one_engine(const dw_program *prog, const char *pol, const char *sch, const char *events,
+                                const char *path, bool verbose)
+{
+    char *text;
+    size_t len;
+    if (dw_read_file(path, &text, &len)) { perror(path); return 1; }
+    dw_engine *e = open_authorizer(pol, sch, events);
+    if (!e) { free(text); return 1; }
+    dw_verdict v;
+    dw_engine_decide_request_json(e, text, len, engine_t0, &v);
+    free(text);
+    dw_engine_close(e);
+    if (v.cause == DW_CAUSE_INTERNAL_FAULT && !v.ndetermining && !v.nerrors) {
+        fprintf(stderr, "dwc authorize: error: invalid request: %s\n", v.message);
+        return 1;
+    }
+    puts(v.allow ? "ALLOW" : "DENY");
+    if (verbose) {
+        printf("determining: ");
+        print_ids(prog, v.determining, v.ndetermining);
+        printf("\nerrors: %u%s%s\n", v.nerrors, v.nerrors && v.message[0] ? " " : "", v.nerrors ? v.message : "");
+    }
+    return v.allow ? 0 : 2;
+}
+
+static int authorize_lines_engine(const char *pol, const char *sch, const char *events, const char *path)
+{
+    dw_engine *e = open_authorizer(pol, sch, events);
+    if (!e) return 2;
     char *text;
     size_t len;
     if (dw_read_file(path, &text, &len)) { perror(path); dw_engine_close(e); return 1; }
     size_t lineno = 0;
-    const int64_t t0 = 1735689600LL * 1000000000LL;   /* 2025-01-01T00:00:00Z */
+    const int64_t t0 = engine_t0;
     for (char *line = text; line && *line;) {
         char *nl = strchr(line, '\n');
         size_t ll = nl ? (size_t)(nl - line) : strlen(line);
@@ -217,6 +254,12 @@ static int cmd_authorize(int argc, char **argv)
     if (lines && s.prog->temporal.nleaves) {
         /* temporal rules need the stateful authorizer: each line alone on a fresh history */
         rc = authorize_lines_engine(pol, sch, events, lines);
+        goto out;
+    }
+    if (s.prog->temporal.nleaves) {
+        if (rq) rc = authorize_one_engine(s.prog, pol, sch, events, rq, verbose);
+        else fprintf(stderr, "dwc authorize: error: %s has temporal rules: give the request as --request-json FILE or"
+                             " --requests FILE.jsonl (decided through the stateful engine on a history holding only it)\n", pol);
         goto out;
     }
     if (dw_session_load_entities(&s, ent)) goto out;

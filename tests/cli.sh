@@ -83,6 +83,23 @@ run a2 "$DWC" authorize --policies="$P" --schema="$S" --requests="$R"
 same a1 a2
 run a3 "$DWC" authorize -p "$P" --nope
 refused a3 1 "unknown option \`--nope\`"
+# a temporal set, one request: through the engine like --requests (the bare VM skipped the
+# rules whose leaves it cannot evaluate: 05's "tests before release" forbid did not deny
+# request 1, which --requests denies)
+TB=$BOX/05-tests-before-release
+run a4 "$DWC" authorize -p "$TB/policy.dw" -s "$S" --requests "$TB/requests.jsonl"
+i=0
+while IFS= read -r line; do
+    i=$((i + 1)); printf '%s\n' "$line" > "$tmp/req$i.json"
+    want=$(sed -n "s/^$i: \(ALLOW\|DENY\) .*/\1/p" "$tmp/a4.out")
+    run a4-$i "$DWC" authorize -p "$TB/policy.dw" -s "$S" --request-json "$tmp/req$i.json"
+    got=$(head -1 "$tmp/a4-$i.out"); st=$(cat "$tmp/a4-$i.rc")
+    wst=2; [ "$want" = ALLOW ] && wst=0
+    if [ -n "$want" ] && [ "$got" = "$want" ] && [ "$st" = "$wst" ]; then ok
+    else bad "a4-$i: --request-json says $got (exit $st), --requests line $i says ${want:-nothing}"; fi
+done < "$TB/requests.jsonl"
+run a5 "$DWC" authorize -p "$TB/policy.dw" -s "$S" -l 'Box::Agent::"self"' -a 'Box::Action::"http:request"' -r 'Box::Resource::"x"'
+refused a5 1 "has temporal rules"
 
 # replay: the trace may come before or after the options
 run r1 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema "$T.log"
