@@ -1243,13 +1243,14 @@ static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, si
  *
  * Log record payload (compatible with dwd's first version):
  *   "<engine timestamp, decimal>\n<the event in Box's JSON form>"
- * Checkpoint state (dw_engine_export_state; little-endian, version 1):
- *   "DWENGST1"  i64 last_ts  u8 have_ts
+ * Checkpoint state (dw_engine_export_state; little-endian, version 2):
+ *   "DWENGST2"  i64 last_ts  u8 have_ts
  *   u32 nleaves  { u64 identity  i64 install position }   per leaf of the program
+ *   the leaves' needs, retired ones too (dw_retention_encode; not in version 1)
  *   u32 nevents  { u64 seq  i64 ts  str atype  str aid  str kind  value logged }
  *   str = u32 length + bytes; value = u8 kind + payload (record fields and
  *   set/array elements in stored order).
- * Only the events some window can still reach are exported, so a checkpoint
+ * Only the events some leaf can still need are exported, so a checkpoint
  * (and reopening) follows the deepest window, not the number of events
  * ever logged; the monitors are rebuilt from them (their state is a function
  * of the events in the window since each leaf's install position).
@@ -1377,7 +1378,8 @@ static bool dec_val(rbuf *r, dw_arena *a, dw_value *out, int depth)
     return !r->bad;
 }
 
-#define STATE_MAGIC "DWENGST1"
+#define STATE_MAGIC "DWENGST2"      /* 2: + the leaves' needs after the install table */
+#define STATE_MAGIC_V1 "DWENGST1"
 
 /* With mu held: the state of the history for `prog` with install positions
  * `since`.  *keep: the oldest log position the state still needs. */
@@ -1390,8 +1392,12 @@ static int export_locked(dw_engine *e, const dw_program *prog, const int64_t *si
     const dw_temporal_tables *t = &prog->temporal;
     wb_u32(b, t->nleaves);
     for (uint32_t l = 0; l < t->nleaves; l++) { wb_u64(b, t->leaves[l].identity); wb_u64(b, (uint64_t)since[l]); }
+    dw_buf needs = { 0 };        /* and retired leaves' (runtime/retention.h): a restart may meet them again */
+    if (dw_retention_encode(&e->ret, e->s.prog, e->since, prog, since, &needs)) b->oom = true;
+    else wb_put(b, needs.p, needs.len);
+    dw_buf_free(&needs);
     uint32_t first = 0;
-    if (!t->nleaves && !e->ret.nold) first = h->n;   /* nothing reads the history */
+    if (!t->nleaves && !e->ret.nold && !e->ret.ncur) first = h->n;   /* nothing reads the history */
     else if (!e->replay_ts && h->n) {
         int64_t horizon, now = h->ev[h->n - 1].ts;
         if (!__builtin_mul_overflow(dw_retention_reach(&e->ret, prog), e->tps, &horizon))
@@ -1420,7 +1426,8 @@ static int import_locked(dw_engine *e, const void *data, size_t len, itab *it, c
 {
     rbuf r = { data, len, 0, false };
     const uint8_t *m = rb_take(&r, 8);
-    if (!m || memcmp(m, STATE_MAGIC, 8)) { snprintf(err, cap, "not an engine state (version 1)"); return -1; }
+    bool v1 = m && !memcmp(m, STATE_MAGIC_V1, 8);
+    if (!m || (!v1 && memcmp(m, STATE_MAGIC, 8))) { snprintf(err, cap, "not an engine state (version 1 or 2)"); return -1; }
     int64_t last_ts = (int64_t)rb_u64(&r);
     bool have_ts = rb_u8(&r) != 0;
     uint32_t nl = rb_u32(&r);
@@ -1433,6 +1440,9 @@ static int import_locked(dw_engine *e, const void *data, size_t len, itab *it, c
     for (uint32_t l = 0; l < nl; l++) { it->id[l] = rb_u64(&r); it->since[l] = (int64_t)rb_u64(&r); }
     it->n = nl;
     it->have = true;
+    long used = v1 || r.bad ? 0 : dw_retention_decode(&e->ret, r.p + r.off, r.n - r.off);
+    if (used < 0) { snprintf(err, cap, "damaged engine state (leaf needs)"); return -1; }
+    r.off += (size_t)used;
     uint32_t ne = rb_u32(&r);
     for (uint32_t i = 0; i < ne && !r.bad; i++) {
         dw_arena_reset(&e->scratch);
@@ -1459,7 +1469,9 @@ static int import_locked(dw_engine *e, const void *data, size_t len, itab *it, c
  * a leaf the table knows keeps its position; one it does not know is new
  * (the policy changed across the restart) and starts empty.  Without a
  * table (a fresh history, or one written before install positions were
- * recorded) every leaf sees all of it.  True if the table must be written. */
+ * recorded) every leaf sees all of it.  A leaf the table knows as retired
+ * (a reload replaced it) resumes from its position, as after a reload back
+ * to it.  True if the table must be written. */
 static bool apply_installs(dw_engine *e, const itab *it)
 {
     const dw_temporal_tables *t = &e->s.prog->temporal;
@@ -1471,8 +1483,10 @@ static bool apply_installs(dw_engine *e, const itab *it)
         uint32_t k = 0;
         while (k < it->n && it->id[k] != t->leaves[l].identity) k++;
         if (k < it->n) e->since[l] = it->since[k];
+        else if (dw_retention_retired_since(&e->ret, t->leaves[l].identity, &e->since[l])) changed = true;
         else { e->since[l] = fresh; changed = true; }
     }
+    dw_retention_install(&e->ret, e->s.prog);   /* the leaves found retired are installed again */
     return changed;
 }
 

@@ -43,6 +43,23 @@ void dw_retention_match(const dw_retention *r, const dw_program *cur, const int6
  * OOM (r is then keep-everything, still consistent). */
 int dw_retention_commit(dw_retention *r, const dw_program *cur, const int64_t *since, const dw_program *np);
 
+/* The install position of a retired leaf of this identity, if any. */
+bool dw_retention_retired_since(const dw_retention *r, uint64_t identity, int64_t *since);
+
+/* Checkpoints carry the needs of every leaf a restart may meet again
+ * (np's own leaves, and those the swap from cur to np retires, newest
+ * DW_RETIRED_MAX), so a restart on either artifact finds them: appended to
+ * out as  u32 n { u64 identity  i64 since  i64 reach  u8 keep_all
+ * u32 nids { str atype  str aid  str kind } }  (str = u32 length + bytes;
+ * identities only: after a restart a retired leaf keeps every event of
+ * its identities).  np == cur for a checkpoint without a reload.  0, or -1
+ * on OOM. */
+int dw_retention_encode(const dw_retention *r, const dw_program *cur, const int64_t *since, const dw_program *np,
+                        const int64_t *nsince, dw_buf *out);
+/* Replace r's retired leaves by the encoded ones (then dw_retention_install
+ * drops those the program has).  Bytes used, or -1 if damaged or OOM. */
+long dw_retention_decode(dw_retention *r, const uint8_t *p, size_t n);
+
 void dw_retention_free(dw_retention *r);
 
 #endif

@@ -19,7 +19,11 @@
  * 4. Reloads: 300 reloads of one artifact leave one live program
  *    (dw_program_live) and rule names handed out before stay valid; a
  *    reload under 8 deciding threads with a checkpoint every 64 events
- *    completes (bounded: alarm). */
+ *    completes (bounded: alarm).
+ * 5. A leaf replaced by a reload resumes with its state when it comes back:
+ *    after a restart on the original artifact (the reload's checkpoint
+ *    carries it) and after a live reload back; a restart on the new
+ *    artifact keeps the new leaf's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -493,6 +497,77 @@ static void test_reload_under_checkpoints(void **state)
 
 static tb tables;
 
+/* ---- a leaf keeps its state across reloads and restarts (row 5) ---- */
+
+static void record_at(dw_engine *e, int64_t ts, const char *kind)
+{
+    char buf[512], err[256];
+    ev_json(buf, sizeof buf, kind, "api.github.com", "http:request");
+    if (dw_engine_record_json(e, buf, strlen(buf), ts, err, sizeof err)) fail_msg("record: %s", err);
+}
+
+static bool decide_at(dw_engine *e, int64_t ts)
+{
+    char buf[512];
+    ev_json(buf, sizeof buf, "request", "api.github.com", "http:request");
+    dw_verdict v;
+    assert_int_equal(dw_engine_decide_json(e, buf, strlen(buf), ts, &v), 0);
+    return v.allow;
+}
+
+static dw_engine *open_durable_on(const char *text)
+{
+    write_policy(text);
+    dw_engine_config cfg = { .policy_path = pol_path, .schema_path = "box" };
+    dw_engine_durable d = { .state_dir = dir, .durability = 2, .checkpoint_every = -1 };
+    char err[512];
+    dw_engine *e = dw_engine_open_durable(&cfg, &d, NULL, err, sizeof err);
+    if (!e) fprintf(stderr, "%s\n", err);
+    assert_non_null(e);
+    return e;
+}
+
+static void test_reload_restart(void **state)
+{
+    (void)state;
+    /* B: the budget leaf changed (11 minutes): a new identity */
+    char btext[sizeof budget_text + 8];
+    snprintf(btext, sizeof btext, "%s", budget_text);
+    char *w = strstr(btext, "within 10m");
+    assert_non_null(w);
+    memcpy(w, "within 11m", 10);
+    dw_buf artA = { 0 }, artB = { 0 };
+    artifact_of(budget_text, &artA);
+    artifact_of(btext, &artB);
+    char cmd[300], err[256];
+    snprintf(dir, sizeof dir, "/tmp/test_retain_state_%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    int64_t t0 = 1700000000 * SEC;
+    for (int restart_on = 0; restart_on < 3; restart_on++) {   /* 0: A, 1: B, 2: a live reload back to A */
+        assert_int_equal(system(cmd), 0);
+        dw_engine *e = open_durable_on(budget_text);
+        for (int i = 0; i < 3; i++) record_at(e, t0 + i * SEC, "response");
+        assert_false(decide_at(e, t0 + 3 * SEC));          /* 3 responses in 10 minutes */
+        dw_reload_info info;
+        assert_int_equal(dw_engine_reload(e, artB.p, artB.len, &info, err, sizeof err), 0);
+        assert_int_equal(info.fresh, 1);
+        assert_true(decide_at(e, t0 + 4 * SEC));           /* B's budget starts empty */
+        if (restart_on == 2) {
+            assert_int_equal(dw_engine_reload(e, artA.p, artA.len, &info, err, sizeof err), 0);
+            assert_int_equal(info.kept, 1);                /* the retired leaf resumes */
+        } else {
+            dw_engine_close(e);                            /* a crash after the reload's checkpoint */
+            e = open_durable_on(restart_on ? btext : budget_text);
+        }
+        /* A counts the 3 responses (as if it had never been replaced); B still none */
+        assert_int_equal(decide_at(e, t0 + 5 * SEC), restart_on == 1);
+        dw_engine_close(e);
+    }
+    assert_int_equal(system(cmd), 0);
+    dw_buf_free(&artA);
+    dw_buf_free(&artB);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -521,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_replay_floor),
         cmocka_unit_test(test_reload_frees),
         cmocka_unit_test(test_reload_under_checkpoints),
+        cmocka_unit_test(test_reload_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
