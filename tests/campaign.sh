@@ -6,7 +6,9 @@
 #   - MUTATIONS hostile artifacts (tests/unit/test_artifact.c's corpus
 #     campaign, ASan+UBSan build) over DW_MUTATION_FILES corpus tests and
 #     every Box example: byte mutations, and PROGRAM_MUTATIONS mutations of
-#     the loaded programs written back as well-formed files.
+#     the loaded programs written back as well-formed files;
+#   - CRASH_RELOAD_TRIALS (>= 200) crash trials around a policy reload
+#     (tests/dwd/crash.sh with CRASH_RELOAD=1).
 # It takes hours: run it off the test path, under nice.  Nothing here is part
 # of `make test` (which runs the same tools for 30 s / 10,000 / 1,000).
 # Usage: tests/campaign.sh [OUT_DIR] [FUZZ_SECONDS] [DIFF_CASES] [MUTATIONS] [PROGRAM_MUTATIONS]
@@ -18,6 +20,7 @@ FUZZ_SECONDS=${2:-600}
 DIFF_CASES=${3:-1000000}
 MUTATIONS=${4:-100000}
 PROGRAM_MUTATIONS=${5:-1000000}
+CRASH_RELOAD_TRIALS=${CRASH_RELOAD_TRIALS:-200}
 SHARED=${SHARED:-../shared}
 SEED=${SEED:-2026}
 SAN_OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
@@ -61,6 +64,14 @@ DW_MUTATIONS=$MUTATIONS DW_PROGRAM_MUTATIONS=$PROGRAM_MUTATIONS DW_MUTATION_FILE
     nice -n 19 "$OUT/bin/test_artifact" > "$OUT/mutations.log" 2>&1
 rc=$?
 note "mutations: $(( $(date +%s) - start )) s: $(grep -E '^(corpus|program) mutations' "$OUT/mutations.log"), exit $rc"
+if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+
+# 4. crash trials around reloads (issue 13 row 5): SIGKILL around a reload to a changed leaf,
+#    restart on either artifact, verdicts of an uninterrupted run
+start=$(date +%s)
+CRASH_RELOAD=1 CRASH_TRIALS=$CRASH_RELOAD_TRIALS DW_SHARED=$SHARED nice -n 19 tests/dwd/crash.sh build/dwd > "$OUT/crash-reload.log" 2>&1
+rc=$?
+note "crash reload: $(( $(date +%s) - start )) s: $(grep '^reload trials:' "$OUT/crash-reload.log"), exit $rc"
 if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 
 echo "$pass passed, $fail failed"

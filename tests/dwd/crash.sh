@@ -18,8 +18,17 @@
 # budget, and must see different verdicts at every one (the script's verdicts depend on the
 # history, and the checker notices lost history).
 #
+# CRASH_RELOAD=1 (reload faults, issue 13 row 5): the script gets a reload to B (example 06 with
+# github_budget over 11 minutes: a changed leaf) after a third of its ops; each trial starts dwd on
+# the artifact A, kills it, and restarts it on A, or on B when the reload was acknowledged (every
+# second trial).  The verdicts must be those of an uninterrupted run: up to the kill, the script
+# with the reload (B after it); after a restart on B, or when the reload is resent, the same; after
+# a restart on A following an acknowledged reload, the run that never left A (a leaf keeps its
+# state whenever its identity comes back).
+#
 # Usage: tests/dwd/crash.sh DWD     CRASH_TRIALS (default 20), CRASH_SEED (default: random),
-# CRASH_OPS (script length, default 300), DW_SHARED (default /work/shared), CC.
+# CRASH_OPS (script length, default 300), CRASH_RELOAD, DWC (default: beside DWD),
+# DW_SHARED (default /work/shared), CC.
 # Ends with "N passed, N failed" (one check per trial, plus setup checks) and a summary line.
 set -uo pipefail
 DWD=${1:?usage: crash.sh DWD}
@@ -47,9 +56,10 @@ C="$T/client"
 
 # start_dwd STATE: start dwd (full durability, client-chosen times, $dwd_extra), wait for its socket
 dwd_extra=()
+policy_args=(--policy "$ex/policy.dw")
 start_dwd() {
     rm -f "$T/sock"
-    "$DWD" --policy "$ex/policy.dw" --schema box --state "$1" --socket "$T/sock" --trust-client-time \
+    "$DWD" "${policy_args[@]}" --schema box --state "$1" --socket "$T/sock" --trust-client-time \
         --durability full "${dwd_extra[@]}" 2>>"$T/dwd.err" &
     pid=$!
     for _ in $(seq 1 500); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.01; done
@@ -191,6 +201,98 @@ ckpt_every=${CRASH_CHECKPOINT_EVERY:-25}
 usage=$("$DWD" 2>&1)
 case $usage in *--checkpoint-every*) ;; *) ckpt_every=0 ;; esac
 nckpt=0; from_ckpt=0
+
+# ---- reload faults (CRASH_RELOAD=1) ----
+# reload_trial STATE AT RESTART_ON_B: SIGKILL as soon as AT replies are in (more may be in
+# flight); sets $why, $acked, $next, $notes, $tag, $racked
+reload_trial() {
+    local S=$1 at=$2 want_b=$3 cpid L X=A
+    racked=0
+    why=""; notes=""; acked=0; next=0
+    : > "$T/dwd.err"
+    policy_args=(--artifact "$T/A.dwb")
+    if ! start_dwd "$S"; then why="; dwd did not start"; startfail=$((startfail + 1)); stop_dwd; return; fi
+    "$C" "$T/sock" < "$T/ops_r" > "$T/got.a" 2>/dev/null &
+    cpid=$!
+    while [ "$(wc -l < "$T/got.a")" -lt "$at" ] && kill -0 "$cpid" 2>/dev/null; do sleep 0.002; done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null; pid=""
+    wait "$cpid" 2>/dev/null
+    acked=$(wc -l < "$T/got.a")
+    head -n "$acked" "$T/got.a" > "$T/got.a1" && mv "$T/got.a1" "$T/got.a"
+    [ "$acked" -gt "$R" ] && racked=1                  # line R+1 is the reload's reply
+    [ "$racked" = 1 ] && [ "$want_b" = 1 ] && X=B
+    policy_args=(--artifact "$T/$X.dwb")
+    : > "$T/dwd.err"
+    if ! start_dwd "$S"; then why="; dwd did not restart on $X: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); stop_dwd; return; fi
+    echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats"
+    next=$(stat_of log_next_seq "$T/stats")
+    notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
+    if [ -n "$notes" ] && printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn or corrupt tail at offset'; then
+        corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
+    fi
+    local aev=$((acked - racked))                       # acknowledged events
+    if [ -z "$next" ] || [ "$next" -lt "$aev" ] || [ "$next" -gt $((aev + 1)) ]; then
+        [ -n "$next" ] && [ "$next" -lt "$aev" ] && lost=$((lost + aev - next))
+        why="$why; history holds ${next:-?} events, $aev acknowledged"
+    fi
+    next=${next:-$aev}
+    [ "$next" -gt "$aev" ] && inflight=$((inflight + 1))
+    # the first line to resend: after event #next, skipping the reload once acknowledged
+    if [ "$racked" = 1 ]; then L=$((next + 2)); else L=$((next + 1)); fi
+    tail -n +"$L" "$T/ops_r" | "$C" "$T/sock" > "$T/got.b"
+    echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats2"
+    stop_dwd || why="$why; dwd did not stop cleanly"
+    [ "$(stat_of log_next_seq "$T/stats2")" = "$NOPS" ] || why="$why; history ends with $(stat_of log_next_seq "$T/stats2") events, want $NOPS"
+    # expected: the run with the reload up to line L-1; then the same, or (back on A after
+    # the reload) the run that never left A, whose line for ops_r line k > R+1 is k-1
+    { head -n "$((L - 1))" "$T/want_r"
+      if [ "$racked" = 1 ] && [ "$X" = A ]; then tail -n +"$((L - 1))" "$T/want"; else tail -n +"$L" "$T/want_r"; fi
+    } > "$T/expect"
+    { head -n "$acked" "$T/got.a"; [ "$((L - 1))" -gt "$acked" ] && sed -n "$((L - 1))p" "$T/want_r"; cat "$T/got.b"; } > "$T/got"
+    if ! cmp -s "$T/got" "$T/expect"; then
+        diverged=$((diverged + 1))
+        why="$why; verdicts differ from the uninterrupted run at line $(cmp "$T/got" "$T/expect" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')"
+    fi
+    tag=", reload $([ "$racked" = 1 ] && echo acknowledged || echo "not acknowledged"), restart on $X"
+    policy_args=(--policy "$ex/policy.dw")
+}
+
+if [ "${CRASH_RELOAD:-0}" = 1 ]; then
+    DWC=${DWC:-$(dirname "$DWD")/dwc}
+    R=$((NOPS / 3))
+    sed 's/within 10m/within 11m/' "$ex/policy.dw" > "$T/B.dw"
+    if "$DWC" compile "$ex/policy.dw" -s box -o "$T/A.dwb" >/dev/null && "$DWC" compile "$T/B.dw" -s box -o "$T/B.dwb" >/dev/null; then
+        ok "artifacts A (example 06) and B (github_budget over 11 minutes)"
+    else bad "artifacts A and B (dwc compile)"; echo "$pass passed, $fail failed"; exit 1; fi
+    { head -n "$R" "$T/ops"; echo "{\"op\":\"reload\",\"artifact\":\"$T/B.dwb\"}"; tail -n +"$((R + 1))" "$T/ops"; } > "$T/ops_r"
+    policy_args=(--artifact "$T/A.dwb")
+    start_dwd "$T/ref_r"
+    "$C" "$T/sock" < "$T/ops_r" > "$T/want_r"
+    stop_dwd
+    policy_args=(--policy "$ex/policy.dw")
+    if sed -n "$((R + 1))p" "$T/want_r" | grep -q '"kept":1,"fresh":1' && ! cmp -s <(tail -n +"$((R + 2))" "$T/want_r") <(tail -n +"$((R + 1))" "$T/want"); then
+        ok "reference with the reload: the changed leaf starts empty and B decides differently from A"
+    else bad "reference with the reload: $(sed -n "$((R + 1))p" "$T/want_r")"; fi
+    nb=0; nba=0
+    for n in $(seq 1 "$TRIALS"); do
+        # kills from just before the reload to near the end: most land after it
+        at=$(( R - 3 + (RANDOM * 32768 + RANDOM) % (NOPS - R - 20) ))
+        dwd_extra=(); tag=""
+        if [ "$ckpt_every" -gt 0 ] && [ $((n % 2)) -eq 1 ]; then dwd_extra=(--checkpoint-every "$ckpt_every"); nckpt=$((nckpt + 1)); fi
+        reload_trial "$T/state.$n" "$at" $((n % 2 == 0))
+        case $tag in *"on B"*) nb=$((nb + 1)) ;; *) [ "$racked" = 1 ] && nba=$((nba + 1)) ;; esac
+        [ "${#dwd_extra[@]}" -gt 0 ] && tag="$tag, checkpoint every $ckpt_every"
+        if [ -z "$why" ]; then ok "reload trial $n: SIGKILL after reply $at, $acked acked, history $next$tag"
+        else bad "reload trial $n: SIGKILL after reply $at, $acked acked$tag${why}"; fi
+        rm -rf "$T/state.$n"
+    done
+    echo "reload trials: $TRIALS trials (seed $SEED, $NOPS ops, reload after op $R, SIGKILL after replies $((R - 3))-$((NOPS - 24)); $nb restarts on B, $nba on A after the reload, $nckpt with checkpoints), $lost acknowledged events lost, $corrupt corrupt reopenings, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts"
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit
+fi
+
 for n in $(seq 1 "$TRIALS"); do
     delay_ms=$(( (RANDOM * 32768 + RANDOM) % max_ms ))
     dwd_extra=(); tag=""
