@@ -225,6 +225,7 @@ long dw_retention_decode(dw_retention *r, const uint8_t *p, size_t n)
     free(r->old);
     r->old = old;
     r->nold = cnt;
+    rebuild_set(r);            /* the log replayed after this checkpoint keeps what they need */
     return (long)d.off;
 }
 
