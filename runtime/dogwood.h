@@ -66,7 +66,10 @@ extern "C" {
 #endif
 /* The library is compiled with -fvisibility=hidden: what this header
  * declares is the shared library's whole interface (libdogwood.map gives it
- * the version DOGWOOD_1); everything else links only statically. */
+ * the version DOGWOOD_1); everything else links only statically.  The
+ * bindings (runtime/bindings/) mirror the structures below field for field:
+ * change one, change them (tests/lib/run.sh compares their sizes) and the
+ * SONAME's MAJOR when the change is incompatible. */
 #if defined(__GNUC__)
 #pragma GCC visibility push(default)
 #endif

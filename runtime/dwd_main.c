@@ -469,7 +469,8 @@ static void usage(void)
     fprintf(stderr, "usage: dwd --artifact P.dwb|--policy P.dw|P.dwb --schema box|FILE [--events E] --state DIR --socket PATH\n"
                     "           [--decision-log FILE] [--durability full|batch|none]\n"
                     "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
-                    "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n");
+                    "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n"
+                    "       dwd --version\n");
 }
 
 /* --log-include: a comma list of deny, permit, trace, kernel; each word at
