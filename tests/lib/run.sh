@@ -28,6 +28,8 @@ P=$D/usr
 VERSION=$(for k in MAJOR MINOR PATCH; do sed -n "s/^#define DW_VERSION_$k \([0-9]*\)$/\1/p" runtime/dogwood.h; done | paste -sd.)
 MAJOR=${VERSION%%.*}
 
+# a parent make's jobserver and flags (make test) are not ours to inherit
+unset MAKEFLAGS MFLAGS MAKELEVEL
 check "make install PREFIX=/usr DESTDIR=..." make --no-print-directory -s BUILD="$B" install PREFIX=/usr DESTDIR="$D"
 installed_files() {
     for f in bin/dwc bin/dwd lib/libdogwood.so.$VERSION lib/libdogwood.a include/dogwood.h \
