@@ -20,7 +20,7 @@ DURABILITY = {"full": 0, "batch": 1, "none": 2}
 class EngineConfig(ctypes.Structure):
     _fields_ = [("policy_path", ctypes.c_char_p), ("schema_path", ctypes.c_char_p),
                 ("events_path", ctypes.c_char_p), ("ticks_per_second", ctypes.c_int64),
-                ("replay_timestamps", ctypes.c_bool)]
+                ("replay_timestamps", ctypes.c_bool), ("temporal_work_bound", ctypes.c_uint64)]
 
 
 class RawVerdict(ctypes.Structure):
@@ -53,7 +53,7 @@ class EngineStats(ctypes.Structure):
                 ("log_next_seq", ctypes.c_uint64), ("log_appends", ctypes.c_uint64),
                 ("log_syncs", ctypes.c_uint64), ("log_max_batch", ctypes.c_uint64),
                 ("checkpoints", ctypes.c_uint64), ("checkpoint_failures", ctypes.c_uint64),
-                ("generation", ctypes.c_uint32), ("durable", ctypes.c_bool),
+                ("generation", ctypes.c_uint32), ("policies_evaluated", ctypes.c_uint64), ("durable", ctypes.c_bool),
                 ("checkpoint_error", ctypes.c_char * 256)]
 
 

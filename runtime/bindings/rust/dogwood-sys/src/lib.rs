@@ -30,6 +30,7 @@ pub struct dw_engine_config {
     pub events_path: *const c_char,
     pub ticks_per_second: i64,
     pub replay_timestamps: bool,
+    pub temporal_work_bound: u64,
 }
 
 #[repr(C)]
@@ -86,6 +87,7 @@ pub struct dw_engine_stats {
     pub checkpoints: u64,
     pub checkpoint_failures: u64,
     pub generation: u32,
+    pub policies_evaluated: u64,
     pub durable: bool,
     pub checkpoint_error: [c_char; 256],
 }

@@ -101,6 +101,8 @@ pub struct Config {
     pub ticks_per_second: i64,
     /// Take the events' times as given (replaying a trace).
     pub replay_timestamps: bool,
+    /// Steps of temporal evaluation per decision (a deny past it); 0: the library's default.
+    pub temporal_work_bound: u64,
 }
 
 impl Config {
@@ -179,6 +181,8 @@ pub struct Stats {
     pub checkpoints: u64,
     pub checkpoint_failures: u64,
     pub generation: u32,
+    /// Policies the Cedar decisions evaluated since open.
+    pub policies_evaluated: u64,
     pub durable: bool,
     pub checkpoint_error: String,
 }
@@ -239,6 +243,7 @@ impl Engine {
             events_path: events.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
             ticks_per_second: cfg.ticks_per_second,
             replay_timestamps: cfg.replay_timestamps,
+            temporal_work_bound: cfg.temporal_work_bound,
         };
         let mut err = [0 as c_char; 1024];
         let mut recovery = None;
@@ -415,6 +420,7 @@ impl Engine {
             checkpoints: st.checkpoints,
             checkpoint_failures: st.checkpoint_failures,
             generation: st.generation,
+            policies_evaluated: st.policies_evaluated,
             durable: st.durable,
             checkpoint_error: text(&st.checkpoint_error),
         }
