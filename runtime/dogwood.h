@@ -117,7 +117,9 @@ typedef struct dw_verdict {
 
 /* NULL with a message in err on any load or compile failure. */
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap);
-void dw_engine_close(dw_engine *e);
+/* Frees e.  0, or -1 when a durable engine's log could not be flushed (or
+ * had failed earlier): recorded events may not be durable. */
+int dw_engine_close(dw_engine *e);
 
 /* An event in Box's JSON form: {"time"?, "action", "namespace"?, "kind",
  * "input", "output"?, "request_id"?} (box.md §15.2).  ts: ticks, or

@@ -19,6 +19,7 @@
  * (runtime/seccomp.h) that refuses opening any path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,13 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include "dogwood.h"
 #include "dwd_protocol.h"
+#include "dwd_socket.h"
 #include "histlog.h"
 #include "keeper.h"
 #include "seccomp.h"
@@ -50,16 +52,28 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#define MAX_CONNS 256
-#define MAX_OUT (16u << 20)    /* a client that does not read its replies is dropped */
+/* Connection limits (docs/DWD.md, "Connections"), each an option: no
+ * client, idle, slow or flooding, holds a slot or memory for long. */
+typedef struct conn_limits {
+    uint32_t max_conns;        /* --max-connections; at the cap the longest-idle connection makes room */
+    size_t max_request;        /* --max-request: bytes per request line, and so of the input buffer */
+    size_t max_pending;        /* --max-pending: unsent reply bytes at which dwd stops reading a connection */
+    int64_t idle_ms;           /* --idle-timeout: nothing pending this long: closed (0: never) */
+    int64_t request_ms;        /* --request-timeout: a begun line must end, queued replies must drain, in this */
+} conn_limits;
 
 typedef struct conn {
     int fd;
     dwd_buf in, out;
     size_t out_off;
+    size_t scanned;            /* in.p[0, scanned) holds no newline */
     size_t round_mark;         /* out.len when this round began */
     uint32_t round_lines;      /* requests answered this round */
+    bool eof;                  /* the client sent its last byte */
     bool closing;              /* close once out is flushed */
+    int64_t last_active;       /* monotonic ms: accepted, or its last complete request */
+    int64_t line_since;        /* the buffered partial line began at this time */
+    int64_t out_since;         /* replies queued (or last sent) at this time */
 } conn;
 
 /* The decision log's writer (box.md §10.1: file I/O off the decision path).
@@ -92,24 +106,63 @@ typedef struct server {
     uint64_t dlog_round_lines;
     const char *box_name, *run_id, *box_source;
     unsigned log_include;      /* LOG_* bits */
-    uint64_t rng;
+    uint64_t ids[32];          /* trace and span ids from getrandom, used from the end */
+    unsigned nids;
+    conn_limits lim;
     /* this round */
     uint64_t round_ticket;     /* the last log position appended this round (0: none) */
     /* stats */
     uint64_t decisions, permits, denies, faults, records, errors, accepted, refused_peers, reloads;
-    conn *conns[MAX_CONNS];
+    uint64_t evicted, idle_closed, timed_out, overlong;
+    uint64_t ckpt_failures_seen;   /* background checkpoint failures already reported */
+    int64_t ckpt_checked;          /* monotonic ms of the last look */
+    conn **conns;              /* lim.max_conns slots */
     int nconns;
 } server;
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) { (void)sig; stop_flag = 1; }
 
-static uint64_t rng_next(server *s)
+/* Trace and span ids (box.md §10.2; W3C trace context asks for random
+ * ids): getrandom(2) bytes, a block at a time.  The first block is drawn
+ * before confinement (a failure there stops dwd); the seccomp allow-list
+ * keeps getrandom for the refills.  A refill that fails anyway stirs the
+ * last block (ids stay distinct, no longer unpredictable) and says so once. */
+static int ids_fill(server *s)
 {
-    uint64_t x = s->rng;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    s->rng = x;
-    return x * 0x2545F4914F6CDD1DULL;
+    size_t got = 0;
+    while (got < sizeof s->ids) {
+        ssize_t r = getrandom((char *)s->ids + got, sizeof s->ids - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    s->nids = sizeof s->ids / sizeof *s->ids;
+    return 0;
+}
+
+static uint64_t id_next(server *s)
+{
+    if (!s->nids && ids_fill(s)) {
+        static bool told;
+        if (!told) fprintf(stderr, "dwd: getrandom failed (%s); trace ids are derived from earlier random ones\n", strerror(errno));
+        told = true;
+        for (unsigned i = 0; i < sizeof s->ids / sizeof *s->ids; i++) {   /* splitmix64 over the old block */
+            uint64_t z = s->ids[i] += 0x9E3779B97F4A7C15ULL * (i + 1);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+            s->ids[i] = z ^ (z >> 31);
+        }
+        s->nids = sizeof s->ids / sizeof *s->ids;
+    }
+    return s->ids[--s->nids];
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int64_t now_ns(void)
@@ -260,7 +313,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
     dwd_reply_decision(out, &d, msg.p ? msg.p : "");
     if (s->dl.fd >= 0 && (s->log_include & ((d.allow ? LOG_PERMIT : LOG_DENY) | LOG_TRACE))) {
         /* one record and its zero-length span share the trace and span ids (box.md §10.2) */
-        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, rng_next(s), rng_next(s), rng_next(s) };
+        dwd_log_info li = { s->box_name, s->run_id, v.timestamp, id_next(s), id_next(s), id_next(s) };
         if (rq->has_trace_id) li.trace_hi = rq->trace_hi, li.trace_lo = rq->trace_lo;
         if (!li.span) li.span = 1;
         if (!li.trace_hi && !li.trace_lo) li.trace_lo = 1;
@@ -297,8 +350,11 @@ static void handle_stats(server *s, dwd_buf *out)
     }
     dwd_buf_printf(out, ",\"decision_log_written\":%" PRIu64 ",\"decision_log_dropped\":%" PRIu64
                    ",\"decision_log_write_errors\":%" PRIu64, dw, dd, de);
-    dwd_buf_printf(out, ",\"connections\":%d,\"accepted\":%" PRIu64 ",\"refused_peers\":%" PRIu64 "}\n",
-                   s->nconns, s->accepted, s->refused_peers);
+    dwd_buf_puts(out, ",\"checkpoint_error\":");
+    dwd_buf_json_string(out, st.checkpoint_error, strlen(st.checkpoint_error));
+    dwd_buf_printf(out, ",\"connections\":%d,\"accepted\":%" PRIu64 ",\"refused_peers\":%" PRIu64
+                   ",\"evicted\":%" PRIu64 ",\"idle_closed\":%" PRIu64 ",\"timed_out\":%" PRIu64 ",\"overlong\":%" PRIu64 "}\n",
+                   s->nconns, s->accepted, s->refused_peers, s->evicted, s->idle_closed, s->timed_out, s->overlong);
 }
 
 /* {"op":"reload","artifact":PATH}: the keeper opens PATH read-only (the
@@ -385,6 +441,8 @@ static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
 
 /* ---- connections ---- */
 
+static size_t pending_out(const conn *c) { return c->out.len - c->out_off; }
+
 static void conn_free(conn *c)
 {
     close(c->fd);
@@ -393,7 +451,56 @@ static void conn_free(conn *c)
     free(c);
 }
 
-static void accept_all(server *s, int lfd)
+/* Stop serving c: queue a last error line (a client mid-request gets an
+ * answer, never a bare reset), send what fits now, half-close. */
+static void conn_close_with(conn *c, const char *why)
+{
+    if (why) {
+        if (!pending_out(c)) c->out_since = mono_ms();
+        dwd_reply_error(&c->out, why);
+    }
+    c->closing = true;
+    c->in.len = c->scanned = 0;
+}
+
+static void conn_flush(conn *c, int64_t now)
+{
+    while (c->out_off < c->out.len) {
+        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) { c->out_off = c->out.len = 0; c->closing = true; }
+            return;
+        }
+        c->out_off += (size_t)n;
+        c->out_since = now;
+    }
+    c->out.len = c->out_off = 0;
+    if (c->out.cap > (64u << 10)) dwd_buf_free(&c->out);   /* a burst's buffer is not kept */
+    if (c->closing) shutdown(c->fd, SHUT_WR);
+}
+
+/* At the cap: the connection idle longest goes (closing ones first: they
+ * are leaving anyway), so a new client is served at once.  An idle one is
+ * closed without a line, one mid-request gets an error line. */
+static void evict_one(server *s, int64_t now)
+{
+    int victim = 0;
+    for (int i = 1; i < s->nconns; i++) {
+        conn *a = s->conns[i], *b = s->conns[victim];
+        if (a->closing != b->closing ? a->closing : a->last_active < b->last_active) victim = i;
+    }
+    conn *c = s->conns[victim];
+    if (!c->closing) {
+        s->evicted++;
+        conn_close_with(c, c->in.len ? "too many connections (--max-connections): closing the longest-idle one" : NULL);
+    }
+    conn_flush(c, now);
+    conn_free(c);
+    s->conns[victim] = s->conns[--s->nconns];
+}
+
+static void accept_all(server *s, int lfd, int64_t now)
 {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -405,73 +512,155 @@ static void accept_all(server *s, int lfd)
             close(fd);
             continue;
         }
-        conn *c = s->nconns < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
-        if (!c) { close(fd); continue; }
+        conn *c = calloc(1, sizeof *c);
+        if (!c) {
+            static const char oom[] = "{\"ok\":false,\"error\":\"out of memory: connection refused\"}\n";
+            (void)!send(fd, oom, sizeof oom - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            close(fd);
+            continue;
+        }
+        if ((uint32_t)s->nconns >= s->lim.max_conns) evict_one(s, now);
         c->fd = fd;
+        c->last_active = c->out_since = now;
         s->conns[s->nconns++] = c;
         s->accepted++;
     }
 }
 
-/* Read what is there and answer every complete line (replies stay queued
- * until the round's history wait). */
-static void conn_read(server *s, conn *c)
+/* Read what is there, never more than one request line of input. */
+static void conn_fill(conn *c, size_t cap, int64_t now)
 {
     char buf[65536];
-    for (;;) {
-        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n == 0) { c->closing = true; break; }
+    if (!c->in.len) c->line_since = now;
+    while (c->in.len < cap) {
+        size_t want = cap - c->in.len < sizeof buf ? cap - c->in.len : sizeof buf;
+        ssize_t n = recv(c->fd, buf, want, MSG_DONTWAIT);
+        if (n == 0) { c->eof = true; break; }
         if (n < 0) { if (errno == EINTR) continue; if (errno != EAGAIN && errno != EWOULDBLOCK) c->closing = true; break; }
         dwd_buf_put(&c->in, buf, (size_t)n);
-        if (c->in.oom) { c->closing = true; break; }
-        if ((size_t)n < sizeof buf) break;
+        if (c->in.oom) { conn_close_with(c, "out of memory: closing the connection"); break; }
+        if ((size_t)n < want) break;
     }
+}
+
+/* Answer the complete lines buffered, while the unsent replies stay under
+ * --max-pending (the rest wait for the client to read; replies stay queued
+ * until the round's history wait). */
+static void conn_serve(server *s, conn *c, int64_t now)
+{
     size_t start = 0;
-    for (;;) {
-        char *nl = c->in.len > start ? memchr(c->in.p + start, '\n', c->in.len - start) : NULL;
-        if (!nl) break;
+    while (pending_out(c) < s->lim.max_pending) {
+        size_t from = c->scanned > start ? c->scanned : start;
+        char *nl = c->in.len > from ? memchr(c->in.p + from, '\n', c->in.len - from) : NULL;
+        if (!nl) { c->scanned = c->in.len; break; }
         size_t ll = (size_t)(nl - (c->in.p + start));
-        handle_line(s, c->in.p + start, ll, &c->out);
+        if (!pending_out(c)) c->out_since = now;
+        handle_line(s, c->in.p + start, ll, &c->out);   /* ll <= max_request: conn_fill's cap */
         c->round_lines++;
+        c->last_active = now;
         start += ll + 1;
+        c->scanned = start;
     }
     if (start) {
         memmove(c->in.p, c->in.p + start, c->in.len - start);
         c->in.len -= start;
+        c->scanned -= start;
+        c->line_since = now;     /* what is left arrived with the lines just answered */
     }
-    if (c->in.len > DWD_MAX_LINE) {
-        dwd_reply_error(&c->out, "request line too long; closing the connection");
+    if (!c->in.len && c->in.cap > (64u << 10)) dwd_buf_free(&c->in);
+    if (c->scanned == c->in.len && c->in.len > s->lim.max_request) {   /* full, and no line end in sight */
+        char m[160];
+        snprintf(m, sizeof m, "request line longer than %zu bytes (--max-request); closing the connection", s->lim.max_request);
+        s->overlong++;
+        s->errors++;
         c->round_lines++;
-        c->in.len = 0;
-        c->closing = true;
-    }
-    if (c->out.oom || c->out.len > MAX_OUT) { c->out.len = c->out_off = 0; c->closing = true; }
+        conn_close_with(c, m);
+    } else if (c->eof && c->scanned == c->in.len) c->closing = true;   /* answered all; a last partial line has no end */
+    if (c->out.oom) { c->out.len = c->out_off = 0; c->out.oom = false; c->closing = true; }
 }
 
-static void conn_flush(conn *c)
+/* True when c has buffered lines it can answer now (no need to wait for input). */
+static bool conn_ready(const server *s, const conn *c)
 {
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) { c->out_off = c->out.len = 0; c->closing = true; }
-            return;
+    return !c->closing && c->scanned < c->in.len && pending_out(c) < s->lim.max_pending;
+}
+
+/* The timeouts: replies the client does not read, a line begun and never
+ * ended (each --request-timeout), nothing at all (--idle-timeout). */
+static void conn_timeouts(server *s, conn *c, int64_t now)
+{
+    int64_t rq = s->lim.request_ms;
+    if (pending_out(c)) {
+        if (rq && now - c->out_since >= rq) {   /* it does not read: no line would arrive either */
+            s->timed_out++;
+            c->out.len = c->out_off = 0;
+            c->closing = true;
         }
-        c->out_off += (size_t)n;
+    } else if (c->closing) {
+    } else if (c->in.len) {
+        if (rq && now - c->line_since >= rq) {
+            char m[160];
+            snprintf(m, sizeof m, "request incomplete after %" PRId64 " s (--request-timeout); closing the connection", rq / 1000);
+            s->timed_out++;
+            s->errors++;
+            conn_close_with(c, m);
+        }
+    } else if (s->lim.idle_ms && now - c->last_active >= s->lim.idle_ms) {
+        s->idle_closed++;
+        c->closing = true;
     }
-    c->out.len = c->out_off = 0;
+}
+
+/* Background checkpoint failures (the engine's own thread): each new one is
+ * reported on stderr and as a decision-log control record; `stats` carries
+ * the last message. */
+static void watch_checkpoints(server *s, int64_t now)
+{
+    if (now - s->ckpt_checked < 1000) return;
+    s->ckpt_checked = now;
+    dw_engine_stats st;
+    dw_engine_get_stats(s->e, &st);
+    if (st.checkpoint_failures <= s->ckpt_failures_seen) return;
+    s->ckpt_failures_seen = st.checkpoint_failures;
+    fprintf(stderr, "dwd: background checkpoint failed (%" PRIu64 " so far): %s\n", st.checkpoint_failures, st.checkpoint_error);
+    char n[24];
+    snprintf(n, sizeof n, "%" PRIu64, st.checkpoint_failures);
+    const char *kv[] = { "strands.box.history.checkpoint_failures", n, "error.message", st.checkpoint_error };
+    control_record(s, "checkpoint_failed", kv, 4);
 }
 
 /* ---- main ---- */
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: dwd --artifact P.dwb|--policy P.dw|P.dwb --schema box|FILE [--events E] --state DIR --socket PATH\n"
-                    "           [--decision-log FILE] [--durability full|batch|none]\n"
-                    "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
-                    "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n"
-                    "       dwd --version\n");
-}
+static const char usage_text[] =
+    "usage: dwd --artifact P.dwb|--policy P.dw|P.dwb [--schema box|FILE] [--events E] --state DIR --socket PATH\n"
+    "           [--decision-log FILE] [--durability full|batch|none]\n"
+    "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
+    "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n"
+    "           [--max-connections N] [--max-request BYTES] [--max-pending BYTES]\n"
+    "           [--idle-timeout SECONDS] [--request-timeout SECONDS]\n"
+    "       dwd --version | --help\n"
+    "Options take their value as the next word or after '=' (--socket=PATH).\n"
+    "  --artifact, --policy P   the policy: a compiled artifact (.dwb) or policy source (.dw)\n"
+    "  --schema box|FILE        the action schema (default box: Box's built-in vocabulary)\n"
+    "  --events E               the event schema (.dwschema or a built-in name)\n"
+    "  --state DIR              the history log and checkpoints (locked: one dwd per directory)\n"
+    "  --socket PATH            the Unix socket to serve on (mode 0600; PATH.lock is held while serving)\n"
+    "  --decision-log FILE      append OTLP-JSON decision records (box.md §10)\n"
+    "  --durability MODE        full (fsync before each reply, default), batch, none\n"
+    "  --checkpoint-every N     checkpoint after N events (default 10000; 0: never by count)\n"
+    "  --checkpoint-interval S  also checkpoint S seconds after the last one (0: never by time, default)\n"
+    "  --temporal-work-bound N  steps one decision's temporal evaluation may take (0: the engine's default)\n"
+    "  --log-include WORDS      what the decision log receives (default deny,permit)\n"
+    "  --box-name, --box-source, --run-id   the decision log's resource attributes\n"
+    "  --max-connections N      open connections (default 256); at the cap the longest-idle one is closed\n"
+    "  --max-request BYTES      longest request line (default and maximum 1048576)\n"
+    "  --max-pending BYTES      unsent replies at which dwd stops reading a connection (default 1048576)\n"
+    "  --idle-timeout S         close a connection idle this long (default 300; 0: never)\n"
+    "  --request-timeout S      a begun request line must end, and queued replies be read, within S (default 10)\n"
+    "  --version                the release\n"
+    "  -h, --help               this text\n";
+
+static void usage(FILE *f) { fputs(usage_text, f); }
 
 /* --log-include: a comma list of deny, permit, trace, kernel; each word at
  * most once (box.md §10.2).  0 on success. */
@@ -505,11 +694,71 @@ static bool parse_u64(const char *t, uint64_t *out)
     return true;
 }
 
+/* A numeric option's value within [lo, hi], or exit-worthy false with a message. */
+static bool number_opt(const char *name, const char *text, uint64_t lo, uint64_t hi, const char *unit, uint64_t *out)
+{
+    if (parse_u64(text, out) && *out >= lo && *out <= hi) return true;
+    fprintf(stderr, "dwd: --%s takes %s from %" PRIu64 " to %" PRIu64 "\n", name, unit, lo, hi);
+    return false;
+}
+
+/* The long options: one line each, codes in the same order (OPT_* below). */
+enum {
+    OPT_ARTIFACT = 256, OPT_POLICY, OPT_SCHEMA, OPT_EVENTS, OPT_STATE, OPT_SOCKET, OPT_DECISION_LOG,
+    OPT_DURABILITY, OPT_CHECKPOINT_EVERY, OPT_CHECKPOINT_INTERVAL, OPT_TEMPORAL_WORK_BOUND, OPT_LOG_INCLUDE, OPT_BOX_NAME,
+    OPT_BOX_SOURCE, OPT_RUN_ID, OPT_MAX_CONNECTIONS, OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_IDLE_TIMEOUT,
+    OPT_REQUEST_TIMEOUT, OPT_TRUST_CLIENT_TIME, OPT_NO_CONFINE, OPT_SELFTEST_SECCOMP, OPT_SELFTEST_KEEPER,
+    OPT_VERSION,
+};
+static const struct option long_options[] = {
+    { "artifact", required_argument, NULL, OPT_ARTIFACT },
+    { "policy", required_argument, NULL, OPT_POLICY },
+    { "schema", required_argument, NULL, OPT_SCHEMA },
+    { "events", required_argument, NULL, OPT_EVENTS },
+    { "state", required_argument, NULL, OPT_STATE },
+    { "socket", required_argument, NULL, OPT_SOCKET },
+    { "decision-log", required_argument, NULL, OPT_DECISION_LOG },
+    { "durability", required_argument, NULL, OPT_DURABILITY },
+    { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
+    { "checkpoint-interval", required_argument, NULL, OPT_CHECKPOINT_INTERVAL },
+    { "temporal-work-bound", required_argument, NULL, OPT_TEMPORAL_WORK_BOUND },
+    { "log-include", required_argument, NULL, OPT_LOG_INCLUDE },
+    { "box-name", required_argument, NULL, OPT_BOX_NAME },
+    { "box-source", required_argument, NULL, OPT_BOX_SOURCE },
+    { "run-id", required_argument, NULL, OPT_RUN_ID },
+    { "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+    { "max-request", required_argument, NULL, OPT_MAX_REQUEST },
+    { "max-pending", required_argument, NULL, OPT_MAX_PENDING },
+    { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+    { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+    { "trust-client-time", no_argument, NULL, OPT_TRUST_CLIENT_TIME },      /* tests only */
+    { "no-confine", no_argument, NULL, OPT_NO_CONFINE },                    /* debugging only */
+    { "selftest-seccomp", no_argument, NULL, OPT_SELFTEST_SECCOMP },        /* tests only */
+    { "selftest-keeper", required_argument, NULL, OPT_SELFTEST_KEEPER },    /* tests only: DIR */
+    { "version", no_argument, NULL, OPT_VERSION },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* A policy file of 0 bytes would start dwd denying everything: a truncated
+ * or mistyped file, never a policy. */
+static int check_policy_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) { fprintf(stderr, "dwd: %s: %s\n", path, strerror(errno)); return -1; }
+    if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
+        fprintf(stderr, "dwd: %s: the policy file is empty (0 bytes): it would deny every request; refusing to start\n", path);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *policy = NULL, *schema = NULL, *events = NULL, *state = NULL, *sock = NULL, *dlog = NULL;
-    const char *durability = "full", *ck_every = "10000", *ck_interval = "0", *include = "deny,permit";
-    const char *work_bound = "0";
+    const char *durability = "full", *include = "deny,permit";
+    uint64_t every = 10000, interval = 0, max_conns = 256, max_request = DWD_MAX_LINE, max_pending = 1u << 20;
+    uint64_t idle_s = 300, request_s = 10, bound = 0;
     bool trust_time = false, no_confine = false;
     server s;
     memset(&s, 0, sizeof s);
@@ -517,50 +766,49 @@ int main(int argc, char **argv)
     s.box_name = "dwd";
     s.run_id = "run-0001";
     s.box_source = "box";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (!strcmp(a, "--version")) { printf("dwd %s\n", dw_version()); return 0; }
-        if (!strcmp(a, "--selftest-seccomp")) return dw_confine_selftest();
-        if (!strcmp(a, "--selftest-keeper")) {            /* tests only: --selftest-keeper DIR */
-            if (i + 1 >= argc) { usage(); return 2; }
-            return dw_keeper_selftest(argv[i + 1]);
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+        switch (opt) {
+        case OPT_ARTIFACT: case OPT_POLICY: policy = optarg; break;
+        case OPT_SCHEMA: schema = optarg; break;
+        case OPT_EVENTS: events = optarg; break;
+        case OPT_STATE: state = optarg; break;
+        case OPT_SOCKET: sock = optarg; break;
+        case OPT_DECISION_LOG: dlog = optarg; break;
+        case OPT_DURABILITY: durability = optarg; break;
+        case OPT_CHECKPOINT_EVERY: if (!number_opt("checkpoint-every", optarg, 0, INT64_MAX, "a number of events (0: never)", &every)) return 2; break;
+        case OPT_CHECKPOINT_INTERVAL: if (!number_opt("checkpoint-interval", optarg, 0, 86400 * 365, "seconds (0: never)", &interval)) return 2; break;
+        case OPT_TEMPORAL_WORK_BOUND: if (!number_opt("temporal-work-bound", optarg, 0, UINT64_MAX, "a number of steps (0: the default)", &bound)) return 2; break;
+        case OPT_LOG_INCLUDE: include = optarg; break;
+        case OPT_BOX_NAME: s.box_name = optarg; break;
+        case OPT_BOX_SOURCE: s.box_source = optarg; break;
+        case OPT_RUN_ID: s.run_id = optarg; break;
+        case OPT_MAX_CONNECTIONS: if (!number_opt("max-connections", optarg, 1, 65536, "a number of connections", &max_conns)) return 2; break;
+        case OPT_MAX_REQUEST: if (!number_opt("max-request", optarg, 256, DWD_MAX_LINE, "bytes", &max_request)) return 2; break;
+        case OPT_MAX_PENDING: if (!number_opt("max-pending", optarg, 4096, 1u << 30, "bytes", &max_pending)) return 2; break;
+        case OPT_IDLE_TIMEOUT: if (!number_opt("idle-timeout", optarg, 0, 86400 * 365, "seconds (0: never)", &idle_s)) return 2; break;
+        case OPT_REQUEST_TIMEOUT: if (!number_opt("request-timeout", optarg, 1, 86400, "seconds", &request_s)) return 2; break;
+        case OPT_TRUST_CLIENT_TIME: trust_time = true; break;
+        case OPT_NO_CONFINE: no_confine = true; break;
+        case OPT_SELFTEST_SECCOMP: return dw_confine_selftest();
+        case OPT_SELFTEST_KEEPER: return dw_keeper_selftest(optarg);
+        case OPT_VERSION: printf("dwd %s\n", dw_version()); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;   /* getopt_long named the option */
         }
-        if (!strcmp(a, "--trust-client-time")) { trust_time = true; continue; }   /* tests only */
-        if (!strcmp(a, "--no-confine")) { no_confine = true; continue; }          /* debugging only */
-        if (!strcmp(a, "--policy") || !strcmp(a, "--artifact")) slot = &policy;
-        else if (!strcmp(a, "--schema")) slot = &schema;
-        else if (!strcmp(a, "--events")) slot = &events;
-        else if (!strcmp(a, "--state")) slot = &state;
-        else if (!strcmp(a, "--socket")) slot = &sock;
-        else if (!strcmp(a, "--decision-log")) slot = &dlog;
-        else if (!strcmp(a, "--durability")) slot = &durability;
-        else if (!strcmp(a, "--checkpoint-every")) slot = &ck_every;
-        else if (!strcmp(a, "--checkpoint-interval")) slot = &ck_interval;
-        else if (!strcmp(a, "--temporal-work-bound")) slot = &work_bound;
-        else if (!strcmp(a, "--box-name")) slot = &s.box_name;
-        else if (!strcmp(a, "--run-id")) slot = &s.run_id;
-        else if (!strcmp(a, "--box-source")) slot = &s.box_source;
-        else if (!strcmp(a, "--log-include")) slot = &include;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
-        if (!slot || i + 1 >= argc) { fprintf(stderr, "dwd: %s %s\n", slot ? "missing value for" : "unknown option", a); usage(); return 2; }
-        *slot = argv[++i];
     }
+    if (optind < argc) { fprintf(stderr, "dwd: unexpected argument '%s'\n", argv[optind]); usage(stderr); return 2; }
     if (!schema) schema = "box";          /* dwd serves Box: its built-in vocabulary unless told otherwise */
-    if (!policy || !state || !sock) { usage(); return 2; }
+    if (!policy || !state || !sock) { usage(stderr); return 2; }
     dw_engine_durable dd = { .state_dir = state };
     if (!strcmp(durability, "full")) dd.durability = DW_DURABILITY_FULL;
     else if (!strcmp(durability, "batch")) dd.durability = DW_DURABILITY_BATCH;
     else if (!strcmp(durability, "none")) dd.durability = DW_DURABILITY_NONE;
     else { fprintf(stderr, "dwd: --durability must be full, batch or none\n"); return 2; }
-    uint64_t every, interval;
-    if (!parse_u64(ck_every, &every) || every > INT64_MAX) { fprintf(stderr, "dwd: --checkpoint-every takes a number of events (0: never)\n"); return 2; }
-    if (!parse_u64(ck_interval, &interval) || interval > 86400 * 365) { fprintf(stderr, "dwd: --checkpoint-interval takes seconds (0: never)\n"); return 2; }
     dd.checkpoint_every = every ? (int64_t)every : -1;
-    uint64_t bound;
-    if (!parse_u64(work_bound, &bound)) { fprintf(stderr, "dwd: --temporal-work-bound takes a number of steps (0: the default)\n"); return 2; }
     dd.checkpoint_interval_ms = (uint32_t)(interval * 1000);
     s.trust_time = trust_time;
+    s.lim = (conn_limits){ (uint32_t)max_conns, max_request, max_pending, (int64_t)idle_s * 1000, (int64_t)request_s * 1000 };
     if (parse_include(include, &s.log_include)) {
         fprintf(stderr, "dwd: --log-include takes a comma list of deny, permit, trace, kernel (each at most once)\n");
         return 2;
@@ -570,6 +818,7 @@ int main(int argc, char **argv)
         return 2;
     }
     dwd_log_set_box_source(s.box_source);
+    if (check_policy_file(policy)) return 1;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -577,9 +826,19 @@ int main(int argc, char **argv)
     sigaction(SIGPIPE, &sa, NULL);
 
     char err[512];
+    /* the socket before anything else: a path another process serves is never taken over */
+    int sock_lock = dwd_socket_claim(sock, err, sizeof err);
+    if (sock_lock < 0) { fprintf(stderr, "dwd: %s\n", err); return 1; }
+    s.conns = calloc(s.lim.max_conns, sizeof *s.conns);
+    struct pollfd *pfd = calloc((size_t)s.lim.max_conns + 1, sizeof *pfd);
+    if (!s.conns || !pfd || ids_fill(&s)) {
+        fprintf(stderr, "dwd: %s\n", !s.conns || !pfd ? "out of memory" : "getrandom failed: no random trace ids");
+        free(s.conns); free(pfd); close(sock_lock);
+        return 1;
+    }
     /* the keeper first: a small process with no other descriptors and no threads */
     s.keeper = dw_keeper_start(state, err, sizeof err);
-    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); return 1; }
+    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); free(s.conns); free(pfd); close(sock_lock); return 1; }
     dw_histlog_fileops fops;
     dw_keeper_fileops(s.keeper, &fops);
     dd.fileops = &fops;
@@ -589,40 +848,20 @@ int main(int argc, char **argv)
 
     dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events, .temporal_work_bound = bound };
     dw_engine_recovery rec;
-    s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
-    if (!s.e) {
-        fprintf(stderr, "dwd: %s: %s\n", policy, err);
-        dw_keeper_stop(s.keeper);
-        return 1;
-    }
-    if (rec.note[0]) fprintf(stderr, "dwd: history recovery: %s\n", rec.note);
     int lfd = -1;
+    s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
+    if (!s.e) { fprintf(stderr, "dwd: %s: %s\n", policy, err); goto fail; }
+    if (rec.note[0]) fprintf(stderr, "dwd: history recovery: %s\n", rec.note);
     if (dlog) {
         s.dl.fd = open(dlog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (s.dl.fd < 0) { fprintf(stderr, "dwd: %s: %s\n", dlog, strerror(errno)); goto fail; }
     }
-    struct sockaddr_un addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    if (strlen(sock) >= sizeof addr.sun_path) { fprintf(stderr, "dwd: socket path too long\n"); goto fail; }
-    strcpy(addr.sun_path, sock);
-    struct stat sb;
-    if (lstat(sock, &sb) == 0) {
-        if (!S_ISSOCK(sb.st_mode)) { fprintf(stderr, "dwd: %s exists and is not a socket\n", sock); goto fail; }
-        unlink(sock);   /* stale: the state directory's lock says no other dwd serves this history */
-    }
-    lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (lfd < 0) { fprintf(stderr, "dwd: socket: %s\n", strerror(errno)); goto fail; }
-    mode_t old = umask(0077);
-    int brc = bind(lfd, (struct sockaddr *)&addr, sizeof addr);
-    umask(old);
-    if (brc != 0 || listen(lfd, 128) != 0) { fprintf(stderr, "dwd: %s: %s\n", sock, strerror(errno)); goto fail; }
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    s.rng = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)now.tv_sec ^ ((uint64_t)getpid() << 40) ^ 0x9E3779B97F4A7C15ULL;
+    lfd = dwd_socket_listen(sock, 128, err, sizeof err);
+    if (lfd < 0) { fprintf(stderr, "dwd: %s\n", err); goto fail; }
     {
         dw_engine_stats st;
         dw_engine_get_stats(s.e, &st);
+        s.ckpt_failures_seen = st.checkpoint_failures;
         char restored[24], cwd[1024];
         snprintf(restored, sizeof restored, "%" PRIu64, st.restored);
         if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "?");
@@ -640,19 +879,27 @@ int main(int argc, char **argv)
             policy, sock, rec.events, rec.replayed, rec.checkpoint ? " after a checkpoint" : "", rec.seconds, durability,
             no_confine ? "; NOT confined" : "; confined");
 
-    struct pollfd pfd[MAX_CONNS + 1];
     while (!stop_flag) {
+        bool ready = false;   /* buffered lines to answer: do not wait for input */
         pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-        for (int i = 0; i < s.nconns; i++)
-            pfd[i + 1] = (struct pollfd){ .fd = s.conns[i]->fd,   /* a closing connection only drains its replies */
-                                          .events = (short)((s.conns[i]->closing ? 0 : POLLIN) | (s.conns[i]->out.len ? POLLOUT : 0)) };
+        for (int i = 0; i < s.nconns; i++) {
+            conn *c = s.conns[i];   /* a closing connection only drains its replies */
+            bool want_in = !c->closing && !c->eof && c->in.len <= s.lim.max_request && pending_out(c) < s.lim.max_pending;
+            pfd[i + 1] = (struct pollfd){ .fd = c->fd, .events = (short)((want_in ? POLLIN : 0) | (pending_out(c) ? POLLOUT : 0)) };
+            ready |= conn_ready(&s, c);
+        }
         int nfds = s.nconns + 1;
-        int pr = poll(pfd, (nfds_t)nfds, -1);
+        int pr = poll(pfd, (nfds_t)nfds, ready ? 0 : 1000);   /* at least once a second: timeouts, checkpoints */
         if (pr < 0) { if (errno == EINTR) continue; fprintf(stderr, "dwd: poll: %s\n", strerror(errno)); break; }
+        int64_t now = mono_ms();
         s.round_ticket = 0;
         for (int i = 0; i < s.nconns; i++) { s.conns[i]->round_mark = s.conns[i]->out.len; s.conns[i]->round_lines = 0; }
-        for (int i = 0; i < s.nconns; i++)
-            if (!s.conns[i]->closing && (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) conn_read(&s, s.conns[i]);
+        for (int i = 0; i < s.nconns; i++) {
+            conn *c = s.conns[i];
+            if (c->closing) continue;
+            if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) conn_fill(c, s.lim.max_request + 1, now);
+            if (!c->closing) conn_serve(&s, c, now);
+        }
         /* one wait covers the round: durable (full) or written (batch, none) before any reply */
         if (s.round_ticket && dw_engine_wait(s.e, s.round_ticket) != 0) {
             fprintf(stderr, "dwd: %s\n", dw_engine_history_error(s.e));
@@ -665,19 +912,23 @@ int main(int argc, char **argv)
             s.dlog.len = 0;
             s.dlog_round_lines = 0;
         }
-        for (int i = 0; i < s.nconns; i++) conn_flush(s.conns[i]);
+        for (int i = 0; i < s.nconns; i++) {
+            conn_flush(s.conns[i], now);
+            conn_timeouts(&s, s.conns[i], now);
+        }
         dlog_push(&s.dl, &s.dlog, s.dlog_round_lines);   /* the writer thread does the I/O */
         s.dlog.len = 0;
         s.dlog_round_lines = 0;
         if (s.dlog.oom) dwd_buf_free(&s.dlog);
         for (int i = 0; i < s.nconns;) {
             conn *c = s.conns[i];
-            if (c->closing && (c->out.len == 0 || c->out_off >= c->out.len)) {
+            if (c->closing && !pending_out(c)) {
                 conn_free(c);
                 s.conns[i] = s.conns[--s.nconns];
             } else i++;
         }
-        if (pfd[0].revents & POLLIN) accept_all(&s, lfd);
+        if (pfd[0].revents & POLLIN) accept_all(&s, lfd, now);
+        watch_checkpoints(&s, now);
     }
     for (int i = 0; i < s.nconns; i++) conn_free(s.conns[i]);
     close(lfd);
@@ -690,10 +941,18 @@ int main(int argc, char **argv)
         const char *kv[] = { "strands.box.history.events", n };
         control_record(&s, "box_stopped", kv, 2);
     }
-    dw_engine_close(s.e);      /* stops the checkpointer, flushes and closes the log */
+    /* stops the checkpointer, flushes and closes the log: a failure means
+     * acknowledged events may not be durable, so the exit status says so */
+    if (dw_engine_close(s.e)) {
+        fprintf(stderr, "dwd: the history log's final flush failed: exiting with status 1\n");
+        rc = 1;
+    }
     dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
     dw_keeper_stop(s.keeper);
+    free(s.conns);
+    free(pfd);
+    close(sock_lock);
     fprintf(stderr, "dwd: stopped\n");
     return rc;
 
@@ -703,5 +962,8 @@ fail:
     dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
     dw_keeper_stop(s.keeper);
+    free(s.conns);
+    free(pfd);
+    close(sock_lock);
     return 1;
 }

@@ -159,11 +159,12 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, false, err, errcap); }
 dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, err, errcap); }
 
-void dw_engine_close(dw_engine *e)
+int dw_engine_close(dw_engine *e)
 {
-    if (!e) return;
+    if (!e) return 0;
     stop_checkpointer(e);
-    if (e->log && dw_histlog_close(e->log)) fprintf(stderr, "dogwood: the history log's final flush failed\n");
+    int rc = e->log && dw_histlog_close(e->log) ? -1 : 0;
+    if (rc) fprintf(stderr, "dogwood: the history log's final flush failed\n");
     free(e->pend.json);
     dw_retention_free(&e->ret);
     free(e->since);
@@ -179,6 +180,7 @@ void dw_engine_close(dw_engine *e)
     dw_arena_free(&e->scratch);
     dw_session_free(&e->s);
     free(e);
+    return rc;
 }
 
 static void reset_history_locked(dw_engine *e)
