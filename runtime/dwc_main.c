@@ -369,7 +369,7 @@ static int cmd_compile(int argc, char **argv)
     if (rc == 0) {
         dw_buf b = { 0 };
         char msg[256];
-        if (dw_artifact_write(s.prog, 0, &b)) { fprintf(stderr, "dwc compile: error: out of memory\n"); rc = 1; }
+        if (dw_artifact_write(s.prog, dw_session_schema_digest(&s), &b)) { fprintf(stderr, "dwc compile: error: out of memory\n"); rc = 1; }
         else {
             /* verify what we are about to ship */
             dw_program *check = dw_artifact_load(b.p, b.len, msg, sizeof msg);

@@ -575,7 +575,13 @@ static void conn_serve(server *s, conn *c, int64_t now)
         s->errors++;
         c->round_lines++;
         conn_close_with(c, m);
-    } else if (c->eof && c->scanned == c->in.len) c->closing = true;   /* answered all; a last partial line has no end */
+    } else if (c->eof && c->scanned == c->in.len) {   /* answered all there is */
+        if (c->in.len) {
+            s->errors++;
+            c->round_lines++;
+            conn_close_with(c, "the connection ended inside a request line (no newline); closing the connection");
+        } else c->closing = true;
+    }
     if (c->out.oom) { c->out.len = c->out_off = 0; c->out.oom = false; c->closing = true; }
 }
 

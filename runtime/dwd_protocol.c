@@ -113,6 +113,24 @@ static void attr_int(dwd_buf *a, const char *key, int64_t v)
     dwd_buf_printf(a, "{\"key\":\"%s\",\"value\":{\"intValue\":\"%lld\"}}", key, (long long)v);
 }
 
+/* The decision log's strands.box.policy.principal: an entity uid
+ * {"type":T,"id":I} as Cedar writes it, T::"I" (quote, backslash and control
+ * characters escaped); anything else as its JSON text (the gate refuses it). */
+static void principal_text(dwd_buf *b, const char *line, const dw_json *pr)
+{
+    const dw_json *t = str_member(pr, "type"), *id = str_member(pr, "id");
+    if (!t || !id || pr->u.obj.n != 2 || memchr(t->u.str.s, 0, t->u.str.len)) { put_span(b, line, pr); return; }
+    dwd_buf_put(b, t->u.str.s, t->u.str.len);
+    dwd_buf_puts(b, "::\"");
+    for (size_t i = 0; i < id->u.str.len; i++) {
+        unsigned char c = (unsigned char)id->u.str.s[i];
+        if (c == '"' || c == '\\') { dwd_buf_put(b, "\\", 1); dwd_buf_put(b, (const char *)&id->u.str.s[i], 1); }
+        else if (c < 0x20 || c == 0x7f) dwd_buf_printf(b, "\\u{%x}", c);
+        else dwd_buf_put(b, (const char *)&id->u.str.s[i], 1);
+    }
+    dwd_buf_puts(b, "\"");
+}
+
 /* box.md §10.3: the subject string and the subject attributes. */
 static void subject_of(dwd_request *rq, const dw_json *in)
 {
@@ -338,7 +356,10 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
         dwd_buf_put(&rq->request_id, rid->u.str.s, rid->u.str.len);
     }
     if (ns) { dwd_buf_puts(e, ",\"namespace\":"); put_span(e, text, ns); }
-    if (pr) { dwd_buf_puts(e, ",\"principal\":"); put_span(e, text, pr); }
+    if (pr) {
+        dwd_buf_puts(e, ",\"principal\":"); put_span(e, text, pr);
+        principal_text(&rq->principal, text, pr);
+    }
     if (rs) { dwd_buf_puts(e, ",\"resource\":"); put_span(e, text, rs); }
     if (time) { dwd_buf_puts(e, ",\"time\":"); put_span(e, text, time); }
     dwd_buf_puts(e, "}");
@@ -349,7 +370,7 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
         dwd_buf_put(&rq->subject, "/", 1);
         dwd_buf_puts(&rq->subject, rq->action);
     }
-    if (e->oom || rq->subject.oom || rq->attrs.oom || rq->request_id.oom) { snprintf(err, errcap, "out of memory"); goto out; }
+    if (e->oom || rq->subject.oom || rq->attrs.oom || rq->request_id.oom || rq->principal.oom) { snprintf(err, errcap, "out of memory"); goto out; }
     rc = 0;
 out:
     dw_diags_free(&d);
@@ -366,6 +387,7 @@ void dwd_request_free(dwd_request *rq)
     dwd_buf_free(&rq->request_id);
     dwd_buf_free(&rq->artifact);
     dwd_buf_free(&rq->jsonrpc_id);
+    dwd_buf_free(&rq->principal);
 }
 
 /* ---- replies ---- */
@@ -454,7 +476,8 @@ static void log_resource(dwd_buf *out, const dwd_log_info *li) { log_resource_ki
 /* The attributes a decision's record and its span share. */
 static void decision_attrs(dwd_buf *out, const dwd_request *rq, const dwd_decision *d)
 {
-    res_attr(out, true, "strands.box.policy.principal", "Box::Agent::\"self\"");
+    /* the request's principal; without one the engine decides for Box's (box.md §1) */
+    res_attr(out, true, "strands.box.policy.principal", rq->principal.len ? rq->principal.p : "Box::Agent::\"self\"");
     res_attr(out, false, "strands.box.policy.action", rq->action);
     res_attr(out, false, "strands.box.policy.resource", rq->subject.p ? rq->subject.p : "");
     res_attr(out, false, "strands.box.policy.verdict", d->allow ? "permit" : "deny");

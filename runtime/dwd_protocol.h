@@ -41,6 +41,7 @@ typedef struct dwd_request {
     dwd_buf request_id;      /* "" if none */
     dwd_buf jsonrpc_id;      /* decide's optional "jsonrpc_id" as text ("" if none), logged as jsonrpc.request.id */
     dwd_buf artifact;        /* reload: the artifact's path */
+    dwd_buf principal;       /* decide/record: the request's principal as Cedar text (Type::"id"), "" if none */
     bool per_tool;           /* a per-tool MCP action ("namespace" other than Box): no match is Allow (box.md §2.3) */
     bool has_parent_span;    /* decide's optional "parent_span_id" */
     bool has_trace_id;       /* decide's optional "trace_id" */

@@ -1797,6 +1797,13 @@ int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_i
     if (!dw_is_artifact(artifact, len)) { snprintf(err, errcap, "not a compiled policy artifact (.dwb: dwc compile)"); return -1; }
     dw_program *np = dw_artifact_load(artifact, len, m, sizeof m);
     if (!np) { snprintf(err, errcap, "artifact refused: %s", m); return -1; }
+    uint64_t own = dw_session_schema_digest(&e->s);   /* its verdicts hold only under the schema it was validated against */
+    if (np->schema_digest != own) {
+        snprintf(err, errcap, "artifact refused: compiled %s; recompile it with dwc compile -s and the schema this engine serves",
+                 !np->schema_digest ? "without a schema" : own ? "for another schema" : "for a schema, and this engine has none");
+        dw_program_free(np);
+        return -1;
+    }
     uint32_t nl = np->temporal.nleaves, nlp = 0;
     uint32_t *lp = calloc(np->npolicies + 1, sizeof *lp);
     int64_t *since = malloc((nl + 1) * sizeof *since);

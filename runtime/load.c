@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
 #include "../compiler/pipeline.h"
@@ -169,4 +170,11 @@ const dw_uid *dw_uid_from_text(dw_arena *a, const char *t, size_t n)
     dw_strlit_err e;
     if (!dw_strlit_decode(a, t + q, n - 1 - q, &id, &e)) return NULL;
     return dw_make_uid(a, t, tlen, id.s, id.len);
+}
+
+uint64_t dw_session_schema_digest(const dw_session *s)
+{
+    if (!s->schema || !s->schema_src.text) return 0;
+    uint64_t d = XXH3_64bits(s->schema_src.text, s->schema_src.len);
+    return d ? d : 1;   /* 0 means "none" */
 }

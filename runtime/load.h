@@ -50,6 +50,10 @@ int dw_session_load_schema(dw_session *s, const char *path);
  * before the policies. */
 int dw_session_load_events(dw_session *s, const char *path_or_builtin);
 int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
+/* XXH3-64 of the action schema's text (the built-in one for "box"), 0
+ * without a schema: what `dwc compile -s` writes into an artifact and what
+ * dw_engine_reload compares. */
+uint64_t dw_session_schema_digest(const dw_session *s);
 /* Parse `Type::"id"` text (CLI -l/-a/-r and request JSON strings). */
 const dw_uid *dw_uid_from_text(dw_arena *a, const char *text, size_t len);
 

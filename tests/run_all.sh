@@ -64,6 +64,7 @@ suites() {
     run_suite "regress$tag" tests/regress.sh "$B/dwc" "$B/dw-conformance"
     run_suite "traces$tag" tests/traces.sh "$B/dwc"
     run_suite "dwd$tag" tests/dwd/run.sh "$B/dwd" "$B/dwc"
+    run_suite "dwd-faults$tag" tests/dwd/faults.sh "$B/dwd" "$B/dwc"
     run_suite "check$tag" tests/check/run.sh "$PWD/$B/dwc"
     run_suite "cli$tag" tests/cli.sh "$B/dwc" "$SHARED"
 }

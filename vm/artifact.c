@@ -327,6 +327,7 @@ static int build(loader *L)
     if (m->count != 1) return refuse(L->msg, L->cap, "missing metadata section");
     p->max_stack = dw_le32(m->p);
     uint32_t id_prefix = dw_le32(m->p + 4);
+    p->schema_digest = dw_le64(m->p + 8);
     if (p->max_stack > 1u << 20) return refuse(L->msg, L->cap, "max_stack %u is implausible", p->max_stack);
     dw_bytes prefix = { "", 0 };
     bool have_prefix = id_prefix != UINT32_MAX;
