@@ -14,14 +14,7 @@
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
-here=$(cd "$(dirname "$0")" && pwd)
-shared=${DW_SHARED:-/work/shared}
-ex=$shared/examples/box/06-http-request-budget
-CC=${CC:-cc}
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. "$(dirname "$0")/common.sh"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/dwd-test.XXXXXX")
 pid=""
