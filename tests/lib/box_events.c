@@ -27,7 +27,7 @@
 #define API(ret, name, args) static ret(*const p_##name) args = name;
 #endif
 API(dw_engine *, dw_engine_open, (const dw_engine_config *, char *, size_t))
-API(void, dw_engine_close, (dw_engine *))
+API(int, dw_engine_close, (dw_engine *))
 API(int, dw_engine_decide_json, (dw_engine *, const char *, size_t, int64_t, dw_verdict *))
 API(int, dw_engine_record_json, (dw_engine *, const char *, size_t, int64_t, char *, size_t))
 API(int, dw_engine_decide_request_json, (dw_engine *, const char *, size_t, int64_t, dw_verdict *))

@@ -64,7 +64,7 @@ _PROTOS = {
     "dw_engine_open": (_E, [_P(EngineConfig), ctypes.c_char_p, ctypes.c_size_t]),
     "dw_engine_open_durable": (_E, [_P(EngineConfig), _P(EngineDurable), _P(EngineRecovery),
                                     ctypes.c_char_p, ctypes.c_size_t]),
-    "dw_engine_close": (None, [_E]),
+    "dw_engine_close": (ctypes.c_int, [_E]),
     "dw_engine_decide_json": (ctypes.c_int, [_E, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64, _P(RawVerdict)]),
     "dw_engine_decide_request_json": (ctypes.c_int, [_E, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64,
                                                      _P(RawVerdict)]),

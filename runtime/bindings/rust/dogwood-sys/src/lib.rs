@@ -96,7 +96,7 @@ extern "C" {
     pub fn dw_engine_open(cfg: *const dw_engine_config, err: *mut c_char, errcap: usize) -> *mut dw_engine;
     pub fn dw_engine_open_durable(cfg: *const dw_engine_config, d: *const dw_engine_durable,
                                   rec: *mut dw_engine_recovery, err: *mut c_char, errcap: usize) -> *mut dw_engine;
-    pub fn dw_engine_close(e: *mut dw_engine);
+    pub fn dw_engine_close(e: *mut dw_engine) -> c_int;
     pub fn dw_engine_decide_json(e: *mut dw_engine, json: *const c_char, len: usize, ts: i64,
                                  v: *mut dw_verdict) -> c_int;
     pub fn dw_engine_record_json(e: *mut dw_engine, json: *const c_char, len: usize, ts: i64,
