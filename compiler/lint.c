@@ -409,8 +409,10 @@ static bool is_provider_value(const dw_expr *e)
 
 /* ------------------------------------------------------------------ structural equality and folding */
 
-static bool temporal_eq(L *l, const dw_temporal *a, const dw_temporal *b)
+/* temporal leaves are equal when their canonical texts are (stable binder names) */
+static bool temporal_eq(void *ctx, const dw_temporal *a, const dw_temporal *b)
 {
+    L *l = ctx;
     if (!a || !b || !a->root || !b->root) return false;
     size_t na, nb;
     char *x = dw_temporal_canon_text(a, true, &na), *y = dw_temporal_canon_text(b, true, &nb);
@@ -421,53 +423,7 @@ static bool temporal_eq(L *l, const dw_temporal *a, const dw_temporal *b)
     return eq;
 }
 
-static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b)
-{
-    if (a == b) return true;
-    if (!a || !b || a->kind != b->kind) return false;
-    switch (a->kind) {
-    case DW_E_BOOL: return a->u.b == b->u.b;
-    case DW_E_LONG: return a->u.i == b->u.i;
-    case DW_E_STRING: return dw_str_eq(a->u.str, b->u.str);
-    case DW_E_ENTITY: return dw_str_eq(a->u.euid.type, b->u.euid.type) && dw_str_eq(a->u.euid.id, b->u.euid.id);
-    case DW_E_VAR: return a->u.var == b->u.var;
-    case DW_E_SLOT: case DW_E_BINDER: return dw_str_eq(a->u.name, b->u.name);
-    case DW_E_IF:
-        return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]) &&
-               expr_eq(l, a->u.kids[2], b->u.kids[2]);
-    case DW_E_AND: case DW_E_OR:
-    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
-    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        return expr_eq(l, a->u.kids[0], b->u.kids[0]) && expr_eq(l, a->u.kids[1], b->u.kids[1]);
-    case DW_E_NOT: case DW_E_NEG: return expr_eq(l, a->u.kids[0], b->u.kids[0]);
-    case DW_E_HAS: case DW_E_GETATTR:
-        return dw_str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(l, a->u.attr.kids0, b->u.attr.kids0);
-    case DW_E_LIKE: return dw_str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(l, a->u.like.kids0, b->u.like.kids0);
-    case DW_E_IS:
-        return dw_str_eq(a->u.is.type, b->u.is.type) && expr_eq(l, a->u.is.kids0, b->u.is.kids0) &&
-               ((!a->u.is.in && !b->u.is.in) || expr_eq(l, a->u.is.in, b->u.is.in));
-    case DW_E_SET:
-        if (a->u.list.n != b->u.list.n) return false;
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (!expr_eq(l, a->u.list.v[i], b->u.list.v[i])) return false;
-        return true;
-    case DW_E_RECORD:
-        if (a->u.rec.n != b->u.rec.n) return false;
-        for (size_t i = 0; i < a->u.rec.n; i++)
-            if (!dw_str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(l, a->u.rec.v[i].value, b->u.rec.v[i].value))
-                return false;
-        return true;
-    case DW_E_METHOD: case DW_E_CALL:
-        if (!dw_str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs) return false;
-        if ((a->u.call.recv == NULL) != (b->u.call.recv == NULL)) return false;
-        if (a->u.call.recv && !expr_eq(l, a->u.call.recv, b->u.call.recv)) return false;
-        for (size_t i = 0; i < a->u.call.nargs; i++)
-            if (!expr_eq(l, a->u.call.args[i], b->u.call.args[i])) return false;
-        return true;
-    case DW_E_TEMPORAL: return temporal_eq(l, a->u.temporal, b->u.temporal);
-    }
-    return false;
-}
+static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b) { return dw_expr_eq(a, b, temporal_eq, l); }
 
 /* Folding over literals only.  F_T / F_F: always true / false, without error;
  * F_N: never true (false or an error); F_U: unknown. */

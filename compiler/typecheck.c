@@ -283,53 +283,9 @@ static const dw_type *lub(tc *T, const dw_type *a, const dw_type *b)
     }
 }
 
-/* ---- structural equality of expressions (capability keys) ---- */
-static bool expr_eq(const dw_expr *a, const dw_expr *b)
-{
-    if (a == b) return true;
-    if (!a || !b || a->kind != b->kind) return false;
-    switch (a->kind) {
-    case DW_E_BOOL: return a->u.b == b->u.b;
-    case DW_E_LONG: return a->u.i == b->u.i;
-    case DW_E_STRING: return dw_str_eq(a->u.str, b->u.str);
-    case DW_E_ENTITY: return dw_str_eq(a->u.euid.type, b->u.euid.type) && dw_str_eq(a->u.euid.id, b->u.euid.id);
-    case DW_E_VAR: return a->u.var == b->u.var;
-    case DW_E_SLOT: case DW_E_BINDER: return dw_str_eq(a->u.name, b->u.name);
-    case DW_E_IF:
-        return expr_eq(a->u.kids[0], b->u.kids[0]) && expr_eq(a->u.kids[1], b->u.kids[1]) &&
-               expr_eq(a->u.kids[2], b->u.kids[2]);
-    case DW_E_NOT: case DW_E_NEG: return expr_eq(a->u.kids[0], b->u.kids[0]);
-    case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT:
-    case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        return expr_eq(a->u.kids[0], b->u.kids[0]) && expr_eq(a->u.kids[1], b->u.kids[1]);
-    case DW_E_HAS: case DW_E_GETATTR:
-        return dw_str_eq(a->u.attr.attr, b->u.attr.attr) && expr_eq(a->u.attr.kids0, b->u.attr.kids0);
-    case DW_E_LIKE: return dw_str_eq(a->u.like.raw, b->u.like.raw) && expr_eq(a->u.like.kids0, b->u.like.kids0);
-    case DW_E_IS:
-        return dw_str_eq(a->u.is.type, b->u.is.type) && expr_eq(a->u.is.kids0, b->u.is.kids0) &&
-               expr_eq(a->u.is.in, b->u.is.in);
-    case DW_E_SET:
-        if (a->u.list.n != b->u.list.n) return false;
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (!expr_eq(a->u.list.v[i], b->u.list.v[i])) return false;
-        return true;
-    case DW_E_RECORD:
-        if (a->u.rec.n != b->u.rec.n) return false;
-        for (size_t i = 0; i < a->u.rec.n; i++)
-            if (!dw_str_eq(a->u.rec.v[i].key, b->u.rec.v[i].key) || !expr_eq(a->u.rec.v[i].value, b->u.rec.v[i].value))
-                return false;
-        return true;
-    case DW_E_METHOD: case DW_E_CALL:
-        if (!dw_str_eq(a->u.call.name, b->u.call.name) || a->u.call.nargs != b->u.call.nargs ||
-            !expr_eq(a->u.call.recv, b->u.call.recv))
-            return false;
-        for (size_t i = 0; i < a->u.call.nargs; i++)
-            if (!expr_eq(a->u.call.args[i], b->u.call.args[i])) return false;
-        return true;
-    case DW_E_TEMPORAL: return false;
-    }
-    return false;
-}
+/* ---- structural equality of expressions (capability keys) ----
+ * Temporal leaves never match: no capability is carried across them. */
+static bool expr_eq(const dw_expr *a, const dw_expr *b) { return dw_expr_eq(a, b, NULL, NULL); }
 
 static bool cap_eq(const tc_cap *x, const dw_expr *e, dw_str attr, const dw_expr *tag)
 {

@@ -179,6 +179,11 @@ dw_expr *dw_expr_new(dw_arena *a, dw_expr_kind kind, dw_loc loc);
 uint32_t dw_expr_compute_depth(const dw_expr *e);
 /* Deep copy (used to desugar `has a.b.c`); NULL on OOM. */
 dw_expr *dw_expr_clone(dw_arena *a, const dw_expr *e);
+/* Structural equality, source positions ignored.  Two temporal leaves are
+ * equal when temporal_eq says so; with NULL never (the safe answer for a
+ * caller that cannot compare them: they count as different). */
+typedef bool (*dw_temporal_eq_fn)(void *ctx, const dw_temporal *a, const dw_temporal *b);
+bool dw_expr_eq(const dw_expr *a, const dw_expr *b, dw_temporal_eq_fn temporal_eq, void *ctx);
 /* Is `name` one of Cedar's methods (§3.8)?  *builtin_arity is set to the
  * arity checked at parse time (contains... isEmpty), or -1 for extension methods. */
 bool dw_is_cedar_method(const char *name, size_t len, int *builtin_arity);
