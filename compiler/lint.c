@@ -330,26 +330,8 @@ static void walk(L *l, size_t pi, const dw_expr *e, expr_fn fn, void *ud)
 {
     if (!e) return;
     fn(l, pi, e, ud);
-    switch (e->kind) {
-    case DW_E_IF: for (int k = 0; k < 3; k++) walk(l, pi, e->u.kids[k], fn, ud); break;
-    case DW_E_AND: case DW_E_OR:
-    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
-    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        walk(l, pi, e->u.kids[0], fn, ud);
-        walk(l, pi, e->u.kids[1], fn, ud);
-        break;
-    case DW_E_NOT: case DW_E_NEG: walk(l, pi, e->u.kids[0], fn, ud); break;
-    case DW_E_HAS: case DW_E_GETATTR: walk(l, pi, e->u.attr.kids0, fn, ud); break;
-    case DW_E_LIKE: walk(l, pi, e->u.like.kids0, fn, ud); break;
-    case DW_E_IS: walk(l, pi, e->u.is.kids0, fn, ud); walk(l, pi, e->u.is.in, fn, ud); break;
-    case DW_E_SET: for (size_t k = 0; k < e->u.list.n; k++) walk(l, pi, e->u.list.v[k], fn, ud); break;
-    case DW_E_RECORD: for (size_t k = 0; k < e->u.rec.n; k++) walk(l, pi, e->u.rec.v[k].value, fn, ud); break;
-    case DW_E_METHOD: case DW_E_CALL:
-        walk(l, pi, e->u.call.recv, fn, ud);
-        for (size_t k = 0; k < e->u.call.nargs; k++) walk(l, pi, e->u.call.args[k], fn, ud);
-        break;
-    default: break;
-    }
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) walk(l, pi, k, fn, ud);
 }
 
 static void walk_policy(L *l, size_t pi, expr_fn fn, void *ud)
@@ -496,29 +478,11 @@ static int clause_fold(const dw_clause *c)
 static bool has_temporal(const dw_expr *e)
 {
     if (!e) return false;
-    switch (e->kind) {
-    case DW_E_TEMPORAL: return true;
-    case DW_E_IF: return has_temporal(e->u.kids[0]) || has_temporal(e->u.kids[1]) || has_temporal(e->u.kids[2]);
-    case DW_E_AND: case DW_E_OR:
-    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
-    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        return has_temporal(e->u.kids[0]) || has_temporal(e->u.kids[1]);
-    case DW_E_NOT: case DW_E_NEG: return has_temporal(e->u.kids[0]);
-    case DW_E_HAS: case DW_E_GETATTR: return has_temporal(e->u.attr.kids0);
-    case DW_E_LIKE: return has_temporal(e->u.like.kids0);
-    case DW_E_IS: return has_temporal(e->u.is.kids0) || has_temporal(e->u.is.in);
-    case DW_E_SET:
-        for (size_t k = 0; k < e->u.list.n; k++) if (has_temporal(e->u.list.v[k])) return true;
-        return false;
-    case DW_E_RECORD:
-        for (size_t k = 0; k < e->u.rec.n; k++) if (has_temporal(e->u.rec.v[k].value)) return true;
-        return false;
-    case DW_E_METHOD: case DW_E_CALL:
-        if (has_temporal(e->u.call.recv)) return true;
-        for (size_t k = 0; k < e->u.call.nargs; k++) if (has_temporal(e->u.call.args[k])) return true;
-        return false;
-    default: return false;
-    }
+    if (e->kind == DW_E_TEMPORAL) return true;
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++)
+        if (has_temporal(k)) return true;
+    return false;
 }
 
 /* ------------------------------------------------------------------ the action universe */

@@ -104,30 +104,6 @@ static void def_note(X *x, const mdef *d)
 
 /* ------------------------------------------------------- child iteration */
 
-/* The i-th child slot of a Cedar expression, left to right; NULL past the end. */
-static dw_expr **ckid(dw_expr *e, size_t i)
-{
-    switch (e->kind) {
-    case DW_E_IF: return i < 3 ? &e->u.kids[i] : NULL;
-    case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE:
-    case DW_E_GT: case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        return i < 2 ? &e->u.kids[i] : NULL;
-    case DW_E_NOT: case DW_E_NEG: return i < 1 ? &e->u.kids[0] : NULL;
-    case DW_E_HAS: case DW_E_GETATTR: return i < 1 ? &e->u.attr.kids0 : NULL;
-    case DW_E_LIKE: return i < 1 ? &e->u.like.kids0 : NULL;
-    case DW_E_IS:
-        if (i == 0) return &e->u.is.kids0;
-        return i == 1 && e->u.is.in ? &e->u.is.in : NULL;
-    case DW_E_SET: return i < e->u.list.n ? &e->u.list.v[i] : NULL;
-    case DW_E_RECORD: return i < e->u.rec.n ? &e->u.rec.v[i].value : NULL;
-    case DW_E_METHOD:
-        if (i == 0) return &e->u.call.recv;
-        return i - 1 < e->u.call.nargs ? &e->u.call.args[i - 1] : NULL;
-    case DW_E_CALL: return i < e->u.call.nargs ? &e->u.call.args[i] : NULL;
-    default: return NULL;
-    }
-}
-
 /* The i-th child slot of a temporal node, left to right, and its position. */
 static dw_tnode **tkid(dw_tnode *n, size_t i, tpos *pos)
 {
@@ -191,7 +167,7 @@ static void own_leaves(X *x, dw_expr *e)
     count_node(x, e->loc);
     if (e->kind == DW_E_TEMPORAL && e->u.temporal) e->u.temporal = temporal_clone(x, e->u.temporal);
     dw_expr **k;
-    for (size_t i = 0; (k = ckid(e, i)); i++)
+    for (size_t i = 0; (k = dw_expr_kid(e, i)); i++)
         if (*k) own_leaves(x, *k);
 }
 
@@ -260,7 +236,7 @@ static void check_cbody(X *x, mdef *d, const dw_expr *e)
     if (!e) return;
     if (e->kind == DW_E_SLOT) mark_param(x, d, e->u.name, e->loc, PK_TERM);
     dw_expr **k;
-    for (size_t i = 0; (k = ckid((dw_expr *)e, i)); i++) check_cbody(x, d, *k);
+    for (size_t i = 0; (k = dw_expr_kid((dw_expr *)e, i)); i++) check_cbody(x, d, *k);
 }
 
 static const char *kind_name(unsigned k)
@@ -366,7 +342,7 @@ static dw_expr *csubst(X *x, const csub *s, const dw_expr *b)
     default: break;
     }
     dw_expr **k;
-    for (size_t i = 0; (k = ckid(c, i)); i++)
+    for (size_t i = 0; (k = dw_expr_kid(c, i)); i++)
         if (*k) *k = csubst(x, s, *k);
     c->depth = dw_expr_compute_depth(c);
     return c;
@@ -383,7 +359,7 @@ static dw_expr *cexpand(X *x, dw_expr *e)
         return e;
     }
     dw_expr **k;
-    for (size_t i = 0; (k = ckid(e, i)); i++)
+    for (size_t i = 0; (k = dw_expr_kid(e, i)); i++)
         if (*k) *k = cexpand(x, *k);
     e->depth = dw_expr_compute_depth(e);
     if (!is_macro_call(e)) goto done;
@@ -663,7 +639,7 @@ static bool c_clean(const dw_expr *e)
     if (e->kind == DW_E_SLOT && !seqz(e->u.name, "principal") && !seqz(e->u.name, "resource")) return false;
     if (e->kind == DW_E_TEMPORAL && e->u.temporal && !t_clean(e->u.temporal->root)) return false;
     dw_expr **k;
-    for (size_t i = 0; (k = ckid((dw_expr *)e, i)); i++) if (!c_clean(*k)) return false;
+    for (size_t i = 0; (k = dw_expr_kid((dw_expr *)e, i)); i++) if (!c_clean(*k)) return false;
     return true;
 }
 
@@ -987,7 +963,7 @@ static void print_leaves(FILE *out, const dw_expr *e, size_t pi, size_t *j)
         return;
     }
     dw_expr **k;
-    for (size_t i = 0; (k = ckid((dw_expr *)e, i)); i++) print_leaves(out, *k, pi, j);
+    for (size_t i = 0; (k = dw_expr_kid((dw_expr *)e, i)); i++) print_leaves(out, *k, pi, j);
 }
 
 void dw_macros_print_leaves(FILE *out, const dw_policy_set *ps)

@@ -143,38 +143,16 @@ typedef void (*leaf_fn)(tc *T, const dw_tnode *root);
 static void each_leaf(tc *T, const dw_expr *e, leaf_fn fn, int d)
 {
     if (!e || d > DW_MAX_EXPR_DEPTH + 8) return;
-    switch (e->kind) {
-    case DW_E_TEMPORAL:
+    if (e->kind == DW_E_TEMPORAL) {
         if (e->u.temporal && e->u.temporal->root) {
             T->nfreed = 0;
             T->deep = false;
             fn(T, e->u.temporal->root);
         }
         return;
-    case DW_E_IF:
-        for (int i = 0; i < 3; i++) each_leaf(T, e->u.kids[i], fn, d + 1);
-        return;
-    case DW_E_AND: case DW_E_OR:
-    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
-    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        each_leaf(T, e->u.kids[0], fn, d + 1);
-        each_leaf(T, e->u.kids[1], fn, d + 1);
-        return;
-    case DW_E_NOT: case DW_E_NEG:
-        each_leaf(T, e->u.kids[0], fn, d + 1);
-        return;
-    case DW_E_HAS: case DW_E_GETATTR: each_leaf(T, e->u.attr.kids0, fn, d + 1); return;
-    case DW_E_LIKE: each_leaf(T, e->u.like.kids0, fn, d + 1); return;
-    case DW_E_IS: each_leaf(T, e->u.is.kids0, fn, d + 1); each_leaf(T, e->u.is.in, fn, d + 1); return;
-    case DW_E_SET: for (size_t i = 0; i < e->u.list.n; i++) each_leaf(T, e->u.list.v[i], fn, d + 1); return;
-    case DW_E_RECORD: for (size_t i = 0; i < e->u.rec.n; i++) each_leaf(T, e->u.rec.v[i].value, fn, d + 1); return;
-    case DW_E_METHOD: case DW_E_CALL:
-        each_leaf(T, e->u.call.recv, fn, d + 1);
-        for (size_t i = 0; i < e->u.call.nargs; i++) each_leaf(T, e->u.call.args[i], fn, d + 1);
-        return;
-    default:
-        return;
     }
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) each_leaf(T, k, fn, d + 1);
 }
 
 /* Flatten a (possibly parenthesised) `&&` chain left to right.  The parser

@@ -28,25 +28,36 @@ static int nkids(dw_expr_kind k)
     }
 }
 
+dw_expr **dw_expr_kid(dw_expr *e, size_t i)
+{
+    switch (e->kind) {
+    case DW_E_IF: return i < 3 ? &e->u.kids[i] : NULL;
+    case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE:
+    case DW_E_GT: case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
+        return i < 2 ? &e->u.kids[i] : NULL;
+    case DW_E_NOT: case DW_E_NEG: return i < 1 ? &e->u.kids[0] : NULL;
+    case DW_E_HAS: case DW_E_GETATTR: return i < 1 ? &e->u.attr.kids0 : NULL;
+    case DW_E_LIKE: return i < 1 ? &e->u.like.kids0 : NULL;
+    case DW_E_IS:
+        if (i == 0) return &e->u.is.kids0;
+        return i == 1 && e->u.is.in ? &e->u.is.in : NULL;
+    case DW_E_SET: return i < e->u.list.n ? &e->u.list.v[i] : NULL;
+    case DW_E_RECORD: return i < e->u.rec.n ? &e->u.rec.v[i].value : NULL;
+    case DW_E_METHOD:
+        if (i == 0) return &e->u.call.recv;
+        return i - 1 < e->u.call.nargs ? &e->u.call.args[i - 1] : NULL;
+    case DW_E_CALL: return i < e->u.call.nargs ? &e->u.call.args[i] : NULL;
+    default: return NULL;
+    }
+}
+
 static uint32_t dmax(uint32_t m, const dw_expr *e) { return e && e->depth > m ? e->depth : m; }
 
 uint32_t dw_expr_compute_depth(const dw_expr *e)
 {
     uint32_t m = 0;
-    int n = nkids(e->kind);
-    for (int i = 0; i < n; i++) m = dmax(m, e->u.kids[i]);
-    switch (e->kind) {
-    case DW_E_HAS: case DW_E_GETATTR: m = dmax(m, e->u.attr.kids0); break;
-    case DW_E_LIKE: m = dmax(m, e->u.like.kids0); break;
-    case DW_E_IS: m = dmax(dmax(m, e->u.is.kids0), e->u.is.in); break;
-    case DW_E_SET: for (size_t i = 0; i < e->u.list.n; i++) m = dmax(m, e->u.list.v[i]); break;
-    case DW_E_RECORD: for (size_t i = 0; i < e->u.rec.n; i++) m = dmax(m, e->u.rec.v[i].value); break;
-    case DW_E_METHOD: case DW_E_CALL:
-        m = dmax(m, e->u.call.recv);
-        for (size_t i = 0; i < e->u.call.nargs; i++) m = dmax(m, e->u.call.args[i]);
-        break;
-    default: break;
-    }
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) m = dmax(m, k);
     return m + 1;
 }
 

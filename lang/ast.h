@@ -177,6 +177,16 @@ void dw_policy_print(FILE *out, const dw_policy *p);
 dw_expr *dw_expr_new(dw_arena *a, dw_expr_kind kind, dw_loc loc);
 /* 1 + the largest depth among e's children (children must have depth set). */
 uint32_t dw_expr_compute_depth(const dw_expr *e);
+/* The one child iteration of Cedar expressions: the i-th child slot, left to
+ * right (a record's values; a method's receiver, then its arguments); NULL
+ * past the last.  A temporal leaf has no Cedar children.  Walk with
+ * `for (size_t i = 0; (k = dw_expr_kid(e, i)); i++)`. */
+dw_expr **dw_expr_kid(dw_expr *e, size_t i);
+static inline const dw_expr *dw_expr_kid_c(const dw_expr *e, size_t i)
+{
+    dw_expr **k = dw_expr_kid((dw_expr *)e, i);
+    return k ? *k : NULL;
+}
 /* Deep copy (used to desugar `has a.b.c`); NULL on OOM. */
 dw_expr *dw_expr_clone(dw_arena *a, const dw_expr *e);
 /* Structural equality, source positions ignored.  Two temporal leaves are
