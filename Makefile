@@ -110,9 +110,9 @@ VERSION := $(VERSION_MAJOR).$(call dw_version_part,MINOR).$(call dw_version_part
 SONAME = libdogwood.so.$(VERSION_MAJOR)
 SO_REAL = libdogwood.so.$(VERSION)
 # dwc's and dwd's own modules stay out: the proofs (Z3), the benchmark (it
-# counts allocations through runtime/alloc_count.c), dwd's protocol, keeper
-# and seccomp confinement, and dwc's replay driver.
-SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o keeper.o seccomp.o replay.o)
+# counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
+# decision-log writer, keeper and seccomp confinement, and dwc's replay driver.
+SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o)
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map

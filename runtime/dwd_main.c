@@ -16,7 +16,8 @@
  * thread, and file operations in the state directory (and opening a
  * reloaded artifact) go through the state keeper (runtime/keeper.h), a child
  * forked before the process confines itself with a seccomp allow-list
- * (runtime/seccomp.h) that refuses opening any path. */
+ * (runtime/seccomp.h) that refuses opening any path.  The socket is claimed
+ * by runtime/dwd_socket.h, decision-log lines written by runtime/dwd_dlog.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "dogwood.h"
+#include "dwd_dlog.h"
 #include "dwd_protocol.h"
 #include "dwd_socket.h"
 #include "histlog.h"
@@ -76,24 +78,6 @@ typedef struct conn {
     int64_t out_since;         /* replies queued (or last sent) at this time */
 } conn;
 
-/* The decision log's writer (box.md §10.1: file I/O off the decision path).
- * The serving thread appends each round's lines to a bounded queue (one
- * short critical section) after the round's replies are sent; the writer
- * thread swaps the queue out and writes it.  A full queue drops the round's
- * lines and counts them (the serving thread never waits for the disk). */
-typedef struct dlog_writer {
-    int fd;
-    pthread_t th;
-    bool running;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    dwd_buf q;                 /* queued lines */
-    uint64_t qlines;
-    size_t cap;                /* bytes */
-    bool stop;
-    uint64_t written, dropped, write_errors;
-} dlog_writer;
-
 /* --log-include: what the decision log receives (box.md §10.2's include words) */
 enum { LOG_DENY = 1, LOG_PERMIT = 2, LOG_TRACE = 4, LOG_KERNEL = 8 };
 
@@ -101,7 +85,7 @@ typedef struct server {
     dw_engine *e;
     dw_keeper *keeper;
     bool trust_time;
-    dlog_writer dl;            /* dl.fd < 0: no decision log */
+    dwd_dlog dl;               /* dl.fd < 0: no decision log */
     dwd_buf dlog;              /* decision-log lines of this round */
     uint64_t dlog_round_lines;
     const char *box_name, *run_id, *box_source;
@@ -172,98 +156,13 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* ---- the decision-log writer ---- */
-
-static void write_all(dlog_writer *w, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t r = write(w->fd, p, n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            fprintf(stderr, "dwd: decision log write failed: %s\n", strerror(errno));
-            w->write_errors++;
-            return;
-        }
-        p += r;
-        n -= (size_t)r;
-    }
-}
-
-static void *dlog_main(void *arg)
-{
-    dlog_writer *w = arg;
-    dwd_buf mine = { 0 };
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->stop && !w->q.len) pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->q.len && w->stop) break;
-        dwd_buf t = w->q;          /* swap: the queue keeps the empty buffer */
-        w->q = mine;
-        w->q.len = 0;
-        uint64_t lines = w->qlines;
-        w->qlines = 0;
-        pthread_mutex_unlock(&w->mu);
-        write_all(w, t.p, t.len);
-        mine = t;
-        if (mine.cap > (4u << 20)) dwd_buf_free(&mine);   /* don't hoard a burst's buffer */
-        pthread_mutex_lock(&w->mu);
-        w->written += lines;
-    }
-    pthread_mutex_unlock(&w->mu);
-    dwd_buf_free(&mine);
-    return NULL;
-}
-
-static int dlog_start(dlog_writer *w)
-{
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if (!w->cap) w->cap = 64u << 20;
-    if (pthread_create(&w->th, NULL, dlog_main, w) != 0) return -1;
-    w->running = true;
-    return 0;
-}
-
-/* Queue lines (never blocks on I/O; drops them, counted, when the queue is full). */
-static void dlog_push(dlog_writer *w, const dwd_buf *b, uint64_t lines)
-{
-    if (w->fd < 0 || !b->len) return;
-    if (!w->running) { write_all(w, b->p, b->len); w->written += lines; return; }   /* before the thread starts */
-    pthread_mutex_lock(&w->mu);
-    if (b->oom || w->q.len + b->len > w->cap) w->dropped += lines;
-    else {
-        dwd_buf_put(&w->q, b->p, b->len);
-        if (w->q.oom) { w->q.oom = false; w->q.len = 0; w->dropped += lines + w->qlines; w->qlines = 0; }
-        else w->qlines += lines;
-    }
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void dlog_stop(dlog_writer *w)
-{
-    if (w->running) {
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_signal(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->th, NULL);
-        w->running = false;
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
-    }
-    dwd_buf_free(&w->q);
-    if (w->fd >= 0) close(w->fd);
-    w->fd = -1;
-}
-
 static void control_record(server *s, const char *op, const char *const *kv, size_t nkv)
 {
     if (s->dl.fd < 0) return;
     dwd_buf b = { 0 };
     dwd_log_info li = { s->box_name, s->run_id, now_ns(), 0, 0, 0 };
     dwd_log_control(&b, &li, op, kv, nkv);
-    dlog_push(&s->dl, &b, 1);
+    dwd_dlog_push(&s->dl, &b, 1);
     dwd_buf_free(&b);
 }
 
@@ -343,11 +242,7 @@ static void handle_stats(server *s, dwd_buf *out)
                    ",\"reloads\":%" PRIu64 ",\"policy_generation\":%u", st.replayed, st.checkpoints, st.checkpoint_failures,
                    s->reloads, st.generation);
     uint64_t dw = 0, dd = 0, de = 0;
-    if (s->dl.running) {
-        pthread_mutex_lock(&s->dl.mu);
-        dw = s->dl.written; dd = s->dl.dropped; de = s->dl.write_errors;
-        pthread_mutex_unlock(&s->dl.mu);
-    }
+    dwd_dlog_counts(&s->dl, &dw, &dd, &de);
     dwd_buf_printf(out, ",\"decision_log_written\":%" PRIu64 ",\"decision_log_dropped\":%" PRIu64
                    ",\"decision_log_write_errors\":%" PRIu64, dw, dd, de);
     dwd_buf_puts(out, ",\"checkpoint_error\":");
@@ -876,7 +771,7 @@ int main(int argc, char **argv)
         const char *kv2[] = { "strands.box.policy.source", policy, "strands.box.policy.generation", "0" };
         control_record(&s, "policy_installed", kv2, 4);
     }
-    if (s.dl.fd >= 0 && dlog_start(&s.dl)) { fprintf(stderr, "dwd: cannot start the decision-log writer\n"); goto fail; }
+    if (s.dl.fd >= 0 && dwd_dlog_start(&s.dl)) { fprintf(stderr, "dwd: cannot start the decision-log writer\n"); goto fail; }
 #ifdef DWD_LSAN
     if (!no_confine) __lsan_do_leak_check();
 #endif
@@ -922,7 +817,7 @@ int main(int argc, char **argv)
             conn_flush(s.conns[i], now);
             conn_timeouts(&s, s.conns[i], now);
         }
-        dlog_push(&s.dl, &s.dlog, s.dlog_round_lines);   /* the writer thread does the I/O */
+        dwd_dlog_push(&s.dl, &s.dlog, s.dlog_round_lines);   /* the writer thread does the I/O */
         s.dlog.len = 0;
         s.dlog_round_lines = 0;
         if (s.dlog.oom) dwd_buf_free(&s.dlog);
@@ -953,7 +848,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dwd: the history log's final flush failed: exiting with status 1\n");
         rc = 1;
     }
-    dlog_stop(&s.dl);
+    dwd_dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
     dw_keeper_stop(s.keeper);
     free(s.conns);
@@ -965,7 +860,7 @@ int main(int argc, char **argv)
 fail:
     if (lfd >= 0) close(lfd);
     dw_engine_close(s.e);
-    dlog_stop(&s.dl);
+    dwd_dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
     dw_keeper_stop(s.keeper);
     free(s.conns);
