@@ -4,6 +4,8 @@
  *       --state DIR --socket PATH [--decision-log FILE]
  *       [--durability full|batch|none] [--checkpoint-every N] [--checkpoint-interval S]
  *       [--log-include deny,permit,trace,kernel] [--box-name N] [--box-source box|agent] [--run-id R]
+ *       [--max-connections N] [--max-request B] [--max-pending B] [--idle-timeout S] [--request-timeout S]
+ *   (all of them in usage_text below, dwd --help)
  *
  * One engine with its durable history (dw_engine_open_durable: the log in
  * --state DIR, checkpoints, recovery), one Unix stream socket speaking JSON
