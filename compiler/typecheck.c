@@ -1004,11 +1004,7 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
 
 static bool close_enough(dw_str want, dw_str cand, size_t *best)
 {
-    size_t d = dw_edit_distance(want.s, want.len, cand.s, cand.len);
-    size_t lim = want.len <= 2 ? 1 : want.len / 3 > 2 ? want.len / 3 : 2;
-    if (d == 0 || d > lim || d >= *best) return false;
-    *best = d;
-    return true;
+    return dw_hint_closer(want.s, want.len, cand.s, cand.len, best);
 }
 
 static const char *suggest_type(tc *T, dw_str type)

@@ -171,3 +171,12 @@ size_t dw_edit_distance(const char *a, size_t an, const char *b, size_t bn)
     }
     return row[bn];
 }
+
+bool dw_hint_closer(const char *want, size_t wlen, const char *cand, size_t clen, size_t *best)
+{
+    size_t d = dw_edit_distance(want, wlen, cand, clen);
+    size_t lim = wlen <= 2 ? 1 : wlen / 3 > 2 ? wlen / 3 : 2;
+    if (d == 0 || d > lim || d >= *best) return false;
+    *best = d;
+    return true;
+}

@@ -63,6 +63,10 @@ dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);
 /* Levenshtein distance for "did you mean" hints; SIZE_MAX when either string
  * is longer than 64 bytes (no hint is worth that much work). */
 size_t dw_edit_distance(const char *a, size_t an, const char *b, size_t bn);
+/* Is cand a closer "did you mean" for want than *best (start at SIZE_MAX)?
+ * Close: within a third of want's length (1 for up to 2 bytes, else at
+ * least 2); an exact match is no hint.  Updates *best when it is. */
+bool dw_hint_closer(const char *want, size_t wlen, const char *cand, size_t clen, size_t *best);
 
 /* Read a whole file ("-" = stdin) into a NUL-terminated heap buffer and strip
  * a leading UTF-8 BOM.  Returns 0, or -1 with errno set. */

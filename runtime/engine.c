@@ -215,30 +215,6 @@ static const char *rule_name_locked(dw_engine *e, uint32_t rule)
 
 /* ---- time ---- */
 
-/* RFC 3339 UTC: YYYY-MM-DDThh:mm:ss[.f{1,9}]Z -> nanoseconds since the epoch. */
-static bool parse_rfc3339(const char *s, size_t n, int64_t *ns)
-{
-    if (n < 20 || s[n - 1] != 'Z') return false;
-    size_t base = 19;
-    int64_t ms;
-    char buf[32];
-    memcpy(buf, s, base);
-    buf[base] = 'Z';
-    if (!dw_datetime_parse(buf, base + 1, &ms)) return false;
-    int64_t frac = 0;
-    size_t digits = 0;
-    if (n > 20) {
-        if (s[base] != '.') return false;
-        for (size_t i = base + 1; i < n - 1; i++) {
-            if (s[i] < '0' || s[i] > '9' || ++digits > 9) return false;
-            frac = frac * 10 + (s[i] - '0');
-        }
-        if (!digits) return false;
-        for (size_t d = digits; d < 9; d++) frac *= 10;
-    }
-    return !__builtin_mul_overflow(ms, 1000000, ns) && !__builtin_add_overflow(*ns, frac, ns);
-}
-
 static int64_t clock_ticks(const dw_engine *e)
 {
     struct timespec ts;
@@ -775,7 +751,7 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
     if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING) {
         int64_t ns_time;
-        if (!parse_rfc3339(time->u.str.s, time->u.str.len, &ns_time)) {
+        if (!dw_rfc3339_parse_ns(time->u.str.s, time->u.str.len, &ns_time)) {
             fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
             return -1;
         }

@@ -1,10 +1,10 @@
 /* replay.c - `dwc replay`: feed a trace to one authorizer.
  *
  * The format is chosen by content: first non-blank character `{` -> Box's
- * JSON lines (box.md §15.2): each line an event; `request` lines are decided
- * and compared with `expect`, `rules` (by Box name, as a set) and `cause`;
- * other lines are recorded; ends with `N passed, N failed`, exit 3 on a
- * mismatch.  `@` -> the reference's `.log` format (dogwood.md §17, parsed
+ * JSON lines (box.md §15.2): every line checked first (trace_box.h), then
+ * each an event; `request` lines are decided and compared with `expect`,
+ * `rules` (by Box name, as a set) and `cause`; other lines are recorded;
+ * ends with `N passed, N failed`, exit 3 on a mismatch.  `@` -> the reference's `.log` format (dogwood.md §17, parsed
  * whole by trace_log.c before any event is replayed): one line per decision
  * in §18's format, `--format json` for `{"verdicts":[...]}`; exit 0, 1 (I/O)
  * or 2 (rejected input), verdicts never affect it. */
@@ -16,10 +16,11 @@
 #include "cli.h"
 #include "dogwood_parts.h"
 #include "load.h"
+#include "trace_box.h"
 #include "trace_log.h"
 
 const char dw_replay_usage[] =
-    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json] TRACE\n"
+    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json] [--no-expect] TRACE\n"
     "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
     "The trace format is chosen by its first non-blank character:\n"
     "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
@@ -30,8 +31,13 @@ const char dw_replay_usage[] =
     "  `{`  Box's JSON lines (box.md §15.2), checking the expectations they carry:\n"
     "  {\"time\":\"2025-06-02T09:00:00Z\",\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{...},\n"
     "   \"expect\":\"deny\",\"rules\":[\"tests_before_release\"],\"cause\":\"forbidden\"}\n"
-    "Ends with `N passed, N failed` (decisions whose expectations hold); exit 0 when all\n"
-    "hold, 3 on a mismatch, 1 or 2 on an error.\n";
+    "       Every line is checked first: its members, time (RFC 3339 UTC, increasing), action,\n"
+    "       kind, and an `expect` on each decision line (--no-expect: optional); an invalid\n"
+    "       line is an error with its line number (exit 2, no verdicts).  A deny by internal\n"
+    "       fault holds only for a line that expects \"cause\":\"internal_fault\".\n"
+    "Ends with `N passed, N failed` (decisions whose expectations hold), or with --format json\n"
+    "{\"decisions\":[...],\"passed\":N,\"failed\":N}; exit 0 when all hold, 3 on a mismatch,\n"
+    "1 or 2 on an error.\n";
 
 /* Do the verdict's rules equal the expected Box names (as sets)? */
 static bool rules_match(dw_engine *e, const dw_verdict *v, const dw_json *rules)
@@ -74,27 +80,6 @@ static void suffix_min(int64_t *ts, size_t n)
 {
     for (size_t k = n; k-- > 1;)
         if (ts[k] < ts[k - 1]) ts[k - 1] = ts[k];
-}
-
-/* A lower bound of a JSON line's timestamp in ticks: its "time" to the
- * second (the fraction only adds), or INT64_MIN when the clock stamps it. */
-static int64_t line_time_bound(dw_arena *a, const char *line, size_t ll, int64_t tps)
-{
-    dw_arena_reset(a);
-    dw_source src = { "trace", line, ll };
-    dw_diags d;
-    dw_diags_init(&d);
-    const dw_json *j = dw_json_parse(a, &src, &d);
-    dw_diags_free(&d);
-    const dw_json *t = j ? dw_json_get(j, "time") : NULL;
-    int64_t ms;
-    if (!t || t->kind != DW_JSON_STRING || t->u.str.len < 20) return INT64_MIN;
-    char buf[21];
-    memcpy(buf, t->u.str.s, 19);
-    buf[19] = 'Z';
-    buf[20] = 0;
-    if (!dw_datetime_parse(buf, 20, &ms) || ms < INT64_MIN / 1000000 || ms > INT64_MAX / 1000000) return INT64_MIN;
-    return ms * 1000000 / (1000000000 / tps);
 }
 
 /* ---- the .log path ---- */
@@ -211,12 +196,186 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
     return rc;
 }
 
+/* ---- Box's JSON lines ---- */
+
+/* One non-blank line parsed and checked (trace_box.h); false with the error
+ * printed (`TRACE:LINE: error: ...`). */
+static bool box_line(dw_box_trace *t, dw_arena *a, const char *trace, const char *line, size_t ll, size_t lineno,
+                     const dw_json **j, dw_box_line *bl)
+{
+    dw_arena_reset(a);
+    dw_source src = { trace, line, ll };
+    dw_diags d;
+    dw_diags_init(&d);
+    *j = dw_json_parse(a, &src, &d);
+    if (!*j) {
+        fprintf(stderr, "%s:%zu:%u: error: %s\n", trace, lineno, d.n ? d.v[0].loc.col : 1, d.n ? d.v[0].msg : "invalid JSON");
+        dw_diags_free(&d);
+        return false;
+    }
+    dw_diags_free(&d);
+    char msg[512];
+    if (dw_box_trace_line(t, *j, lineno, bl, msg, sizeof msg)) {
+        fprintf(stderr, "%s:%zu: error: %s\n", trace, lineno, msg);
+        return false;
+    }
+    return true;
+}
+
+static bool blank_line(const char *line, size_t ll)
+{
+    for (size_t i = 0; i < ll; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') return false;
+    return true;
+}
+
+/* What the line expects, in the words of the output: "deny [a, b] forbidden" */
+static void print_expected(const dw_box_line *bl)
+{
+    printf("%s", bl->expect->u.str.s);
+    if (bl->rules) {
+        printf(" [");
+        for (size_t i = 0; i < bl->rules->u.arr.n; i++) printf("%s%s", i ? ", " : "", bl->rules->u.arr.v[i]->u.str.s);
+        printf("]");
+    }
+    if (bl->cause) printf(" %s", bl->cause->u.str.s);
+}
+
+static void json_rule_names(dw_engine *e, const dw_verdict *v)
+{
+    printf("[");
+    for (uint32_t k = 0; k < v->ndetermining; k++) {
+        const char *n = dw_engine_rule_name(e, v->determining[k]);
+        if (k) printf(",");
+        dw_json_write_string(stdout, n, strlen(n));
+    }
+    printf("]");
+}
+
+static void json_decision(dw_engine *e, const dw_box_line *bl, size_t lineno, const dw_verdict *v, bool checked, bool ok, bool first)
+{
+    printf("%s{\"line\":%zu,\"time\":", first ? "" : ",", lineno);
+    dw_json_write_string(stdout, bl->time_text, strlen(bl->time_text));
+    printf(",\"verdict\":\"%s\",\"rules\":", v->allow ? "allow" : "deny");
+    json_rule_names(e, v);
+    printf(",\"cause\":\"%s\",\"errors\":", dw_cause_name(v->cause));
+    json_errors(v);
+    if (checked) {
+        printf(",\"expected\":{\"verdict\":\"%s\"", bl->expect->u.str.s);
+        if (bl->rules) {
+            printf(",\"rules\":[");
+            for (size_t i = 0; i < bl->rules->u.arr.n; i++) {
+                if (i) printf(",");
+                dw_json_write_string(stdout, bl->rules->u.arr.v[i]->u.str.s, bl->rules->u.arr.v[i]->u.str.len);
+            }
+            printf("]");
+        }
+        if (bl->cause) printf(",\"cause\":\"%s\"", bl->cause->u.str.s);
+        printf("},\"ok\":%s", ok ? "true" : "false");
+    }
+    printf("}");
+}
+
+/* Every line is checked before any is replayed (an invalid line: exit 2,
+ * no verdicts), which also gives the retention floors. */
+static int replay_box(const char *trace, FILE *f, const char *pol, const char *sch, const char *ev, bool json, bool no_expect)
+{
+    dw_box_trace t;
+    int lrc = dw_box_trace_open(&t, sch, ev);
+    if (lrc) { dw_box_trace_close(&t); return lrc; }
+    t.no_expect = no_expect;
+    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
+                             .ticks_per_second = 1000000000, .replay_timestamps = true };
+    char err[256];
+    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
+    if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); dw_box_trace_close(&t); return 2; }
+    size_t pass = 0, fail = 0, lineno = 0, nlines = 0, cap = 0, ndecided = 0;
+    int rc = 0;
+    dw_arena a;
+    dw_arena_init(&a, 64 * 1024);
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t got;
+    int64_t *floors = NULL;
+    bool floors_ok = true;
+    const dw_json *j;
+    dw_box_line bl;
+    if (f) rewind(f);
+    while (f && (got = getline(&line, &lcap, f)) >= 0) {
+        size_t ll = (size_t)got;
+        while (ll && line[ll - 1] == '\n') ll--;
+        lineno++;
+        bool blank = blank_line(line, ll);
+        if (!blank && !box_line(&t, &a, trace, line, ll, lineno, &j, &bl)) { rc = 2; break; }
+        if (floors_ok && nlines == cap) {
+            int64_t *n = realloc(floors, (cap = cap ? 2 * cap : 4096) * sizeof *n);
+            if (n) floors = n;
+            else floors_ok = false;
+        }
+        if (floors_ok) floors[nlines++] = blank ? INT64_MAX : bl.time_ns;
+    }
+    if (rc) goto done;
+    if (floors_ok) suffix_min(floors, nlines);
+    else { free(floors); floors = NULL; }             /* without floors (OOM): everything is kept */
+    t.have_last = false;                              /* the lines are checked again as they are replayed */
+    lineno = 0;
+    if (json) printf("{\"decisions\":[");
+    if (f) rewind(f);
+    while (f && (got = getline(&line, &lcap, f)) >= 0) {
+        size_t ll = (size_t)got;
+        while (ll && line[ll - 1] == '\n') ll--;
+        if (floors && lineno < nlines && floors[lineno] != INT64_MAX) dw_engine_set_time_floor(e, floors[lineno]);
+        lineno++;
+        if (blank_line(line, ll)) continue;
+        if (!box_line(&t, &a, trace, line, ll, lineno, &j, &bl)) { rc = 2; break; }   /* the file changed */
+        if (!bl.decision) {
+            char msg[256];
+            if (dw_engine_record_json(e, line, ll, DW_TS_NOW, msg, sizeof msg)) {
+                fprintf(stderr, "%s:%zu: error: cannot record the event: %s\n", trace, lineno, msg);
+                rc = 2;
+                break;
+            }
+            continue;
+        }
+        dw_verdict v;
+        dw_engine_decide_json(e, line, ll, DW_TS_NOW, &v);
+        bool checked = bl.expect != NULL;
+        bool ok = checked && (strcmp(bl.expect->u.str.s, "allow") == 0) == v.allow && rules_match(e, &v, bl.rules);
+        if (bl.cause) ok = ok && strcmp(bl.cause->u.str.s, dw_cause_name(v.cause)) == 0;
+        /* a fault (a gate failure: input that does not conform) is never an
+         * expected deny unless the line says so */
+        bool unexpected_fault = v.cause == DW_CAUSE_INTERNAL_FAULT && !bl.cause;
+        ok = ok && !unexpected_fault;
+        if (checked) { if (ok) pass++; else fail++; }
+        if (json) { json_decision(e, &bl, lineno, &v, checked, ok, ndecided == 0); ndecided++; continue; }
+        printf("line %zu @%s: %s ", lineno, bl.time_text, v.allow ? "ALLOW" : "DENY");
+        print_rules(e, &v);
+        printf(" %s", dw_cause_name(v.cause));
+        if (checked && ok) printf("  ok");
+        else if (checked) { printf("  MISMATCH (expected "); print_expected(&bl); printf(")"); }
+        if (v.cause == DW_CAUSE_INTERNAL_FAULT && v.message[0]) printf("  (%s)", v.message);
+        if (checked && unexpected_fault) printf("  (an internal fault; a line that expects one says \"cause\":\"internal_fault\")");
+        printf("\n");
+    }
+    if (json) printf("],\"passed\":%zu,\"failed\":%zu}\n", pass, fail);
+    else if (!rc) printf("%zu passed, %zu failed\n", pass, fail);
+done:
+    free(floors);
+    free(line);
+    dw_arena_free(&a);
+    dw_engine_close(e);
+    dw_box_trace_close(&t);
+    if (rc) return rc;
+    return fail ? 3 : 0;
+}
+
 int dw_cmd_replay(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human";
+    bool no_expect = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
-        { "format", 0, &fmt, NULL }, { 0 },
+        { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
     if (pr) return pr > 0 ? 0 : 2;
@@ -250,93 +409,8 @@ int dw_cmd_replay(int argc, char **argv)
         free(text);
         return 2;
     }
-    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
-                             .ticks_per_second = 1000000000, .replay_timestamps = true };
-    char err[256];
-    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
-    if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); if (f) fclose(f); free(text); return 2; }
-    size_t pass = 0, fail = 0, lineno = 0, nlines = 0, cap = 0;
-    int rc = 0;
-    dw_arena a;
-    dw_arena_init(&a, 64 * 1024);
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t got;
-    int64_t *floors = NULL;
-    bool floors_ok = true;
-    if (f) rewind(f);
-    while (f && floors_ok && (got = getline(&line, &lcap, f)) >= 0) {
-        if (nlines == cap) {
-            int64_t *n = realloc(floors, (cap = cap ? 2 * cap : 4096) * sizeof *n);
-            if (!n) { floors_ok = false; break; }
-            floors = n;
-        }
-        size_t ll = (size_t)got;
-        while (ll && line[ll - 1] == '\n') ll--;
-        floors[nlines++] = line_time_bound(&a, line, ll, 1000000000);
-    }
-    if (floors_ok) suffix_min(floors, nlines);
-    else { free(floors); floors = NULL; }             /* without floors (OOM): everything is kept */
-    if (f) rewind(f);
-    while (f && (got = getline(&line, &lcap, f)) >= 0) {
-        size_t ll = (size_t)got;
-        while (ll && line[ll - 1] == '\n') ll--;
-        if (floors && lineno < nlines && floors[lineno] != INT64_MIN) dw_engine_set_time_floor(e, floors[lineno]);
-        lineno++;
-        bool blank = true;
-        for (size_t i = 0; i < ll; i++) if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = false;
-        if (!blank) {
-            dw_arena_reset(&a);
-            dw_source src = { trace, line, ll };
-            dw_diags d;
-            dw_diags_init(&d);
-            const dw_json *j = dw_json_parse(&a, &src, &d);
-            const dw_json *kind = j ? dw_json_get(j, "kind") : NULL;
-            const dw_json *time = j ? dw_json_get(j, "time") : NULL;
-            const char *when = time && time->kind == DW_JSON_STRING ? time->u.str.s : "?";
-            if (!j) {
-                fprintf(stderr, "%s:%zu: error: not a JSON object\n", trace, lineno);
-                dw_diags_free(&d);
-                rc = 2;
-                break;
-            }
-            dw_diags_free(&d);
-            const dw_json *expect = dw_json_get(j, "expect");
-            bool is_request = kind && kind->kind == DW_JSON_STRING && strcmp(kind->u.str.s, "request") == 0;
-            if (is_request || expect) {
-                dw_verdict v;
-                dw_engine_decide_json(e, line, ll, DW_TS_NOW, &v);
-                printf("line %zu @%s: %s ", lineno, when, v.allow ? "ALLOW" : "DENY");
-                print_rules(e, &v);
-                printf(" %s", dw_cause_name(v.cause));
-                bool ok = true;
-                if (expect && expect->kind == DW_JSON_STRING) ok = (strcmp(expect->u.str.s, "allow") == 0) == v.allow;
-                ok = ok && rules_match(e, &v, dw_json_get(j, "rules"));
-                const dw_json *cause = dw_json_get(j, "cause");
-                if (cause && cause->kind == DW_JSON_STRING) ok = ok && strcmp(cause->u.str.s, dw_cause_name(v.cause)) == 0;
-                if (expect) {
-                    if (ok) { pass++; printf("  ok"); }
-                    else { fail++; printf("  MISMATCH (expected %s)", expect->kind == DW_JSON_STRING ? expect->u.str.s : "?"); }
-                }
-                if (v.cause == DW_CAUSE_INTERNAL_FAULT && v.message[0]) printf("  (%s)", v.message);
-                printf("\n");
-            } else {
-                char msg[256];
-                if (dw_engine_record_json(e, line, ll, DW_TS_NOW, msg, sizeof msg)) {
-                    fprintf(stderr, "%s:%zu: error: cannot record the event: %s\n", trace, lineno, msg);
-                    rc = 2;
-                    break;
-                }
-            }
-        }
-    }
-    printf("%zu passed, %zu failed\n", pass, fail);
-    free(floors);
-    free(line);
+    int rc = replay_box(trace, f, pol, sch, ev, !strcmp(fmt, "json"), no_expect);
     if (f) fclose(f);
-    dw_arena_free(&a);
-    dw_engine_close(e);
     free(text);
-    if (rc) return rc;
-    return fail ? 3 : 0;
+    return rc;
 }

@@ -4,6 +4,7 @@
 #include "ext.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define DW_MS_PER_SECOND INT64_C(1000)
 #define DW_MS_PER_MINUTE INT64_C(60000)
@@ -268,4 +269,28 @@ void dw_duration_format(int64_t ms, char *buf, size_t cap)
                                dw_unit_name[unit]);
         used += written > 0 ? (size_t)written : 0;
     }
+}
+
+/* Box event times (box.md 15.2): see ext.h. */
+bool dw_rfc3339_parse_ns(const char *s, size_t n, int64_t *ns)
+{
+    if (n < 20 || s[n - 1] != 'Z') return false;
+    size_t base = 19;
+    int64_t ms;
+    char buf[32];
+    memcpy(buf, s, base);
+    buf[base] = 'Z';
+    if (!dw_datetime_parse(buf, base + 1, &ms)) return false;
+    int64_t frac = 0;
+    size_t digits = 0;
+    if (n > 20) {
+        if (s[base] != '.') return false;
+        for (size_t i = base + 1; i < n - 1; i++) {
+            if (s[i] < '0' || s[i] > '9' || ++digits > 9) return false;
+            frac = frac * 10 + (s[i] - '0');
+        }
+        if (!digits) return false;
+        for (size_t d = digits; d < 9; d++) frac *= 10;
+    }
+    return !__builtin_mul_overflow(ms, 1000000, ns) && !__builtin_add_overflow(*ns, frac, ns);
 }

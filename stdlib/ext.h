@@ -34,6 +34,8 @@ void dw_ip_format(const dw_ipaddr *a, char *buf, size_t cap);
 /* ---- datetime: ms since epoch UTC; duration: ms (§4.8, §4.9) ---- */
 bool dw_datetime_parse(const char *s, size_t n, int64_t *out_ms);
 bool dw_duration_parse(const char *s, size_t n, int64_t *out_ms);
+/* RFC 3339 UTC as Box times events: YYYY-MM-DDThh:mm:ss[.f{1,9}]Z -> ns since the epoch. */
+bool dw_rfc3339_parse_ns(const char *s, size_t n, int64_t *ns);
 bool dw_datetime_offset(int64_t dt, int64_t dur, int64_t *out);          /* dt + dur */
 bool dw_datetime_duration_since(int64_t a, int64_t b, int64_t *out);     /* a - b */
 bool dw_datetime_to_date(int64_t dt, int64_t *out);                      /* floor to UTC midnight */

@@ -11,7 +11,9 @@
 # case needs exit 0 and `N passed, 0 failed` with N > 0 (its lines carry
 # `expect`/`rules`).  Every expected verdict is derived by hand in the case's
 # comments (dogwood.md §8).  Then every .log trace is truncated and
-# byte-flipped: dwc must exit 0 or 2, never crash.
+# byte-flipped: dwc must exit 0 or 2, never crash.  box-lines/NAME.jsonl is
+# replayed against box-lines/policy.dw (NAME.args: more options) and its
+# output and exit code compared with NAME.expected.
 # Ends with `N passed, N failed`; exit 1 on any failure.
 set -u
 DWC=${1:-build/dwc}
@@ -72,6 +74,16 @@ for log in *.log; do
         rc=$?; [ $rc -eq 0 ] || [ $rc -eq 2 ] || { bad=1; echo "  byte $off := $byte: exit $rc"; }
     done
     if [ $bad = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL robustness of $log"; fi
+done
+# Box trace lines (box-lines/): every invalid line kind is an error on its
+# line (exit 2, no verdicts); a mismatch shows what was expected
+for j in box-lines/*.jsonl; do
+    name=${j%.jsonl}
+    args=$(cat "$name.args" 2>/dev/null)
+    # shellcheck disable=SC2086
+    (cd box-lines && "$DWC" replay -p policy.dw --schema box $args "${j#box-lines/}" >"$out" 2>&1; echo "exit $?" >>"$out")
+    if cmp -s "$out" "$name.expected"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL $name"; diff "$name.expected" "$out" | head -10 | sed 's/^/    /'; fi
 done
 # the command line around the traces: exit codes (§18, Q5) and format detection
 check() {   # check NAME WANT_RC CMD...
