@@ -77,6 +77,14 @@ int dw_session_load_policies(dw_session *s, const char *path)
         char msg[256];
         s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
         if (!s->prog) { report(s, "%s: error: artifact refused: %s", path, msg); return 2; }
+        /* validated against another schema than the one loaded: its verdicts do not hold here
+         * (one compiled without a schema is taken; dw_engine_reload refuses that too) */
+        uint64_t own = dw_session_schema_digest(s);
+        if (own && s->prog->schema_digest && s->prog->schema_digest != own) {
+            report(s, "%s: error: artifact refused: compiled for another schema; recompile it with dwc compile -s "
+                      "and the schema it is served with", path);
+            return 2;
+        }
         return 0;
     }
     /* the temporal checks against the schemas need the event schema: the default one if none was named */

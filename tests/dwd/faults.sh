@@ -174,6 +174,12 @@ if "$DWC" compile "$ex/policy.dw" -s box -o "$T/box.dwb" >/dev/null 2>&1 && "$DW
     check "... the policy stays (generation 0)" grep -q '"policy_generation":0' <(sed -n 3p "$T/reload-replies")
     check "reload of one compiled with -s box is installed" grep -q '^{"ok":true,"policy_generation":1,' <(sed -n 4p "$T/reload-replies")
     check "refusals are policy_refused control records" test "$(grep -c '"eventName":"strands.box.control.policy_refused"' "$T/reload.jsonl")" -eq 2
+    timeout 20 "$DWD" --artifact "$T/other.dwb" --state "$T/so" --socket "$T/osock" 2>"$T/other.err"
+    check "starting on an artifact compiled for another schema is refused (exit 1, no socket)" test $? -eq 1 -a ! -S "$T/osock"
+    check "... saying so" grep -q "other.dwb: error: artifact refused: compiled for another schema" "$T/other.err"
+    if start other-ok "$T/osock2" "$T/so2" --artifact "$T/other.dwb" --schema "$T/other.cedarschema"; then
+        ok "... and served with the schema it was compiled for"; stop "$pid"
+    else bad "... and served with the schema it was compiled for"; cat "$T/other-ok.err"; fi
 else
     bad "compile the reload artifacts with $DWC"
 fi
