@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -401,6 +402,10 @@ static void accept_all(server *s, int lfd, int64_t now)
 {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->nconns) {
+            evict_one(s, now);        /* out of descriptors: the longest-idle client makes room */
+            continue;
+        }
         if (fd < 0) return;
         struct ucred cr;
         socklen_t cl = sizeof cr;
@@ -643,6 +648,28 @@ static const struct option long_options[] = {
     { NULL, 0, NULL, 0 },
 };
 
+/* Each connection is a descriptor, and the log, checkpoints, decision log
+ * and keeper need a few more (64): raise the soft limit as far as needed,
+ * the hard limit allowing; else serve fewer connections than the default,
+ * or refuse an explicit --max-connections the limit cannot hold. */
+static int fd_room(uint32_t *max_conns, bool given)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)*max_conns + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return 0;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    if (rl.rlim_cur >= want) return 0;
+    if (!given && rl.rlim_cur > 64 + 16) {
+        *max_conns = (uint32_t)(rl.rlim_cur - 64);
+        fprintf(stderr, "dwd: serving at most %u connections (ulimit -n %llu)\n", *max_conns, (unsigned long long)rl.rlim_cur);
+        return 0;
+    }
+    fprintf(stderr, "dwd: --max-connections %u needs %llu file descriptors; the limit is %llu (ulimit -n)\n",
+            *max_conns, (unsigned long long)want, (unsigned long long)rl.rlim_cur);
+    return -1;
+}
+
 /* A policy file of 0 bytes would start dwd denying everything: a truncated
  * or mistyped file, never a policy. */
 static int check_policy_file(const char *path)
@@ -662,7 +689,7 @@ int main(int argc, char **argv)
     const char *durability = "full", *include = "deny,permit";
     uint64_t every = 10000, interval = 0, max_conns = 256, max_request = DWD_MAX_LINE, max_pending = 1u << 20;
     uint64_t idle_s = 300, request_s = 10, bound = 0;
-    bool trust_time = false, no_confine = false;
+    bool trust_time = false, no_confine = false, max_conns_given = false;
     server s;
     memset(&s, 0, sizeof s);
     s.dl.fd = -1;
@@ -686,7 +713,7 @@ int main(int argc, char **argv)
         case OPT_BOX_NAME: s.box_name = optarg; break;
         case OPT_BOX_SOURCE: s.box_source = optarg; break;
         case OPT_RUN_ID: s.run_id = optarg; break;
-        case OPT_MAX_CONNECTIONS: if (!number_opt("max-connections", optarg, 1, 65536, "a number of connections", &max_conns)) return 2; break;
+        case OPT_MAX_CONNECTIONS: max_conns_given = true; if (!number_opt("max-connections", optarg, 1, 65536, "a number of connections", &max_conns)) return 2; break;
         case OPT_MAX_REQUEST: if (!number_opt("max-request", optarg, 256, DWD_MAX_LINE, "bytes", &max_request)) return 2; break;
         case OPT_MAX_PENDING: if (!number_opt("max-pending", optarg, 4096, 1u << 30, "bytes", &max_pending)) return 2; break;
         case OPT_IDLE_TIMEOUT: if (!number_opt("idle-timeout", optarg, 0, 86400 * 365, "seconds (0: never)", &idle_s)) return 2; break;
@@ -728,6 +755,7 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
 
+    if (fd_room(&s.lim.max_conns, max_conns_given)) return 1;
     char err[512];
     /* the socket before anything else: a path another process serves is never taken over */
     int sock_lock = dwd_socket_claim(sock, err, sizeof err);

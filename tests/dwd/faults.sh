@@ -131,6 +131,22 @@ check "input that ends inside a line: the complete one answered, then an error l
     test "$(grep -c '^{"ok":true,"decisions"' "$T/eof-reply")" -eq 1 -a \
          "$(tail -n 1 "$T/eof-reply")" = '{"ok":false,"error":"the connection ended inside a request line (no newline); closing the connection"}'
 stop "$pid"
+# each connection is a descriptor: a soft limit below --max-connections + 64 is raised, a hard one refused
+( ulimit -S -n 200; exec "$DWD" --policy "$ex/policy.dw" --state "$T/sl" --socket "$T/lsock" 2>"$T/soft.err" ) & pid=$!; pids+=("$pid")
+for _ in $(seq 1 100); do [ -S "$T/lsock" ] && break; sleep 0.05; done
+out=$("$T/flood" "$T/lsock" hold 250 0 100)
+check "a soft descriptor limit of 200 is raised for 256 connections ($out)" grep -q '^opened=250 fresh_ms=[0-9]' <<<"$out"
+stop "$pid"
+( ulimit -n 200; exec timeout 20 "$DWD" --policy "$ex/policy.dw" --state "$T/sh" --socket "$T/hsock" --max-connections 256 2>"$T/hard.err" )
+check "a hard limit of 200 is refused for --max-connections 256 (exit 1)" test $? -eq 1 -a ! -S "$T/hsock"
+check "... saying what it needs" grep -q "^dwd: --max-connections 256 needs 320 file descriptors; the limit is 200 (ulimit -n)$" "$T/hard.err"
+( ulimit -n 200; exec "$DWD" --policy "$ex/policy.dw" --state "$T/sh2" --socket "$T/hsock2" 2>"$T/hard2.err" ) & pid=$!; pids+=("$pid")
+for _ in $(seq 1 100); do [ -S "$T/hsock2" ] && break; sleep 0.05; done
+out=$("$T/flood" "$T/hsock2" hold 150 0 100)
+check "under a hard limit of 200 the default serves 136 connections, the longest-idle making room ($out)" \
+    test "$(stat_of "$T/hsock2" evicted)" -ge 15 -a "$(stat_of "$T/hsock2" connections)" -le 136
+check "... and says so" grep -q "^dwd: serving at most 136 connections (ulimit -n 200)$" "$T/hard2.err"
+stop "$pid"
 for o in "--max-connections 0" "--max-request 10" "--max-request 2000000" "--idle-timeout x" "--request-timeout 0"; do
     # shellcheck disable=SC2086
     timeout 20 "$DWD" --policy "$ex/policy.dw" --state "$T/sbad" --socket "$T/sock-bad" $o 2>/dev/null
