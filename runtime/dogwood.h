@@ -191,6 +191,7 @@ typedef struct dw_engine_durable {
     int64_t checkpoint_every;            /* events between checkpoints; 0: 10,000; < 0: never by count */
     uint32_t checkpoint_interval_ms;     /* also after this long (if anything was logged); 0: not by time */
     const struct dw_histlog_fileops *fileops;   /* a confined process's file operations (runtime/keeper.h) */
+    bool salvage;                        /* open a corrupt history anyway, keeping every intact record (histlog.h) */
 } dw_engine_durable;
 
 typedef struct dw_engine_recovery {
@@ -200,7 +201,9 @@ typedef struct dw_engine_recovery {
     uint64_t checkpoint_seq;
     uint32_t retained;           /* events in the in-memory history after recovery */
     double seconds;              /* wall time of the whole open */
-    char note[256];              /* torn or damaged data dropped ("" if none) */
+    bool salvaged;               /* salvage kept a corrupt history: lost records are in note */
+    uint64_t lost, lost_acknowledged;   /* records this salvage lost; of them, acknowledged */
+    char note[512];              /* torn or damaged data dropped, losses ("" if none) */
 } dw_engine_recovery;
 
 dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,

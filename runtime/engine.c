@@ -1666,6 +1666,7 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
     dw_histlog_options opt = {
         .schema_digest = digest, .durability = (dw_durability)d->durability,
         .on_record = restore_record, .on_checkpoint = restore_checkpoint, .cb_ctx = &rc, .fileops = d->fileops,
+        .salvage = d->salvage,
     };
     dw_histlog_recovery hr;
     char m[512];
@@ -1687,9 +1688,12 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
         feed_monitors(e, e->mon, e->s.prog, e->since);
         history_retain(e);
         /* persist a new install table; and, like Box's reference engine,
-         * checkpoint after a long replay so the next reopen is short */
+         * checkpoint after a long replay so the next reopen is short.  Only
+         * the first must succeed before serving: the second merely shortens
+         * the next replay, so a full disk fails it (stats say why) without
+         * stopping the restart */
         if ((changed || hr.records >= 10000 || (e->ckpt_every && hr.records >= e->ckpt_every)) &&
-            checkpoint_locked(e, e->s.prog, e->since)) {
+            checkpoint_locked(e, e->s.prog, e->since) && changed) {
             snprintf(err, errcap, "policy history failure: %s", e->ckpt_err);
             ok = 0;
         }
@@ -1699,6 +1703,9 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
             rec->checkpoint = hr.has_checkpoint;
             rec->checkpoint_seq = hr.checkpoint_seq;
             rec->retained = e->h.n;
+            rec->salvaged = hr.salvaged;
+            rec->lost = hr.lost_records;
+            rec->lost_acknowledged = hr.lost_acknowledged;
             snprintf(rec->note, sizeof rec->note, "%s", hr.note);
         }
     }

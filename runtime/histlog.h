@@ -12,17 +12,28 @@
  *   LOCK                     flock(2)ed while open (one process per log)
  *   seg-<base seq, hex>.log  log segments; records base, base+1, ...
  *   ckpt-<seq, hex>.ckpt     the latest checkpoint (state covering seq < S)
+ *   ACKED                    the acknowledged end (histlog_acked.c)
  *   *.tmp                    leftovers of an interrupted create; removed
  *
- * On-disk format (all integers little-endian; version 1):
+ * On-disk format (all integers little-endian; version 2; version 1, which
+ * had no ACKED file and no gap records, is read only together with an
+ * ACKED file or under salvage):
  *   segment header, 48 bytes:
  *     0  magic "DWHIST\r\n"   8  u32 version   12 u32 header length (48)
  *     16 u64 event-schema digest   24 u64 base seq
  *     32 u64 timestamp of the record before base (0 if none)
  *     40 u64 XXH3-64 of bytes [0, 40)
  *   record, 32 + len bytes:
- *     0  u64 XXH3-64 of bytes [8, 32 + len)   8 u32 len   12 u32 flags (0)
+ *     0  u64 XXH3-64 of bytes [8, 32 + len)   8 u32 len   12 u32 flags
  *     16 u64 seq   24 u64 timestamp   32 payload
+ *     flags 0: an event; 1: a gap left by a salvage, payload u64 n: the
+ *     records [seq, seq + n) were lost (timestamp: the previous record's)
+ *   ACKED, 1024 bytes: two 64-byte slots at offsets 0 and 512:
+ *     0  magic "DWACKD\r\n"   8 u32 version   12 u32 slot length (64)
+ *     16 u64 digest   24 u64 generation   32 u64 acknowledged end A
+ *     40 u64 keep_from of the latest checkpoint   48 u64 0
+ *     56 u64 XXH3-64 of bytes [0, 56); the valid slot with the higher
+ *     generation counts
  *   checkpoint, 72-byte header + state:
  *     0  magic "DWCKPT\r\n"   8 u32 version   12 u32 header length (72)
  *     16 u64 digest   24 u64 seq S (state covers records < S)
@@ -41,21 +52,41 @@
  * lock (dw_histlog_enqueue) and wait for durability after releasing it
  * (dw_histlog_wait), or every decision pays a sync of its own.
  *
+ * The acknowledged end A (ACKED) is written and synced after the records'
+ * fdatasync and before any waiter is woken, so under FULL every record an
+ * append acknowledged is < A; under BATCH and NONE, A is where the last sync
+ * reached (records acknowledged after it are not witnessed).
+ *
  * Errors are sticky: after a failed write or sync every later append fails
- * (the caller denies) until the log is closed and reopened, which recovers
- * the longest valid prefix.  Recovery never fails on damage: a torn or
- * corrupt record ends the history there (the file is truncated and the
- * dropped bytes reported); only a different schema digest, a newer format
- * or an I/O error refuses to open. */
+ * (the caller denies) until the log is closed and reopened.
+ *
+ * Recovery rules.  A torn tail, damage in the last segment after which no
+ * valid record follows and that starts at or past A (a write the crash cut
+ * short, never acknowledged), is cut off and noted.  Everything else that
+ * loses a record is corruption and refuses to open with a message naming
+ * the segment file, the byte offset and how many acknowledged records
+ * follow: damage followed by a valid record (a flipped byte mid-log), a
+ * damaged segment header, a segment missing between two others, segments
+ * ending before A (a deleted or zero-length last segment, records cut off
+ * the end), segments starting after the checkpoint (or, with no readable
+ * checkpoint, after its keep_from), a missing or unreadable ACKED file.
+ * With opt.salvage the open goes on instead: it keeps every intact record,
+ * writes a gap record where records were lost (so the next open, without
+ * salvage, accepts the log and notes the gap), and reports every loss in
+ * rec (salvaged, lost_records, lost_acknowledged, note).  Segments that
+ * overlap, a different schema digest, a newer format and I/O errors refuse
+ * even then. */
 #ifndef DW_HISTLOG_H
 #define DW_HISTLOG_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define DW_HISTLOG_VERSION 1u
+#define DW_HISTLOG_VERSION 2u
+#define DW_HISTLOG_MIN_VERSION 1u
 #define DW_HISTLOG_MAX_RECORD (64u << 20)   /* payload bytes */
 #define DW_HISTLOG_SCHEMA_MISMATCH "dogwood history uses a different event schema"
+#define DW_HISTLOG_CORRUPT "dogwood history is corrupt"
 
 typedef enum dw_durability {
     DW_DURABILITY_FULL = 0,  /* append returns once its record is synced */
@@ -103,6 +134,7 @@ typedef struct dw_histlog_options {
     dw_histlog_record_fn on_record;      /* may be NULL */
     void *cb_ctx;
     const dw_histlog_fileops *fileops;   /* NULL: direct *at(2) calls; must outlive the log */
+    bool salvage;                    /* open a corrupt log anyway (recovery rules above) */
 } dw_histlog_options;
 
 typedef struct dw_histlog_recovery {
@@ -113,10 +145,15 @@ typedef struct dw_histlog_recovery {
     uint64_t records;                /* records handed to on_record */
     uint64_t next_seq;               /* the next append gets this seq */
     uint64_t last_ts;
-    uint64_t dropped_bytes;          /* torn / corrupt bytes removed */
+    uint64_t dropped_bytes;          /* torn / damaged bytes removed */
     uint32_t dropped_segments;       /* whole segment files removed as damaged */
     uint32_t segments;               /* segment files kept */
-    char note[256];                  /* what was dropped and why; "" if nothing */
+    uint64_t acked_end;              /* ACKED's end at open (0: none) */
+    bool salvaged;                   /* opt.salvage kept a corrupt log */
+    uint64_t lost_records;           /* seqs lost by this salvage */
+    uint64_t lost_acknowledged;      /* of them, < acked_end */
+    uint64_t gap_records;            /* seqs lost by earlier salvages (gap records replayed) */
+    char note[512];                  /* what was dropped or lost and why; "" if nothing */
 } dw_histlog_recovery;
 
 typedef struct dw_histlog_stats {
