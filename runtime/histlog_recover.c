@@ -243,13 +243,16 @@ static uint64_t classify(scan *sc, uint64_t expect0, uint64_t acked, bool *torn)
             if (!hdr_ok && !g->nruns) g->dropped = true;
             continue;
         }
+        if (last && (hdr_ok || g->valid_off)) continue;     /* records missing at the end: F_TAIL below */
         uint64_t to = last ? acked : sc->s[j + 1].base;
         add_fault(sc, hdr_ok || g->valid_off ? F_RECORD : F_HEADER, j, g->valid_off, g->end,
                   to > g->end ? to - g->end : 0);
     }
     uint64_t end = sc->n ? sc->s[sc->n - 1].end : expect0;
     if (sc->n && sc->s[sc->n - 1].dropped) end = sc->s[sc->n - 1].base;
-    if (end < acked && !(sc->n && sc->s[sc->n - 1].trail && !*torn))
+    const seg_scan *l = sc->n ? &sc->s[sc->n - 1] : NULL;
+    bool header_fault = l && l->trail && !*torn && l->hdr != HDR_OK && l->hdr != HDR_OLDER && !l->valid_off;   /* above */
+    if (end < acked && !header_fault)
         add_fault(sc, F_TAIL, sc->n ? sc->n - 1 : SIZE_MAX, sc->n ? sc->s[sc->n - 1].valid_off : 0, end, acked - end);
     return end;
 }
@@ -294,9 +297,9 @@ static void describe(char *buf, size_t cap, const scan *sc, size_t k, uint64_t t
                    " record(s) were acknowledged: %" PRIu64 " are missing (deleted segments)", f->seq, acked, f->lost);
             break;
         }
-        hl_fmt(buf, cap, "%s ends at byte %" PRIu64 " (seq %" PRIu64 ") but " ACK_NAME " says %" PRIu64
+        hl_fmt(buf, cap, "%s ends at byte %" PRIu64 " (seq %" PRIu64 ")%s but " ACK_NAME " says %" PRIu64
                " record(s) were acknowledged: the last %" PRIu64 " are missing (a deleted, emptied or cut segment)",
-               name, f->off, f->seq, acked, f->lost);
+               name, f->off, f->seq, sc->s[f->seg].trail ? " in a damaged or partial record" : "", acked, f->lost);
         break;
     case F_START:
         hl_fmt(buf, cap, "%s starts at seq %" PRIu64 " but the history needs records from seq %" PRIu64

@@ -26,9 +26,17 @@
 # a restart on A following an acknowledged reload, the run that never left A (a leaf keeps its
 # state whenever its identity comes back).
 #
+# CRASH_FAULT=flip|delete|zero|truncate (issue 13 rows 1-2) also damages the state directory
+# between the kill and the restart (tests/dwd/histlog_faults.sh: a flipped byte in a record with
+# records after it, the newest segment deleted or emptied, its last record cut off).  Then a
+# restart that serves while an acknowledged event is gone is a failure (lost silently); a refusal
+# must say "dogwood history is corrupt", and dwd --salvage must then serve, report the records the
+# fault destroyed, and decide the rest of the script like an uninterrupted dwd given the script
+# without them (verdicts reflect only the reported loss).
+#
 # Usage: tests/dwd/crash.sh DWD     CRASH_TRIALS (default 20), CRASH_SEED (default: random),
-# CRASH_OPS (script length, default 300), CRASH_RELOAD, DWC (default: beside DWD),
-# DW_SHARED (default /work/shared), CC.
+# CRASH_OPS (script length, default 300), CRASH_RELOAD, CRASH_FAULT (default none), DWC (default:
+# beside DWD), DW_SHARED (default /work/shared), CC.
 # Ends with "N passed, N failed" (one check per trial, plus setup checks) and a summary line.
 set -uo pipefail
 DWD=${1:?usage: crash.sh DWD}
@@ -39,6 +47,9 @@ CC=${CC:-cc}
 TRIALS=${CRASH_TRIALS:-20}
 NOPS=${CRASH_OPS:-300}
 SEED=${CRASH_SEED:-$(( $(date +%s) % 100000 ))}
+FAULT=${CRASH_FAULT:-none}
+case $FAULT in none|flip|delete|zero|truncate) ;; *) echo "CRASH_FAULT must be none, flip, delete, zero or truncate"; exit 2 ;; esac
+. "$here/histlog_faults.sh"
 RANDOM=$SEED
 pass=0; fail=0
 ok()  { pass=$((pass + 1)); echo "ok   $*"; }
@@ -54,13 +65,13 @@ if ! $CC -std=c11 -D_GNU_SOURCE -O1 -o "$T/client" "$here/client.c"; then
 fi
 C="$T/client"
 
-# start_dwd STATE: start dwd (full durability, client-chosen times, $dwd_extra), wait for its socket
+# start_dwd STATE [FLAGS...]: start dwd (full durability, client-chosen times, $dwd_extra, FLAGS), wait for its socket
 dwd_extra=()
 policy_args=(--policy "$ex/policy.dw")
 start_dwd() {
     rm -f "$T/sock"
     "$DWD" "${policy_args[@]}" --schema box --state "$1" --socket "$T/sock" --trust-client-time \
-        --durability full "${dwd_extra[@]}" 2>>"$T/dwd.err" &
+        --durability full "${dwd_extra[@]}" "${@:2}" 2>>"$T/dwd.err" &
     pid=$!
     for _ in $(seq 1 500); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.01; done
     return 1
@@ -139,6 +150,7 @@ done
 
 # ---- trials ----
 lost=0; corrupt=0; torn=0; diverged=0; inflight=0; after_end=0; startfail=0
+injected=0; skipped=0; refused=0; norecord_refusals=0; salvaged=0; salvage_lost=0; silent=0; loss_diffs=0
 max_ms=$(( ref_ms * 2 / 3 + 20 ))
 
 # trial STATE DELAY_MS [SABOTAGE_BYTES]: one crash and restart; sets $why (empty = passed),
@@ -158,23 +170,55 @@ trial() {
     acked=$(wc -l < "$T/got.a")            # complete reply lines only: drop a torn last reply
     head -n "$acked" "$T/got.a" > "$T/got.a1" && mv "$T/got.a1" "$T/got.a"
     [ "$acked" -eq "$NOPS" ] && after_end=$((after_end + 1))
+    refused_now=false; salvaged_now=false; flost=""; fault_desc=""
     if [ "$cut" -gt 0 ]; then
         seg=$(ls "$S"/seg-*.log | tail -n 1)
         truncate -s "-$cut" "$seg"
+    elif [ "$FAULT" != none ]; then
+        if inject_fault "$FAULT" "$S"; then injected=$((injected + 1)); flost=$fault_lost; else skipped=$((skipped + 1)); fi
     fi
+    local nlost=0 nlost_acked=0 q
+    for q in $flost; do nlost=$((nlost + 1)); [ "$q" -lt "$acked" ] && nlost_acked=$((nlost_acked + 1)); done
     : > "$T/dwd.err"
-    if ! start_dwd "$S"; then why="; dwd did not restart: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); stop_dwd; return; fi
+    if ! start_dwd "$S"; then
+        stop_dwd
+        if ! grep -q 'dogwood history is corrupt' "$T/dwd.err"; then
+            why="; dwd did not restart: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); return
+        fi
+        refused_now=true; refused=$((refused + 1))
+        [ "$FAULT" = none ] || [ "$cut" -gt 0 ] && { why="; refused: $(grep -o 'dogwood history is corrupt.*' "$T/dwd.err" | head -n 1)"; return; }
+        [ "$nlost" -eq 0 ] && norecord_refusals=$((norecord_refusals + 1))
+        notes=$(grep -o 'dogwood history is corrupt.*' "$T/dwd.err" | head -n 1 | cut -c1-160)
+        : > "$T/dwd.err"
+        if ! start_dwd "$S" --salvage; then
+            why="; dwd --salvage did not start: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); stop_dwd; return
+        fi
+        salvaged_now=true; salvaged=$((salvaged + 1))
+        # it must report every destroyed record ACKED had witnessed: at least the acknowledged
+        # ones, at most all (an in-flight record past ACKED's end was never acknowledged)
+        local rep
+        rep=$(sed -n 's/.*SALVAGED A CORRUPT HISTORY: \([0-9]*\) record(s) lost.*/\1/p' "$T/dwd.err")
+        salvage_lost=$((salvage_lost + ${rep:-0}))
+        [ -n "$rep" ] && [ "$rep" -ge "$nlost_acked" ] && [ "$rep" -le "$nlost" ] ||
+            why="$why; --salvage reported ${rep:-no} lost records, the fault destroyed $nlost ($nlost_acked acknowledged)"
+    elif [ "$nlost_acked" -gt 0 ]; then
+        silent=$((silent + nlost_acked))
+        why="$why; served after losing $nlost_acked acknowledged events ($fault_desc)"
+    fi
     echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats"
     next=$(stat_of log_next_seq "$T/stats"); restored=$(stat_of restored "$T/stats")
-    notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
-    if [ -n "$notes" ]; then
-        if printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn or corrupt tail at offset'; then
+    $salvaged_now || notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
+    if [ -n "$notes" ] && ! $salvaged_now; then
+        if printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn tail at offset'; then
             corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
         else torn=$((torn + 1)); fi
     fi
     # (restored, the events put back into the engine, equals log_next_seq without checkpoints; a
     # checkpoint may cover some of them, so only log_next_seq is checked, and the verdicts below)
-    if [ -z "$next" ] || [ "$next" -lt "$acked" ] || [ "$next" -gt $((acked + 1)) ]; then
+    if $salvaged_now; then
+        # seqs are never reused: the history goes on after every lost seq
+        [ -n "$next" ] && [ "$next" -ge "$acked" ] || why="$why; salvaged history at ${next:-?}, $acked acknowledged (a seq reused?)"
+    elif [ -z "$next" ] || [ "$next" -lt "$acked" ] || [ "$next" -gt $((acked + 1)) ]; then
         [ -n "$next" ] && [ "$next" -lt "$acked" ] && lost=$((lost + acked - next))
         why="$why; history holds ${next:-?} events (restored ${restored:-?}), $acked acknowledged"
     fi
@@ -187,6 +231,23 @@ trial() {
     stop_dwd || why="$why; dwd did not stop cleanly"
     final=$(stat_of log_next_seq "$T/stats2")
     [ "$final" = "$NOPS" ] || why="$why; history ends with ${final:-?} events, want $NOPS"
+    if $salvaged_now; then
+        # the reference for the rest: an uninterrupted dwd given ops 1..next without the lost ones
+        awk -v n="$next" -v lost=" $flost " 'NR <= n && index(lost, " " (NR - 1) " ") == 0' "$T/ops" > "$T/ops.kept"
+        start_dwd "$T/ref.salvage" >/dev/null
+        "$C" "$T/sock" < "$T/ops.kept" > /dev/null
+        tail -n +"$((next + 1))" "$T/ops" | "$C" "$T/sock" > "$T/want.b"
+        stop_dwd; rm -rf "$T/ref.salvage"
+        local ndiff
+        ndiff=$(paste -d'|' <(tail -n +"$((next + 1))" "$T/want") "$T/got.b" | awk -F'|' '$1 != $2' | wc -l)
+        loss_diffs=$((loss_diffs + ndiff))
+        [ "$ndiff" -gt 0 ] && notes="$notes; $ndiff later verdicts differ from the uninterrupted run (the reported loss)"
+        { head -n "$acked" "$T/got.a"; } > "$T/got"
+        if ! cmp -s "$T/got" <(head -n "$acked" "$T/want") || ! cmp -s "$T/got.b" "$T/want.b"; then
+            diverged=$((diverged + 1)); why="$why; salvaged verdicts differ from a run given only what survived"
+        fi
+        return
+    fi
     { head -n "$next" "$T/got.a"; [ "$next" -gt "$acked" ] && sed -n "${next}p" "$T/want"; cat "$T/got.b"; } > "$T/got"
     if ! cmp -s "$T/got" "$T/want"; then
         diverged=$((diverged + 1))
@@ -303,23 +364,25 @@ for n in $(seq 1 "$TRIALS"); do
     # "history: R events restored, P replayed after a checkpoint": fewer replayed than restored
     # means the restart began at a checkpoint past the log's start
     rp=$(sed -n 's/.*history: \([0-9]*\) events restored, \([0-9]*\) replayed after a checkpoint.*/\1 \2/p' "$T/dwd.err" | tail -n 1)
-    if [ -n "$rp" ] && [ "${rp#* }" -lt "${rp% *}" ]; then
+    if [ -n "$rp" ] && [ "${rp#* }" -lt "${rp% *}" ] && ! $salvaged_now; then
         from_ckpt=$((from_ckpt + 1)); tag="$tag, restart replayed ${rp#* } of ${rp% *} after a checkpoint"
     fi
+    [ -n "$fault_desc" ] && tag="$tag, $fault_desc$($refused_now && echo ': refused, salvaged')"
     if [ -z "$why" ]; then ok "trial $n: SIGKILL at ${delay_ms} ms, $acked acked, history $next$tag${notes:+ ($notes)}"
     else bad "trial $n: SIGKILL at ${delay_ms} ms, $acked acked$tag${why}"; fi
     rm -rf "$T/state.$n"
 done
 dwd_extra=()
-summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms; $nckpt with checkpoints, $from_ckpt restarts from a checkpoint), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended"
+[ "$FAULT" != none ] && fault_summary="; fault $FAULT: $injected injected ($skipped trials had no record to damage), $refused restarts refused as corrupt ($norecord_refusals of them with no record destroyed), $salvaged salvaged ($salvage_lost records lost, every one reported; $loss_diffs later verdicts differ from the uninterrupted run because of them), $silent acknowledged events lost silently"
+summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms; $nckpt with checkpoints, $from_ckpt restarts from a checkpoint), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended${fault_summary:-}"
 
 # ---- the checker's self-test: a log cut short after the kill must be caught ----
 # 600 bytes off the newest segment drop at least the last two records (each is 32 + at most
-# about 260 bytes here): the restart reports a torn tail, and the history is short of what was
-# acknowledged even if the in-flight op was recorded.
+# about 260 bytes here), acknowledged ones among them: the restart must refuse (ACKED says more
+# were acknowledged), or, were it to serve, the history would be short of what was acknowledged.
 trial "$T/state.sabotage" $(( ref_ms / 3 )) 600
 case $why in
-    *"acknowledged"*) ok "self-test: a log cut short is caught ($acked acked, history $next: $notes)" ;;
+    *"refused: dogwood history is corrupt"*|*"acknowledged"*) ok "self-test: a log cut short is caught ($acked acked${why})" ;;
     *) bad "self-test: a log cut short is caught ($acked acked, history $next${why})" ;;
 esac
 rm -rf "$T/state.sabotage"

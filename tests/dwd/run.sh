@@ -160,6 +160,33 @@ start_dwd "$T/state3" --trust-client-time
 head -n 1 "$T/ops_b" | "$C" "$T/sock" > "$T/fresh"
 check "without the history the same request is permitted" grep -q '"verdict":"permit"' "$T/fresh"
 stop_dwd
+# ---- 5b. a corrupted history is refused; --salvage serves what is intact (issue 13 row 1) ----
+# One flipped byte in the record of the 12:00:11 response (seq 3) with 7 acknowledged records
+# after it: dwd exits 1 naming the segment, the byte offset and those 7; with --salvage it serves,
+# says what was lost, and the 12:03:00 request the intact history denies (3 responses) is decided
+# on the 2 responses that survive.
+. "$here/histlog_faults.sh"
+start_dwd "$T/state-bad" --trust-client-time || bad "dwd starts (corruption test)"
+"$C" "$T/sock" < "$T/ops_a" > /dev/null
+stop_dwd
+seg_records "$T/state-bad/seg-0000000000000000.log"
+flip_byte "$T/state-bad/seg-0000000000000000.log" $(( rec_off[3] + 40 ))
+rm -f "$T/sock"
+"$DWD" --policy "$ex/policy.dw" --schema box --state "$T/state-bad" --socket "$T/sock" --trust-client-time 2> "$T/bad.err" &
+pid=$!; wait "$pid"; rc=$?; pid=""
+check "dwd refuses a corrupted history (exit $rc, want 1)" test "$rc" -eq 1
+check "the refusal names the segment, the offset and the acknowledged records after it" \
+    grep -q "dogwood history is corrupt in .*seg-0000000000000000.log: the record at byte ${rec_off[3]} (seq 3) is damaged, 1 record(s) lost there, 7 acknowledged record(s) follow.*--salvage" "$T/bad.err"
+check "the refusal left no socket behind" test ! -e "$T/sock"
+if start_dwd "$T/state-bad" --trust-client-time --salvage; then ok "dwd --salvage serves the corrupted history"; else bad "dwd --salvage serves the corrupted history"; fi
+check "--salvage reports the loss loudly" grep -q "SALVAGED A CORRUPT HISTORY: 1 record(s) lost, 1 of them acknowledged" "$T/dwd.err"
+check "--salvage names what was lost" grep -q "history recovery: SALVAGE: seg-0000000000000000.log: the record at byte ${rec_off[3]} (seq 3) is damaged" "$T/dwd.err"
+head -n 1 "$T/ops_b" | "$C" "$T/sock" > "$T/salvaged"
+check "the salvaged history decides on what survived (12:03:00 with 2 responses: permit)" grep -q '"verdict":"permit"' "$T/salvaged"
+stop_dwd
+if start_dwd "$T/state-bad" --trust-client-time; then ok "after a salvage dwd starts without --salvage"; else bad "after a salvage dwd starts without --salvage"; fi
+check "and notes the earlier loss" grep -q "lost by an earlier salvage" "$T/dwd.err"
+stop_dwd
 # a log written under a different event schema is refused
 sed 's/^/ /' "$shared/spec/box/events.dwschema" > "$T/events-other.dwschema"
 if "$DWD" --policy "$ex/policy.dw" --schema box --events "$T/events-other.dwschema" --state "$T/state2" --socket "$T/sock2" 2> "$T/schema.err" & p2=$!; sleep 1; kill -0 $p2 2>/dev/null; then

@@ -28,11 +28,12 @@
 #include <unistd.h>
 
 #include "runtime/dogwood.h"
+#include "unit_tmpdir.h"
 
 #define THREADS 8
 #define PER_THREAD 120
 
-static char dir[256];
+static char root[256], dir[300];
 static char policy[300];
 
 /* A per-host burst budget (a monitor idiom) and a nested formula (the
@@ -261,22 +262,15 @@ static void test_import_refuses_damage(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "%s/dw-engine-mt.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(policy, sizeof policy, "%s.policy.dw", dir);
-    FILE *f = fopen(policy, "w");
-    if (!f) return -1;
-    fputs(policy_text, f);
-    fclose(f);
+    if (unit_tmpdir_with_policy(root, sizeof root, policy, sizeof policy, "dw-engine-mt", policy_text)) return -1;
+    snprintf(dir, sizeof dir, "%s/state", root);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, policy);
-    return system(cmd) == 0 ? 0 : -1;
+    return unit_tmpdir_remove(root);
 }
 
 int main(void)
