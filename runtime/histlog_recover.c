@@ -655,6 +655,27 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
     uint64_t end = classify(&sc, expect0, acked, &torn);
     if (sc.oom) { hl_fmt(err, errlen, "dogwood history: out of memory"); goto fail; }
     uint64_t top = end > acked ? end : acked;
+    /* records below the loaded checkpoint are in its state: damage there
+     * (kept only for a checkpoint that might become unreadable) loses nothing */
+    uint64_t need_from = log->has_ckpt ? replay_from : 0;
+    size_t kept = 0;
+    for (size_t k = 0; k < sc.nf; k++) {
+        fault f = sc.f[k];
+        if (f.kind != F_OVERLAP && f.seq < need_from) {
+            uint64_t cut = need_from - f.seq < f.lost ? need_from - f.seq : f.lost;
+            if (cut == f.lost) {
+                char what[400];
+                describe(what, sizeof what, &sc, k, top, acked);
+                note(rec, "%s; the checkpoint at seq %" PRIu64 " covers it: nothing lost", what, need_from);
+                continue;
+            }
+            f.seq += cut;
+            f.lost -= cut;
+        }
+        sc.f[kept++] = f;
+    }
+    sc.nf = kept;
+    if (end < need_from) end = need_from;
     for (size_t k = 0; k < sc.nf; k++) {
         if (sc.f[k].kind == F_OVERLAP || !opt->salvage) {
             char what[400], more[48] = "";

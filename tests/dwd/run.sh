@@ -4,7 +4,8 @@
 # budget), replays its trace as decide/record ops and compares the verdicts
 # with the trace's "expect"/"rules"/"cause"; sends malformed requests; restarts
 # dwd on the same state directory and checks verdicts that depend on the
-# pre-restart history; checks the event-schema refusal, the peer-uid check,
+# pre-restart history; refuses a corrupted history (exit 1, segment/offset/count) and
+# serves it with --salvage; checks the event-schema refusal, the peer-uid check,
 # the decision log, reloads (an unchanged temporal leaf keeps its state, a
 # changed one starts empty, a restart after a reload agrees), checkpoints
 # (a restart replays only the records after one), the seccomp selftest and

@@ -1,8 +1,15 @@
 /* test_histlog.c - runtime/histlog.c, the durable history store.
  *
- * Round trip; a torn tail at every byte offset and a flipped byte at every
- * offset of a small log (never a crash, always the longest valid prefix, and
- * the log keeps working); a corrupt middle record; schema-digest mismatch
+ * Round trip; a torn tail at every byte offset (the longest valid prefix,
+ * and the log keeps working); a flipped byte at every offset of a small log
+ * (in the last record a torn tail, anywhere else a refusal naming segment,
+ * offset and the records that follow; salvage keeps every intact record and
+ * the next plain open accepts its gap record); a corrupt middle record and
+ * an older segment (refused, salvaged); losses only ACKED shows (a deleted,
+ * emptied or cut last segment, a missing middle segment, records missing
+ * at the start, ACKED itself gone; damage the checkpoint covers loses
+ * nothing); a torn tail under FULL; a reopen with no room to grow a file;
+ * version-1 refusal and upgrade; schema-digest mismatch
  * and newer-format refusals; checkpoint + retention + reopen (including a
  * checkpoint torn at every offset and a crash between checkpoint and the new
  * segment); 8 threads appending at once; every durability mode; a write
@@ -837,6 +844,40 @@ static void test_missing_records(void **state)
     assert_int_equal(unlink(p), 0);
     open_refused(dir, DW_DURABILITY_FULL, err);
     assert_has(err, "seg-0000000000000014.log starts at seq 20 but the history needs records from seq 15");
+
+    /* damage only to records the loaded checkpoint covers loses nothing: the
+     * crash came between a checkpoint and its new segment, then seg 0 was
+     * emptied, or a byte of record 3 flipped */
+    for (int k = 0; k < 2; k++) {
+        snprintf(dir, sizeof dir, "%s/covered%d", g_root, k);
+        log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+        append_n(log, 0, 10);
+        assert_int_equal(dw_histlog_checkpoint(log, "c10", 3, 0), 0);
+        dw_histlog_close(log);
+        seg_path(p, sizeof p, dir, 10);
+        assert_int_equal(unlink(p), 0);
+        seg_path(p, sizeof p, dir, 0);
+        if (k == 0) assert_int_equal(truncate(p, 0), 0);
+        else {
+            int fd = open(p, O_RDWR);
+            uint8_t x = 0x42;
+            assert_int_equal(pwrite(fd, &x, 1, (off_t)rec_end(2) + 20), 1);
+            close(fd);
+        }
+        log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+        assert_true(c.have_ckpt);
+        assert_int_equal(c.n, 0);
+        assert_int_equal(rec.next_seq, 10);
+        assert_false(rec.salvaged);
+        assert_has(rec.note, "the checkpoint at seq 10 covers it: nothing lost");
+        append_n(log, 10, 2);
+        dw_histlog_close(log);
+        collect_free(&c);
+        log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+        check_records(&c, 10, 2);
+        dw_histlog_close(log);
+        collect_free(&c);
+    }
 
     /* ACKED gone */
     subdir(dir, sizeof dir, "missing-acked");
