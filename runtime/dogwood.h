@@ -187,12 +187,17 @@ struct dw_histlog_fileops;
 
 typedef struct dw_engine_durable {
     const char *state_dir;
-    int durability;                      /* dw_durability: 0 full, 1 batch, 2 none */
+    int durability;                      /* dw_durability: 0 full, 1 batch, 2 none; | DW_DURABLE_SALVAGE */
     int64_t checkpoint_every;            /* events between checkpoints; 0: 10,000; < 0: never by count */
     uint32_t checkpoint_interval_ms;     /* also after this long (if anything was logged); 0: not by time */
     const struct dw_histlog_fileops *fileops;   /* a confined process's file operations (runtime/keeper.h) */
-    bool salvage;                        /* open a corrupt history anyway, keeping every intact record (histlog.h) */
 } dw_engine_durable;
+/* OR'ed into durability: open a corrupt history anyway, keeping every
+ * intact record (runtime/histlog.h, recovery rules); the recovery's note
+ * then starts "SALVAGED: N record(s) lost, K of them acknowledged".  Without
+ * it a corrupt history fails the open.  (A flag, not a member: the layout
+ * of libdogwood.so.1's structures stays.) */
+#define DW_DURABLE_SALVAGE 0x100
 
 typedef struct dw_engine_recovery {
     uint64_t events;             /* events logged so far (the log's next sequence number) */
@@ -201,9 +206,7 @@ typedef struct dw_engine_recovery {
     uint64_t checkpoint_seq;
     uint32_t retained;           /* events in the in-memory history after recovery */
     double seconds;              /* wall time of the whole open */
-    bool salvaged;               /* salvage kept a corrupt history: lost records are in note */
-    uint64_t lost, lost_acknowledged;   /* records this salvage lost; of them, acknowledged */
-    char note[512];              /* torn or damaged data dropped, losses ("" if none) */
+    char note[256];              /* torn data dropped; "SALVAGED: ..." losses ("" if none) */
 } dw_engine_recovery;
 
 dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,

@@ -545,7 +545,7 @@ static const char usage_text[] =
     "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
     "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n"
     "           [--max-connections N] [--max-request BYTES] [--max-pending BYTES]\n"
-    "           [--idle-timeout SECONDS] [--request-timeout SECONDS]\n"
+    "           [--idle-timeout SECONDS] [--request-timeout SECONDS] [--salvage]\n"
     "       dwd --version | --help\n"
     "Options take their value as the next word or after '=' (--socket=PATH).\n"
     "  --artifact, --policy P   the policy: a compiled artifact (.dwb) or policy source (.dw)\n"
@@ -565,6 +565,7 @@ static const char usage_text[] =
     "  --max-pending BYTES      unsent replies at which dwd stops reading a connection (default 1048576)\n"
     "  --idle-timeout S         close a connection idle this long (default 300; 0: never)\n"
     "  --request-timeout S      a begun request line must end, and queued replies be read, within S (default 10)\n"
+    "  --salvage                open a corrupt history anyway: keep every intact record, report what was lost\n"
     "  --version                the release\n"
     "  -h, --help               this text\n";
 
@@ -615,7 +616,7 @@ enum {
     OPT_ARTIFACT = 256, OPT_POLICY, OPT_SCHEMA, OPT_EVENTS, OPT_STATE, OPT_SOCKET, OPT_DECISION_LOG,
     OPT_DURABILITY, OPT_CHECKPOINT_EVERY, OPT_CHECKPOINT_INTERVAL, OPT_TEMPORAL_WORK_BOUND, OPT_LOG_INCLUDE, OPT_BOX_NAME,
     OPT_BOX_SOURCE, OPT_RUN_ID, OPT_MAX_CONNECTIONS, OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_IDLE_TIMEOUT,
-    OPT_REQUEST_TIMEOUT, OPT_TRUST_CLIENT_TIME, OPT_NO_CONFINE, OPT_SELFTEST_SECCOMP, OPT_SELFTEST_KEEPER,
+    OPT_REQUEST_TIMEOUT, OPT_SALVAGE, OPT_TRUST_CLIENT_TIME, OPT_NO_CONFINE, OPT_SELFTEST_SECCOMP, OPT_SELFTEST_KEEPER,
     OPT_VERSION,
 };
 static const struct option long_options[] = {
@@ -639,6 +640,7 @@ static const struct option long_options[] = {
     { "max-pending", required_argument, NULL, OPT_MAX_PENDING },
     { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
     { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+    { "salvage", no_argument, NULL, OPT_SALVAGE },
     { "trust-client-time", no_argument, NULL, OPT_TRUST_CLIENT_TIME },      /* tests only */
     { "no-confine", no_argument, NULL, OPT_NO_CONFINE },                    /* debugging only */
     { "selftest-seccomp", no_argument, NULL, OPT_SELFTEST_SECCOMP },        /* tests only */
@@ -689,7 +691,7 @@ int main(int argc, char **argv)
     const char *durability = "full", *include = "deny,permit";
     uint64_t every = 10000, interval = 0, max_conns = 256, max_request = DWD_MAX_LINE, max_pending = 1u << 20;
     uint64_t idle_s = 300, request_s = 10, bound = 0;
-    bool trust_time = false, no_confine = false, max_conns_given = false;
+    bool trust_time = false, no_confine = false, max_conns_given = false, salvage = false;
     server s;
     memset(&s, 0, sizeof s);
     s.dl.fd = -1;
@@ -718,6 +720,7 @@ int main(int argc, char **argv)
         case OPT_MAX_PENDING: if (!number_opt("max-pending", optarg, 4096, 1u << 30, "bytes", &max_pending)) return 2; break;
         case OPT_IDLE_TIMEOUT: if (!number_opt("idle-timeout", optarg, 0, 86400 * 365, "seconds (0: never)", &idle_s)) return 2; break;
         case OPT_REQUEST_TIMEOUT: if (!number_opt("request-timeout", optarg, 1, 86400, "seconds", &request_s)) return 2; break;
+        case OPT_SALVAGE: salvage = true; break;
         case OPT_TRUST_CLIENT_TIME: trust_time = true; break;
         case OPT_NO_CONFINE: no_confine = true; break;
         case OPT_SELFTEST_SECCOMP: return dw_confine_selftest();
@@ -735,6 +738,7 @@ int main(int argc, char **argv)
     else if (!strcmp(durability, "batch")) dd.durability = DW_DURABILITY_BATCH;
     else if (!strcmp(durability, "none")) dd.durability = DW_DURABILITY_NONE;
     else { fprintf(stderr, "dwd: --durability must be full, batch or none\n"); return 2; }
+    if (salvage) dd.durability |= DW_DURABLE_SALVAGE;
     dd.checkpoint_every = every ? (int64_t)every : -1;
     dd.checkpoint_interval_ms = (uint32_t)(interval * 1000);
     s.trust_time = trust_time;
@@ -782,7 +786,9 @@ int main(int argc, char **argv)
     int lfd = -1;
     s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
     if (!s.e) { fprintf(stderr, "dwd: %s: %s\n", policy, err); goto fail; }
-    if (rec.note[0]) fprintf(stderr, "dwd: history recovery: %s\n", rec.note);
+    if (!strncmp(rec.note, "SALVAGED: ", 10))
+        fprintf(stderr, "dwd: SALVAGED A CORRUPT HISTORY (verdicts no longer count what was lost): %s\n", rec.note + 10);
+    else if (rec.note[0]) fprintf(stderr, "dwd: history recovery: %s\n", rec.note);
     if (dlog) {
         s.dl.fd = open(dlog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (s.dl.fd < 0) { fprintf(stderr, "dwd: %s: %s\n", dlog, strerror(errno)); goto fail; }

@@ -1654,7 +1654,8 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
 {
     if (rec) memset(rec, 0, sizeof *rec);
     if (!err) errcap = 0;
-    if (!d || !d->state_dir || d->durability < 0 || d->durability > DW_DURABILITY_NONE) {
+    int mode = d ? d->durability & ~DW_DURABLE_SALVAGE : -1;
+    if (!d || !d->state_dir || mode < 0 || mode > DW_DURABILITY_NONE) {
         snprintf(err, errcap, "invalid durable-history options");
         return NULL;
     }
@@ -1664,9 +1665,9 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
     if (schema_digest(cfg, &digest, err, errcap)) { dw_engine_close(e); return NULL; }
     restore_ctx rc = { .e = e };
     dw_histlog_options opt = {
-        .schema_digest = digest, .durability = (dw_durability)d->durability,
+        .schema_digest = digest, .durability = (dw_durability)mode,
         .on_record = restore_record, .on_checkpoint = restore_checkpoint, .cb_ctx = &rc, .fileops = d->fileops,
-        .salvage = d->salvage,
+        .salvage = (d->durability & DW_DURABLE_SALVAGE) != 0,
     };
     dw_histlog_recovery hr;
     char m[512];
@@ -1703,10 +1704,10 @@ dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_d
             rec->checkpoint = hr.has_checkpoint;
             rec->checkpoint_seq = hr.checkpoint_seq;
             rec->retained = e->h.n;
-            rec->salvaged = hr.salvaged;
-            rec->lost = hr.lost_records;
-            rec->lost_acknowledged = hr.lost_acknowledged;
-            snprintf(rec->note, sizeof rec->note, "%s", hr.note);
+            if (hr.salvaged)
+                snprintf(rec->note, sizeof rec->note, "SALVAGED: %" PRIu64 " record(s) lost, %" PRIu64 " of them acknowledged; %s",
+                         hr.lost_records, hr.lost_acknowledged, hr.note);
+            else snprintf(rec->note, sizeof rec->note, "%s", hr.note);
         }
     }
     pthread_mutex_unlock(&e->mu);

@@ -197,7 +197,7 @@ trial() {
         # it must report every destroyed record ACKED had witnessed: at least the acknowledged
         # ones, at most all (an in-flight record past ACKED's end was never acknowledged)
         local rep
-        rep=$(sed -n 's/.*SALVAGED A CORRUPT HISTORY: \([0-9]*\) record(s) lost.*/\1/p' "$T/dwd.err")
+        rep=$(sed -n 's/.*SALVAGED A CORRUPT HISTORY[^:]*: \([0-9]*\) record(s) lost.*/\1/p' "$T/dwd.err")
         salvage_lost=$((salvage_lost + ${rep:-0}))
         [ -n "$rep" ] && [ "$rep" -ge "$nlost_acked" ] && [ "$rep" -le "$nlost" ] ||
             why="$why; --salvage reported ${rep:-no} lost records, the fault destroyed $nlost ($nlost_acked acknowledged)"

@@ -180,8 +180,8 @@ check "the refusal names the segment, the offset and the acknowledged records af
     grep -q "dogwood history is corrupt in .*seg-0000000000000000.log: the record at byte ${rec_off[3]} (seq 3) is damaged, 1 record(s) lost there, 7 acknowledged record(s) follow.*--salvage" "$T/bad.err"
 check "the refusal left no socket behind" test ! -e "$T/sock"
 if start_dwd "$T/state-bad" --trust-client-time --salvage; then ok "dwd --salvage serves the corrupted history"; else bad "dwd --salvage serves the corrupted history"; fi
-check "--salvage reports the loss loudly" grep -q "SALVAGED A CORRUPT HISTORY: 1 record(s) lost, 1 of them acknowledged" "$T/dwd.err"
-check "--salvage names what was lost" grep -q "history recovery: SALVAGE: seg-0000000000000000.log: the record at byte ${rec_off[3]} (seq 3) is damaged" "$T/dwd.err"
+check "--salvage reports the loss loudly" grep -q "SALVAGED A CORRUPT HISTORY (verdicts no longer count what was lost): 1 record(s) lost, 1 of them acknowledged" "$T/dwd.err"
+check "--salvage names what was lost" grep -q "acknowledged; SALVAGE: seg-0000000000000000.log: the record at byte ${rec_off[3]} (seq 3) is damaged" "$T/dwd.err"
 head -n 1 "$T/ops_b" | "$C" "$T/sock" > "$T/salvaged"
 check "the salvaged history decides on what survived (12:03:00 with 2 responses: permit)" grep -q '"verdict":"permit"' "$T/salvaged"
 stop_dwd
