@@ -666,7 +666,7 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
             if (cut == f.lost) {
                 char what[400];
                 describe(what, sizeof what, &sc, k, top, acked);
-                note(rec, "%s; the checkpoint at seq %" PRIu64 " covers it: nothing lost", what, need_from);
+                note(rec, "%s, but the checkpoint at seq %" PRIu64 " covers it: nothing lost", what, need_from);
                 continue;
             }
             f.seq += cut;

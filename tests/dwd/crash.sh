@@ -209,7 +209,8 @@ trial() {
     next=$(stat_of log_next_seq "$T/stats"); restored=$(stat_of restored "$T/stats")
     $salvaged_now || notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
     if [ -n "$notes" ] && ! $salvaged_now; then
-        if printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn tail at offset'; then
+        # a torn tail, or damage only to records the checkpoint covers: nothing acknowledged lost
+        if printf '%s\n' "$notes" | tr ';' '\n' | grep -v '^ *$' | grep -qv 'torn tail at offset\|covers it: nothing lost'; then
             corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
         else torn=$((torn + 1)); fi
     fi

@@ -7,7 +7,8 @@
 #   delete    remove the newest segment
 #   zero      truncate the newest segment to 0 bytes
 #   truncate  cut the newest segment's last record off
-# Sets fault_lost (the seqs of the records the fault destroyed, space-separated, maybe empty) and
+# Sets fault_lost (the seqs of the records the fault destroyed that the directory's checkpoint
+# does not cover, space-separated, maybe empty) and
 # fault_desc; returns 1 (and changes nothing) when the newest segment has no record to damage.
 # Record layout (runtime/histlog.h): a 48-byte segment header, then records of 32 + len bytes:
 # u32 len at +8, u32 flags at +12, u64 seq at +16.
@@ -68,5 +69,14 @@ inject_fault() {
             fault_desc="the last record (seq ${rec_seq[n - 1]}) cut off $(basename "$seg")" ;;
         *) echo "inject_fault: unknown mode $mode" >&2; return 1 ;;
     esac
+    # records below the checkpoint are in its state: destroying them loses nothing
+    local ck q kept=""
+    ck=$(ls "$state"/ckpt-*.ckpt 2>/dev/null | tail -n 1)
+    if [ -n "$ck" ]; then
+        ck=$(basename "$ck" .ckpt); ck=$((16#${ck#ckpt-}))
+        for q in $fault_lost; do [ "$q" -ge "$ck" ] && kept="$kept $q"; done
+        [ "${kept# }" != "$fault_lost" ] && fault_desc="$fault_desc, the checkpoint at seq $ck covering the rest"
+        fault_lost=${kept# }
+    fi
     return 0
 }

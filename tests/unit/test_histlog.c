@@ -869,7 +869,7 @@ static void test_missing_records(void **state)
         assert_int_equal(c.n, 0);
         assert_int_equal(rec.next_seq, 10);
         assert_false(rec.salvaged);
-        assert_has(rec.note, "the checkpoint at seq 10 covers it: nothing lost");
+        assert_has(rec.note, "but the checkpoint at seq 10 covers it: nothing lost");
         append_n(log, 10, 2);
         dw_histlog_close(log);
         collect_free(&c);
