@@ -10,7 +10,8 @@
  * One engine with its durable history (dw_engine_open_durable: the log in
  * --state DIR, checkpoints, recovery), one Unix stream socket speaking JSON
  * lines (runtime/dwd_protocol.h).  The serving thread runs a poll loop: it
- * reads every ready request, decides or records each (the engine appends
+ * reads the ready requests, decides or records them (each connection up to
+ * its share of the round, ROUND_SHARE_NS; the engine appends
  * every event to its log before it enters the history), waits once for the
  * log (durable under --durability full), and only then sends the replies:
  * one sync covers every request of a round (group commit).  Checkpoints run
@@ -56,6 +57,13 @@
 #ifdef DWD_LSAN
 #include <sanitizer/lsan_interface.h>
 #endif
+
+/* A connection's share of a round: its buffered requests are answered
+ * until they have taken this long (at least one), the rest wait for the
+ * next round, so a client pipelining slow decisions (each up to the
+ * temporal work bound) delays the others by about one of them, not by its
+ * whole backlog. */
+#define ROUND_SHARE_NS 2000000
 
 /* Connection limits (docs/DWD.md, "Connections"), each an option: no
  * client, idle, slow or flooding, holds a slot or memory for long. */
@@ -446,12 +454,18 @@ static void conn_fill(conn *c, size_t cap, int64_t now)
 }
 
 /* Answer the complete lines buffered, while the unsent replies stay under
- * --max-pending (the rest wait for the client to read; replies stay queued
- * until the round's history wait). */
+ * --max-pending (the rest wait for the client to read) and within the
+ * connection's share of the round (ROUND_SHARE_NS); replies stay queued
+ * until the round's history wait. */
 static void conn_serve(server *s, conn *c, int64_t now)
 {
     size_t start = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     while (pending_out(c) < s->lim.max_pending) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (c->round_lines && (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec) > ROUND_SHARE_NS)
+            break;               /* the share is used: the rest in the next round (conn_ready) */
         size_t from = c->scanned > start ? c->scanned : start;
         char *nl = c->in.len > from ? memchr(c->in.p + from, '\n', c->in.len - from) : NULL;
         if (!nl) { c->scanned = c->in.len; break; }
@@ -864,7 +878,7 @@ int main(int argc, char **argv)
                 s.conns[i] = s.conns[--s.nconns];
             } else i++;
         }
-        if (pfd[0].revents & POLLIN) accept_all(&s, lfd, now);
+        if ((pfd[0].revents & POLLIN) || ready) accept_all(&s, lfd, now);   /* a round that did not wait: new clients join the next */
         watch_checkpoints(&s, now);
     }
     for (int i = 0; i < s.nconns; i++) conn_free(s.conns[i]);

@@ -366,6 +366,8 @@ static int rows_dedup(dw_tstate *s, dw_trows *rs)
     dw_trow **a = rs->r, **b = dw_arena_alloc_raw(s->cx->scratch, (size_t)n * sizeof *b);
     if (!b) return fail(s, DW_TEVAL_ENOMEM);
     for (uint32_t w = 1; w < n; w = w > n / 2 ? n : 2 * w) {
+        if (s->cx->budget < n) { s->cx->budget = 0; return fail(s, DW_TEVAL_EBUDGET); }
+        s->cx->budget -= n;     /* a merge pass is n steps of work */
         for (uint32_t lo = 0; lo < n; lo += 2 * w) {
             uint32_t mid = lo + w < n ? lo + w : n, hi = mid + w < n ? mid + w : n;
             uint32_t x = lo, y = mid, o = lo;

@@ -279,6 +279,39 @@ check "the restart replayed only records after the checkpoint ($rp < 5)" test "$
 check "verdicts across a checkpointed restart equal the trace's" cmp -s "$T/want1" <(got_of "$T/ck-a")
 stop_dwd
 
+# ---- 7b. the work bound and fairness (issue 13 row 14) ----
+# 2,000 writes make every fs:read decision of a join no index answers run into the
+# temporal work bound (a deny naming it, tens of ms each); a client pipelining 200 of
+# them gets one answered per round, so another client's request is answered after
+# about one of them, not after the backlog: when its stats reply comes, most of the
+# 200 are still waiting (before: all were decided first, ~10 s here).
+cat > "$T/join.dw" <<'JOIN'
+@id("reads")
+permit (principal, action == Box::Action::"fs:read", resource);
+@id("rewritten_after_delete")
+forbid (principal, action == Box::Action::"fs:read", resource)
+when temporal {
+  exists (p: String). formerly within 1h (Box::Action::"fs:write"::response{ input.path: p } &&
+    formerly within 1h (Box::Action::"fs:delete"::response{ input.path: p } &&
+                        !Box::Action::"fs:move"::response{ input.path: p }))
+};
+JOIN
+POLICY="$T/join.dw" start_dwd "$T/state-join" --durability none
+for k in $(seq 2000); do echo "{\"op\":\"record\",\"action\":\"fs:write\",\"kind\":\"response\",\"input\":{\"path\":\"~/f$k\",\"operation\":\"write_content\"},\"output\":{}}"; done > "$T/join-fill"
+"$C" "$T/sock" --raw 2000 < "$T/join-fill" > /dev/null
+read_op='{"op":"decide","action":"fs:read","input":{"path":"~/a","operation":"read_content"}}'
+echo "$read_op" | "$C" "$T/sock" > "$T/join-one"
+check "a decision past the work bound denies with internal_fault" grep -q '"verdict":"deny","cause":"internal_fault"' "$T/join-one"
+check "... and the reason names the bound (stderr)" grep -q 'exceeded the work bound of 4000000 steps per decision (temporal_work_bound)' "$T/dwd.err"
+for k in $(seq 200); do echo "$read_op"; done | "$C" "$T/sock" --raw 200 > "$T/join-many" &
+hp=$!
+sleep 0.3
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/join-stats"
+nd=$(sed 's/.*"decisions":\([0-9]*\).*/\1/' "$T/join-stats")
+check "another client is answered while a pipelined backlog of bound-hitting decisions waits ($nd of 201 decided)" test "$nd" -lt 100
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+stop_dwd
+
 # ---- 8. decision-log attributes, enum inputs as plain strings ----
 start_dwd "$T/state-attr" --decision-log "$T/attr.jsonl"
 printf '%s\n' '{"op":"decide","action":"shell:exec","input":{"command":"git status -s","program":"git","arg1":"status","arg2":"-s","arg_count":2,"cwd":"/work"},"jsonrpc_id":17}' \
