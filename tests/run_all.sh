@@ -77,6 +77,7 @@ suites build/asan "-asan"
 run_suite "bench-report" tests/bench/report_test.sh
 # dwd killed with SIGKILL at random points and restarted (CRASH_TRIALS, default 20)
 run_suite "dwd-crash" tests/dwd/crash.sh build/dwd
+CRASH_FAULT=mixed CRASH_TRIALS=${CRASH_FAULT_TRIALS:-8} run_suite "dwd-crash-faults" tests/dwd/crash.sh build/dwd
 # ... and around a reload to a changed leaf, restarted on either artifact (CRASH_RELOAD_TRIALS, default 10)
 CRASH_RELOAD=1 CRASH_TRIALS=${CRASH_RELOAD_TRIALS:-10} run_suite "dwd-crash-reload" tests/dwd/crash.sh build/dwd
 # differential testing against Cedar itself (cedar-wasm from npm)

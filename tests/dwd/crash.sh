@@ -26,7 +26,7 @@
 # a restart on A following an acknowledged reload, the run that never left A (a leaf keeps its
 # state whenever its identity comes back).
 #
-# CRASH_FAULT=flip|delete|zero|truncate (issue 13 rows 1-2) also damages the state directory
+# CRASH_FAULT=flip|delete|zero|truncate (issue 13 rows 1-2; mixed: each in turn) also damages the state directory
 # between the kill and the restart (tests/dwd/histlog_faults.sh: a flipped byte in a record with
 # records after it, the newest segment deleted or emptied, its last record cut off).  Then a
 # restart that serves while an acknowledged event is gone is a failure (lost silently); a refusal
@@ -48,7 +48,8 @@ TRIALS=${CRASH_TRIALS:-20}
 NOPS=${CRASH_OPS:-300}
 SEED=${CRASH_SEED:-$(( $(date +%s) % 100000 ))}
 FAULT=${CRASH_FAULT:-none}
-case $FAULT in none|flip|delete|zero|truncate) ;; *) echo "CRASH_FAULT must be none, flip, delete, zero or truncate"; exit 2 ;; esac
+case $FAULT in none|flip|delete|zero|truncate|mixed) ;; *) echo "CRASH_FAULT must be none, flip, delete, zero, truncate or mixed"; exit 2 ;; esac
+trial_fault=$FAULT
 . "$here/histlog_faults.sh"
 RANDOM=$SEED
 pass=0; fail=0
@@ -174,8 +175,8 @@ trial() {
     if [ "$cut" -gt 0 ]; then
         seg=$(ls "$S"/seg-*.log | tail -n 1)
         truncate -s "-$cut" "$seg"
-    elif [ "$FAULT" != none ]; then
-        if inject_fault "$FAULT" "$S"; then injected=$((injected + 1)); flost=$fault_lost; else skipped=$((skipped + 1)); fi
+    elif [ "$trial_fault" != none ]; then
+        if inject_fault "$trial_fault" "$S"; then injected=$((injected + 1)); flost=$fault_lost; else skipped=$((skipped + 1)); fi
     fi
     local nlost=0 nlost_acked=0 q
     for q in $flost; do nlost=$((nlost + 1)); [ "$q" -lt "$acked" ] && nlost_acked=$((nlost_acked + 1)); done
@@ -186,7 +187,7 @@ trial() {
             why="; dwd did not restart: $(tr '\n' ' ' < "$T/dwd.err")"; startfail=$((startfail + 1)); return
         fi
         refused_now=true; refused=$((refused + 1))
-        [ "$FAULT" = none ] || [ "$cut" -gt 0 ] && { why="; refused: $(grep -o 'dogwood history is corrupt.*' "$T/dwd.err" | head -n 1)"; return; }
+        [ "$trial_fault" = none ] || [ "$cut" -gt 0 ] && { why="; refused: $(grep -o 'dogwood history is corrupt.*' "$T/dwd.err" | head -n 1)"; return; }
         [ "$nlost" -eq 0 ] && norecord_refusals=$((norecord_refusals + 1))
         notes=$(grep -o 'dogwood history is corrupt.*' "$T/dwd.err" | head -n 1 | cut -c1-160)
         : > "$T/dwd.err"
@@ -355,9 +356,11 @@ if [ "${CRASH_RELOAD:-0}" = 1 ]; then
     exit
 fi
 
+mixed_faults=(flip delete zero truncate)
 for n in $(seq 1 "$TRIALS"); do
     delay_ms=$(( (RANDOM * 32768 + RANDOM) % max_ms ))
     dwd_extra=(); tag=""
+    [ "$FAULT" = mixed ] && trial_fault=${mixed_faults[(n - 1) % 4]}
     if [ "$ckpt_every" -gt 0 ] && [ $((n % 2)) -eq 0 ]; then
         dwd_extra=(--checkpoint-every "$ckpt_every"); tag=", checkpoint every $ckpt_every"; nckpt=$((nckpt + 1))
     fi
@@ -373,7 +376,7 @@ for n in $(seq 1 "$TRIALS"); do
     else bad "trial $n: SIGKILL at ${delay_ms} ms, $acked acked$tag${why}"; fi
     rm -rf "$T/state.$n"
 done
-dwd_extra=()
+dwd_extra=(); trial_fault=none
 [ "$FAULT" != none ] && fault_summary="; fault $FAULT: $injected injected ($skipped trials had no record to damage), $refused restarts refused as corrupt ($norecord_refusals of them with no record destroyed), $salvaged salvaged ($salvage_lost records lost, every one reported; $loss_diffs later verdicts differ from the uninterrupted run because of them), $silent acknowledged events lost silently"
 summary="crash trials: $TRIALS trials (seed $SEED, $NOPS ops, SIGKILL within ${max_ms} ms; $nckpt with checkpoints, $from_ckpt restarts from a checkpoint), $lost acknowledged events lost, $corrupt corrupt reopenings, $torn torn tails cut, $inflight in-flight ops found recorded, $diverged diverged, $startfail failed restarts, $after_end killed after the script ended${fault_summary:-}"
 
