@@ -511,16 +511,16 @@ static bool conn_ready(const server *s, const conn *c)
  * ended (each --request-timeout), nothing at all (--idle-timeout). */
 static void conn_timeouts(server *s, conn *c, int64_t now)
 {
-    int64_t rq = s->lim.request_ms;
+    int64_t rq = s->lim.request_ms;   /* at least 1 s */
     if (pending_out(c)) {
-        if (rq && now - c->out_since >= rq) {   /* it does not read: no line would arrive either */
+        if (now - c->out_since >= rq) {   /* it does not read: no line would arrive either */
             s->timed_out++;
             c->out.len = c->out_off = 0;
             c->closing = true;
         }
-    } else if (c->closing) {
-    } else if (c->in.len) {
-        if (rq && now - c->line_since >= rq) {
+    } else if (c->closing) return;        /* leaving anyway */
+    else if (c->in.len) {
+        if (now - c->line_since >= rq) {
             char m[160];
             snprintf(m, sizeof m, "request incomplete after %" PRId64 " s (--request-timeout); closing the connection", rq / 1000);
             s->timed_out++;
