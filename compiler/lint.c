@@ -251,12 +251,13 @@ static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const cha
 }
 
 
-/* `rule @id("x") (rule 3)` or `rule 3` (1-based, as Box numbers rules) */
+/* `rule @id("x")`, else `rule policy_<i>`: the name dwd, replay and the
+ * decision log use for it (box.md §8: @id, else the 0-based policy_<i>) */
 static const char *rname(L *l, size_t i)
 {
     const dw_annotation *id = l->pi[i].id;
-    if (id) return fmt(l, "rule @id(\"%.*s\") (rule %zu)", (int)id->value.len, id->value.s, i + 1);
-    return fmt(l, "rule %zu", i + 1);
+    if (id) return fmt(l, "rule @id(\"%.*s\")", (int)id->value.len, id->value.s);
+    return fmt(l, "rule policy_%zu", i);        /* Box's name for it (0-based) */
 }
 
 /* A Cedar string shown quoted, escaping `"`, `\` and control characters. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "macros.h"
 #include "smt.h"
 #include "../stdlib/ext.h"
 
@@ -48,6 +49,7 @@ typedef struct P {
     /* --against, --assert */
     int diff_more, diff_less;     /* 0 none, 1 confirmed, -1 unknown */
     cex diff_cex[2];
+    uint8_t *diff_old_leaves[2];  /* the old set's leaf values in diff_cex[d] */
     int *as_state;                /* per assertion: 0 proved so far, 1 refuted, -1 unknown */
     cex *as_cex;
     bool diff_inexact;
@@ -66,10 +68,10 @@ static const char *pname(const dw_policy *p, size_t i, char *buf, size_t cap)
 {
     for (size_t k = 0; k < p->nannots; k++)
         if (p->annots[k].has_value && p->annots[k].key.len == 2 && memcmp(p->annots[k].key.s, "id", 2) == 0) {
-            snprintf(buf, cap, "rule @id(\"%.*s\") (rule %zu)", (int)p->annots[k].value.len, p->annots[k].value.s, i + 1);
+            snprintf(buf, cap, "rule @id(\"%.*s\")", (int)p->annots[k].value.len, p->annots[k].value.s);
             return buf;
         }
-    snprintf(buf, cap, "rule %zu", i + 1);
+    snprintf(buf, cap, "rule policy_%zu", i);       /* Box's name for it (0-based) */
     return buf;
 }
 
@@ -549,11 +551,13 @@ static void diff_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *ov)
         bool ok = !vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !vm_run(p, DW_PROVE_OLD, &c2, &a2, &o2) && a1 == (d == 0) && a2 == (d == 1);
         free(o1);
         free(o2);
-        cex_free(&c2);
-        if (!ok) { p->st->vm_rejected++; cex_free(&c); if (*flag == 0) *flag = -1; continue; }
+        if (!ok) { p->st->vm_rejected++; cex_free(&c); cex_free(&c2); if (*flag == 0) *flag = -1; continue; }
         p->st->confirmed++;
         *flag = 1;
         p->diff_cex[d] = c;
+        p->diff_old_leaves[d] = c2.leaves;
+        c2.leaves = NULL;
+        cex_free(&c2);
     }
 }
 
@@ -717,6 +721,70 @@ out:
     free(twin_of);
 }
 
+/* ---- --against: the leaves one version has and the other lacks ----
+ * Leaves are one variable per identity on both sides (smt.c), so an
+ * unchanged leaf never explains a difference; one that is in only one
+ * version (an edited window, a changed pattern) is named in the finding,
+ * with its value in the counterexample. */
+
+typedef struct leaf_ref { const dw_expr *e; size_t policy; uint32_t index; uint64_t id; } leaf_ref;
+typedef struct leaf_list { leaf_ref *v; size_t n, cap; bool oom; } leaf_list;
+
+static void collect_leaves(const dw_expr *e, size_t pi, uint32_t *j, leaf_list *l)
+{
+    if (!e) return;
+    if (e->kind == DW_E_TEMPORAL && e->u.temporal) {
+        if (l->n == l->cap) {
+            leaf_ref *nv = realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof *nv);
+            if (!nv) { l->oom = true; return; }
+            l->v = nv;
+        }
+        l->v[l->n++] = (leaf_ref){ e, pi, (*j)++, dw_temporal_leaf_identity(e->u.temporal) };
+        return;
+    }
+    dw_expr **k;
+    for (size_t i = 0; (k = dw_expr_kid((dw_expr *)e, i)); i++) collect_leaves(*k, pi, j, l);
+}
+
+/* every leaf of the set, in program order (policy by policy, clauses in order, left to right) */
+static void set_leaves(const dw_prove_input *in, leaf_list *l)
+{
+    for (size_t i = 0; i < in->ps->npolicies && i < in->prog->npolicies; i++) {
+        uint32_t j = in->prog->policies[i].first_leaf;
+        for (size_t k = 0; k < in->ps->policies[i].nclauses; k++) collect_leaves(in->ps->policies[i].clauses[k].body, i, &j, l);
+    }
+}
+
+static bool has_leaf(const leaf_list *l, uint64_t id)
+{
+    for (size_t i = 0; i < l->n; i++) if (l->v[i].id == id) return true;
+    return false;
+}
+
+/* "; temporal leaves in only one version: ..." for difference d, into b;
+ * *first: the first leaf only the new set has (NULL if none) */
+static void leaf_changes(P *p, int d, dw_buf *b, const leaf_ref **first, leaf_list *nl, leaf_list *ol)
+{
+    *first = NULL;
+    size_t shown = 0;
+    char nb[256];
+    for (int side = 0; side < 2; side++) {
+        const leaf_list *mine = side ? ol : nl, *theirs = side ? nl : ol;
+        const dw_prove_input *in = side ? &p->o->old : &p->o->set;
+        const uint8_t *vals = side ? p->diff_old_leaves[d] : p->diff_cex[d].leaves;
+        for (size_t i = 0; i < mine->n; i++) {
+            const leaf_ref *r = &mine->v[i];
+            if (has_leaf(theirs, r->id)) continue;
+            if (!side && !*first) *first = r;
+            char *txt = dw_temporal_canon_text(r->e->u.temporal, false, NULL);
+            dw_buf_printf(b, "%s%s `%s` (%s, line %u)%s%s", shown++ ? "; " : "; temporal leaves in only one version: ",
+                          side ? "old" : "new", txt ? txt : "?", pname(&in->ps->policies[r->policy], r->policy, nb, sizeof nb),
+                          r->e->loc.line, vals ? (vals[r->index] ? " true" : " false") : "", vals ? " here" : "");
+            free(txt);
+        }
+    }
+}
+
 static void report_diff(P *p)
 {
     const char *old = p->o->old.src->name;
@@ -737,16 +805,26 @@ static void report_diff(P *p)
         return;
     }
     bool both = p->diff_more == 1 && p->diff_less == 1;
+    leaf_list nl = { 0 }, ol = { 0 };
+    set_leaves(&p->o->set, &nl);
+    set_leaves(&p->o->old, &ol);
     for (int d = 0; d < 2; d++) {
         if ((d == 0 ? p->diff_more : p->diff_less) != 1) continue;
-        if (asprintf(&msg, "the set is %s than %s%s: it %s the request below, which %s %s", d == 0 ? "more permissive" : "less permissive",
+        dw_buf leaves = { 0 };
+        const leaf_ref *first = NULL;
+        if (!nl.oom && !ol.oom) leaf_changes(p, d, &leaves, &first, &nl, &ol);
+        if (asprintf(&msg, "the set is %s than %s%s: it %s the request below, which %s %s%s", d == 0 ? "more permissive" : "less permissive",
                      old, both ? " (incomparable: it is both more and less permissive)" : "", d == 0 ? "allows" : "denies",
-                     old, d == 0 ? "denies" : "allows") < 0) continue;
-        add_finding(p, p->o->set.src, "dw-diff", d == 0 ? DW_LINT_WARNING : DW_LINT_INFO, at, -1,
+                     old, d == 0 ? "denies" : "allows", leaves.p ? leaves.p : "") < 0) { dw_buf_free(&leaves); continue; }
+        dw_buf_free(&leaves);
+        add_finding(p, p->o->set.src, "dw-diff", d == 0 ? DW_LINT_WARNING : DW_LINT_INFO, first ? first->e->loc : at,
+                    first ? (long)first->policy : -1,
                     d == 0 ? "check that the new requests are meant to be allowed" : "check that the requests are meant to be denied now", msg,
                     &p->diff_cex[d]);
         free(msg);
     }
+    free(nl.v);
+    free(ol.v);
 }
 
 static void report_asserts(P *p)
@@ -863,6 +941,8 @@ done:;
     for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
     cex_free(&p.diff_cex[0]);
     cex_free(&p.diff_cex[1]);
+    free(p.diff_old_leaves[0]);
+    free(p.diff_old_leaves[1]);
     free(p.ps);
     free(p.guards);
     free(p.uv);

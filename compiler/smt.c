@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "macros.h"
 
 /* ------------------------------------------------------------------ state */
 
@@ -1005,8 +1006,12 @@ static sv enc(dw_smt *x, const dw_expr *e)
         if (dw_str_is(e->u.call.name, "duration")) return ext_ctor(x, e, &TY_DURATION);
         FAIL();
     case DW_E_TEMPORAL: {
+        /* A leaf is a free boolean named by its identity (dogwood.md D8):
+         * the same leaf text is one variable wherever it occurs, in this set
+         * and in the one it is compared with (--against), since on one
+         * history and request it has one value. */
         x->approx = true;
-        char *n = dw_arena_printf(&x->a, "leaf!%u!%u", x->tag, x->leaf_k);
+        char *n = dw_arena_printf(&x->a, "leaf!%016llx", (unsigned long long)dw_temporal_leaf_identity(e->u.temporal));
         if (!n) FAIL();
         Z3_ast v = app(x, n, x->bool_s, 0, NULL);
         grow(x, (void **)&x->leaves, x->nleaves, &x->capleaves, sizeof *x->leaves);
