@@ -2,6 +2,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/bytes.h"
+#include "../stdlib/utf8.h"
 
 typedef struct jp {
     dw_arena *a;
@@ -10,7 +12,27 @@ typedef struct jp {
     const char *s;
     size_t n, i;
     bool failed;
+    char *cur, *lim;         /* the current block of nodes and strings (jalloc) */
 } jp;
+
+/* Nodes, member arrays and strings are carved from blocks the arena hands
+ * out a few KB at a time (sized by the input left), not one arena call per
+ * node.  8-byte aligned: every JSON node holds at most 8-byte members. */
+static void *jalloc(jp *p, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if ((size_t)(p->lim - p->cur) < n) {
+        size_t left = p->n - p->i, want = left < 8192 ? 8 * left + 256 : 65536;
+        if (want < n) want = n;
+        char *b = dw_arena_alloc_raw(p->a, want);
+        if (!b) return NULL;
+        p->cur = b;
+        p->lim = b + want;
+    }
+    void *r = p->cur;
+    p->cur += n;
+    return r;
+}
 
 static void jerr(jp *p, size_t off, const char *msg)
 {
@@ -19,7 +41,7 @@ static void jerr(jp *p, size_t off, const char *msg)
     dw_error(p->diags, p->src, dw_loc_at(p->src, (uint32_t)off, (uint32_t)off + 1), "invalid JSON: %s", msg);
 }
 
-static void skip_ws(jp *p)
+static inline void skip_ws(jp *p)
 {
     while (p->i < p->n) {
         char c = p->s[p->i];
@@ -30,10 +52,9 @@ static void skip_ws(jp *p)
 
 static dw_json *node(jp *p, dw_json_kind k, size_t off)
 {
-    dw_json *j = dw_arena_alloc(p->a, sizeof *j);
+    dw_json *j = jalloc(p, sizeof *j);    /* every member set here */
     if (!j) { jerr(p, off, "out of memory"); return NULL; }
-    j->kind = k;
-    j->off = (uint32_t)off;
+    *j = (dw_json){ .kind = k, .off = (uint32_t)off };
     return j;
 }
 
@@ -59,59 +80,89 @@ static int read_hex4(jp *p, unsigned *out)
     return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+/* The first byte at or after i that a string scan must look at: '"', '\\',
+ * a control byte (< 0x20) or a byte >= 0x80 (UTF-8, validated only there);
+ * n if none.  Eight bytes at a time (SWAR): a byte-wise "has zero" test
+ * flags bytes above a true hit only, so the lowest flag is exact. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline size_t scan_plain(const char *s, size_t i, size_t n)
 {
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F)); return 3;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+        uint64_t hit = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w;
+        hit &= HIGHS;
+        if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
     }
-    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F)); return 4;
+#endif
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
+    }
+    return n;
 }
 
-/* Validate one UTF-8 sequence at s[i]; return its length or 0. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
+/* The first '"' or '\\' at or after i (n if none), a word at a time. */
+static inline size_t scan_quote(const char *s, size_t i, size_t n)
 {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned cp;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if (avail < len) return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[k] & 0x3F);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+        uint64_t hit = (((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+        if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
     }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
+#endif
+    while (i < n && s[i] != '"' && s[i] != '\\') i++;
+    return i;
 }
 
+/* A string: the plain runs between escapes and non-ASCII bytes are found a
+ * word at a time and copied whole; the result is one NUL-terminated arena
+ * copy (consumers read keys and values as C strings too). */
 static int parse_string(jp *p, dw_str *out)
 {
-    size_t start = p->i;
-    p->i++; /* opening quote */
-    /* decoded output is never longer than the input */
-    size_t scan = p->i;
-    while (scan < p->n && p->s[scan] != '"') { if (p->s[scan] == '\\') scan++; scan++; }
-    if (scan >= p->n) { jerr(p, start, "unterminated string"); return -1; }
-    char *o = dw_arena_alloc(p->a, scan - p->i + 1);
+    size_t start = p->i, i = start + 1;
+    const char *s = p->s;
+    size_t run = scan_plain(s, i, p->n);
+    if (run < p->n && s[run] == '"') {          /* the common case: nothing to decode */
+        char *o = jalloc(p, run - i + 1);
+        if (!o) { jerr(p, start, "out of memory"); return -1; }
+        memcpy(o, s + i, run - i);
+        o[run - i] = 0;
+        out->s = o;
+        out->len = run - i;
+        p->i = run + 1;
+        return 0;
+    }
+    /* decoded output is never longer than the input up to the closing quote */
+    size_t end = i;
+    for (;;) {
+        end = scan_quote(s, end, p->n);
+        if (end >= p->n) { jerr(p, start, "unterminated string"); return -1; }
+        if (s[end] == '"') break;
+        end += 2;                               /* a backslash and the byte it escapes */
+    }
+    char *o = jalloc(p, end - i + 1);
     if (!o) { jerr(p, start, "out of memory"); return -1; }
     size_t k = 0;
-    while (p->i < p->n) {
-        unsigned char c = (unsigned char)p->s[p->i];
+    p->i = i;
+    for (;;) {
+        run = scan_plain(s, p->i, end + 1);     /* stops at the closing quote at the latest */
+        memcpy(o + k, s + p->i, run - p->i);
+        k += run - p->i;
+        p->i = run;
+        unsigned char c = (unsigned char)s[p->i];
         if (c == '"') { p->i++; o[k] = 0; out->s = o; out->len = k; return 0; }
         if (c < 0x20) { jerr(p, p->i, "control character in string (escape it)"); return -1; }
         if (c == '\\') {
             size_t esc = p->i;
             p->i++;
-            if (p->i >= p->n) break;
-            char e = p->s[p->i++];
+            char e = s[p->i++];
             switch (e) {
             case '"': o[k++] = '"'; break;
             case '\\': o[k++] = '\\'; break;
@@ -126,27 +177,25 @@ static int parse_string(jp *p, dw_str *out)
                 if (read_hex4(p, &cp)) { jerr(p, esc, "bad \\u escape"); return -1; }
                 if (cp >= 0xD800 && cp <= 0xDBFF) {
                     unsigned lo;
-                    if (p->i + 2 <= p->n && p->s[p->i] == '\\' && p->s[p->i + 1] == 'u') {
+                    if (p->i + 2 <= p->n && s[p->i] == '\\' && s[p->i + 1] == 'u') {
                         p->i += 2;
                         if (read_hex4(p, &lo) || lo < 0xDC00 || lo > 0xDFFF) { jerr(p, esc, "unpaired surrogate"); return -1; }
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                     } else { jerr(p, esc, "unpaired surrogate"); return -1; }
                 } else if (cp >= 0xDC00 && cp <= 0xDFFF) { jerr(p, esc, "unpaired surrogate"); return -1; }
-                k += put_utf8(o + k, cp);
+                k += dw_utf8_put(o + k, cp);
                 break;
             }
             default: jerr(p, esc, "invalid escape"); return -1;
             }
             continue;
         }
-        size_t l = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+        size_t l = dw_utf8_len((const unsigned char *)s + p->i, p->n - p->i);
         if (!l) { jerr(p, p->i, "invalid UTF-8"); return -1; }
-        memcpy(o + k, p->s + p->i, l);
+        memcpy(o + k, s + p->i, l);
         k += l;
         p->i += l;
     }
-    jerr(p, start, "unterminated string");
-    return -1;
 }
 
 static dw_json *parse_value(jp *p, int depth);
@@ -228,8 +277,8 @@ static dw_json *parse_value(jp *p, int depth)
             m.value = parse_value(p, depth + 1);
             if (!m.value) return NULL;
             if (j->u.obj.n == cap) {
-                size_t nc = cap ? cap * 2 : 4;
-                dw_json_member *nv = dw_arena_alloc(p->a, nc * sizeof *nv);
+                size_t nc = cap ? cap * 2 : 8;    /* Box's input records have up to 8 members */
+                dw_json_member *nv = jalloc(p, nc * sizeof *nv);
                 if (!nv) { jerr(p, start, "out of memory"); return NULL; }
                 if (cap) memcpy(nv, j->u.obj.v, cap * sizeof *nv);
                 j->u.obj.v = nv;
@@ -254,7 +303,7 @@ static dw_json *parse_value(jp *p, int depth)
             if (!v) return NULL;
             if (j->u.arr.n == cap) {
                 size_t nc = cap ? cap * 2 : 4;
-                dw_json **nv = dw_arena_alloc(p->a, nc * sizeof *nv);
+                dw_json **nv = jalloc(p, nc * sizeof *nv);
                 if (!nv) { jerr(p, start, "out of memory"); return NULL; }
                 if (cap) memcpy(nv, j->u.arr.v, cap * sizeof *nv);
                 j->u.arr.v = nv;
@@ -295,7 +344,7 @@ static dw_json *parse_value(jp *p, int depth)
 
 dw_json *dw_json_parse(dw_arena *a, const dw_source *src, dw_diags *diags)
 {
-    jp p = { a, src, diags, src->text, src->len, 0, false };
+    jp p = { a, src, diags, src->text, src->len, 0, false, NULL, NULL };
     dw_json *j = parse_value(&p, 0);
     if (!j) return NULL;
     skip_ws(&p);
@@ -308,7 +357,7 @@ const dw_json *dw_json_get(const dw_json *obj, const char *key)
     if (!obj || obj->kind != DW_JSON_OBJECT) return NULL;
     size_t kl = strlen(key);
     for (size_t i = 0; i < obj->u.obj.n; i++)
-        if (obj->u.obj.v[i].key.len == kl && memcmp(obj->u.obj.v[i].key.s, key, kl) == 0)
+        if (obj->u.obj.v[i].key.len == kl && dw_mem_eq(obj->u.obj.v[i].key.s, key, kl))
             return obj->u.obj.v[i].value;
     return NULL;
 }

@@ -2,6 +2,7 @@
  * Exactly Cedar's (Rust's) escape set; anything else is an error. */
 #include "strlit.h"
 #include <string.h>
+#include "../stdlib/utf8.h"
 
 static const char dw_esc_hint[] =
     "valid escapes are \\n \\r \\t \\\\ \\0 \\' \\\" \\xHH (at most \\x7F) and \\u{H...} (1 to 6 hex digits)";
@@ -17,37 +18,7 @@ static int hexval(unsigned char c)
 static int put_utf8(dw_buf *b, uint32_t cp)
 {
     char t[4];
-    size_t k;
-    if (cp < 0x80) { t[0] = (char)cp; k = 1; }
-    else if (cp < 0x800) { t[0] = (char)(0xC0 | (cp >> 6)); t[1] = (char)(0x80 | (cp & 0x3F)); k = 2; }
-    else if (cp < 0x10000) {
-        t[0] = (char)(0xE0 | (cp >> 12)); t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        t[2] = (char)(0x80 | (cp & 0x3F)); k = 3;
-    } else {
-        t[0] = (char)(0xF0 | (cp >> 18)); t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); t[3] = (char)(0x80 | (cp & 0x3F)); k = 4;
-    }
-    return dw_buf_append(b, t, k);
-}
-
-/* Length of the valid UTF-8 sequence at s (s[0] >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t k;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { k = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { k = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { k = 4; cp = c & 0x07; }
-    else return 0;
-    if (n < k) return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-    return k;
+    return dw_buf_append(b, t, dw_utf8_put(t, cp));
 }
 
 static bool fail(dw_strlit_err *err, const char *msg, const char *hint, size_t off, size_t len)
@@ -68,7 +39,7 @@ static bool decode(const char *raw, size_t n, dw_buf *b, dw_buf *cuts, dw_strlit
     while (i < n) {
         unsigned char c = s[i];
         if (c >= 0x80) {
-            size_t k = utf8_len(s + i, n - i);
+            size_t k = dw_utf8_len(s + i, n - i);
             if (!k) return fail(err, "invalid UTF-8 in string literal", NULL, i, 1);
             if (dw_buf_append(b, s + i, k)) goto oom;
             i += k;
@@ -152,7 +123,7 @@ static bool decode(const char *raw, size_t n, dw_buf *b, dw_buf *cuts, dw_strlit
         }
         default: {
             size_t l = 2;
-            if (e >= 0x80) { size_t k = utf8_len(s + i - 1, n - i + 1); l = 1 + (k ? k : 1); }
+            if (e >= 0x80) { size_t k = dw_utf8_len(s + i - 1, n - i + 1); l = 1 + (k ? k : 1); }
             return fail(err, "invalid escape `%.*s`", dw_esc_hint, start, l);
         }
         }

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "../stdlib/bytes.h"
 
 /* Append a message (printf-style) and the JSON offset; always -1.  Names that
  * come from the schema are dw_str slices of its source: print them %.*s. */
@@ -87,7 +88,7 @@ static int record_from_json(dw_arena *a, const dw_json *j, const dw_type *expect
         if (expect) {
             const dw_attr_decl *d = NULL;
             for (size_t k = 0; k < expect->nattrs; k++)
-                if (expect->attrs[k].name.len == m->key.len && memcmp(expect->attrs[k].name.s, m->key.s, m->key.len) == 0) { d = &expect->attrs[k]; break; }
+                if (expect->attrs[k].name.len == m->key.len && dw_mem_eq(expect->attrs[k].name.s, m->key.s, m->key.len)) { d = &expect->attrs[k]; break; }
             if (!d && !expect->additional_attrs) return fail(err, m->value, "attribute \"%s\" is not declared in the schema", m->key.s);
             at = d ? d->type : NULL;
         }
@@ -144,7 +145,10 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
     case DW_JSON_BOOL: *out = dw_bool(j->u.b); break;
     case DW_JSON_INT: *out = dw_long(j->u.i); break;
     case DW_JSON_STRING:
-        if (!dw_make_string(a, j->u.str.s, j->u.str.len, out)) return fail(err, j, "out of memory");
+        /* the JSON outlives its values (record keys point into it too), and
+         * the reader's strings are NUL-terminated copies: no second copy */
+        *out = (dw_value){ .kind = DW_V_STRING, .n = (uint32_t)j->u.str.len };
+        out->u.s = j->u.str.s;
         break;
     case DW_JSON_ARRAY: {
         size_t n = j->u.arr.n;
