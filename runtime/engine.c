@@ -34,6 +34,7 @@ typedef struct history {
     uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
                                 (retention's cursor: each event is tested once, not per decision) */
     uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
+    bool last_transient;     /* the last event points into the scratch arena (history_append_decision) */
 } history;
 
 /* A durable engine's logged event that missed the in-memory history (keep_lost). */
@@ -79,6 +80,7 @@ struct dw_engine {
     char ckpt_err[256];
     uint64_t restored, replayed;
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
+    dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
 };
 
 const char *dw_cause_name(dw_cause c)
@@ -153,6 +155,10 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
     for (uint32_t l = 0; l < p->temporal.nleaves; l++) e->since[l] = INT64_MIN;
     e->mon = new_monitors(e, p);
     dw_retention_install(&e->ret, p);    /* on OOM it keeps everything */
+    e->box_self = (dw_uid){ .type = "Box::Agent", .tlen = 10, .id = "self", .idlen = 4 };
+    e->box_unused = (dw_uid){ .type = "Box::Resource", .tlen = 13, .id = "unused", .idlen = 6 };
+    e->box_self.hash = dw_uid_hash(e->box_self.type, 10, e->box_self.id, 4);
+    e->box_unused.hash = dw_uid_hash(e->box_unused.type, 13, e->box_unused.id, 6);
     return e;
 }
 
@@ -333,9 +339,11 @@ static int build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_arena *a = &e->scratch;
     dw_buf err = { 0 };
     memset(b, 0, sizeof *b);
+    /* aid and kind are NUL-terminated strings of the scratch arena already
+     * (the event's JSON or its request's uid): only atype is copied */
     b->ev.atype = (dw_bytes){ dw_arena_memdup(a, atype, atlen), atlen };
-    b->ev.aid = (dw_bytes){ dw_arena_memdup(a, aid, aidlen), aidlen };
-    b->ev.kind = (dw_bytes){ dw_arena_memdup(a, kind, klen), klen };
+    b->ev.aid = (dw_bytes){ aid, aidlen };
+    b->ev.kind = (dw_bytes){ kind, klen };
     b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
     const dw_action_decl *ad = e->s.schema ? dw_schema_action(e->s.schema, atype, atlen, aid, aidlen) : NULL;
     if (e->s.schema && !ad) {
@@ -395,7 +403,11 @@ static int build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     b->req.vars[DW_VAR_P] = pv;
     b->req.vars[DW_VAR_R] = rv;
     b->req.vars[DW_VAR_A].kind = DW_V_ENTITY;
-    b->req.vars[DW_VAR_A].u.uid = dw_make_uid(a, atype, atlen, aid, aidlen);
+    dw_uid *au = dw_arena_alloc_raw(a, sizeof *au);
+    if (!au || !b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }
+    *au = (dw_uid){ .type = b->ev.atype.s, .tlen = (uint32_t)atlen, .id = aid, .idlen = (uint32_t)aidlen,
+                    .hash = dw_uid_hash(atype, atlen, aid, aidlen) };
+    b->req.vars[DW_VAR_A].u.uid = au;
     if (ad) {
         for (size_t k = 0; k < ad->context->nattrs; k++) {
             const dw_attr_decl *d = &ad->context->attrs[k];
@@ -419,7 +431,7 @@ static int build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
 
 /* ---- history ---- */
 
-static int history_append(dw_engine *e, const built *b, int64_t ts)
+static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
 {
     history *h = &e->h;
     if (h->n == h->cap) {
@@ -435,10 +447,18 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
     h->seq[h->n] = e->next_seq;
     dw_event *ev = &h->ev[h->n];
     ev->ts = ts;
-    ev->atype = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
-    ev->aid = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
-    ev->kind = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
-    if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
+    h->last_transient = transient;
+    if (transient) {
+        ev->atype = b->ev.atype;
+        ev->aid = b->ev.aid;
+        ev->kind = b->ev.kind;
+        ev->logged = b->ev.logged;
+    } else {
+        ev->atype = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
+        ev->aid = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
+        ev->kind = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
+        if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
+    }
     h->n++;
     e->next_seq++;
     /* monitors see every appended event before its decision; a failure only
@@ -446,6 +466,17 @@ static int history_append(dw_engine *e, const built *b, int64_t ts)
      * During recovery they are rebuilt once at the end (rebuild_monitors). */
     if (e->mon && !e->restoring) dw_monitors_observe(e->mon, e->s.prog, ev);
     return 0;
+}
+
+static int history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, b, ts, false); }
+
+/* An event that no leaf needs (retention) is read only by its own decision
+ * (monitors copy what they keep) and dropped by the history_retain that
+ * ends it: it is not cloned into the history arena, it points into the
+ * scratch arena that lives until the next event. */
+static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
+{
+    return history_put(e, b, ts, !dw_retention_needs(&e->ret, &b->ev));
 }
 
 /* Drop events no leaf can reach any more (dogwood.md §7.3): the event just
@@ -458,8 +489,9 @@ static void history_retain(dw_engine *e)
     history *h = &e->h;
     if (h->n && !dw_retention_needs(&e->ret, &h->ev[h->n - 1])) {
         h->n--;
-        h->dropped++;        /* its bytes stay in the arena until the next rebuild */
+        if (!h->last_transient) h->dropped++;   /* its bytes stay in the arena until the next rebuild */
     }
+    h->last_transient = false;   /* a transient event never outlives its decision */
     bool waste = h->dropped > h->n + 1024;
     if (!waste && h->n < 1024) return;
     int64_t horizon, d;
@@ -698,7 +730,7 @@ static int evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
 static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
 {
     v->timestamp = stamp(e, ts);
-    if (history_append(e, b, v->timestamp)) { history_lost(e, v); v->decided = b->decision; return -1; }
+    if (history_append_decision(e, b, v->timestamp)) { history_lost(e, v); v->decided = b->decision; return -1; }
     if (!b->decision) {
         v->decided = false;
         snprintf(v->message, sizeof v->message, "the event's kind is not a decision kind (recorded, not decided)");
@@ -709,7 +741,11 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
     dw_request_bind(&b->req, e->s.prog, &e->s.store);
     if (evaluate_leaves(e, &b->req, v)) { history_retain(e); return 0; }
     dw_response resp;
-    if (dw_authorize(e->s.prog, &e->s.store, &b->req, &e->scratch, &resp)) { fault(v, "decision: out of memory%s", NULL); return 0; }
+    if (dw_authorize(e->s.prog, &e->s.store, &b->req, &e->scratch, &resp)) {
+        fault(v, "decision: out of memory%s", NULL);
+        history_retain(e);
+        return 0;
+    }
     e->evaluated += resp.evaluated;
     v->ndetermining = resp.ndetermining < DW_VERDICT_MAX_RULES ? resp.ndetermining : DW_VERDICT_MAX_RULES;
     memcpy(v->determining, resp.determining, v->ndetermining * sizeof *v->determining);
@@ -747,8 +783,10 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
         return -1;
     }
     if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { fault(v, "event \"namespace\" must be a short string%s", NULL); return -1; }
-    char atype[256];
-    snprintf(atype, sizeof atype, "%s::Action", ns ? ns->u.str.s : "Box");
+    char atype[256];                         /* NS::Action; a NUL in NS ends it, as %s did */
+    size_t nslen = ns ? strnlen(ns->u.str.s, ns->u.str.len) : 3;
+    memcpy(atype, ns ? ns->u.str.s : "Box", nslen);
+    memcpy(atype + nslen, "::Action", sizeof "::Action");
     if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING) {
         int64_t ns_time;
         if (!dw_rfc3339_parse_ns(time->u.str.s, time->u.str.len, &ns_time)) {
@@ -757,8 +795,7 @@ static int event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
         }
         *ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
     }
-    const dw_uid *P = dw_make_uid(&e->scratch, "Box::Agent", 10, "self", 4);
-    const dw_uid *R = dw_make_uid(&e->scratch, "Box::Resource", 13, "unused", 6);
+    const dw_uid *P = &e->box_self, *R = &e->box_unused;
     const dw_json *pj = dw_json_get(j, "principal"), *rj = dw_json_get(j, "resource");
     dw_buf err = { 0 };
     if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);

@@ -52,7 +52,7 @@ void *dw_arena_alloc_raw(dw_arena *a, size_t n)
 
 char *dw_arena_memdup(dw_arena *a, const void *p, size_t n)
 {
-    char *q = dw_arena_alloc(a, n + 1);
+    char *q = dw_arena_alloc_raw(a, n + 1);     /* every byte is written below */
     if (!q) return NULL;
     if (n) memcpy(q, p, n);
     q[n] = 0;

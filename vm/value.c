@@ -137,7 +137,14 @@ static int field_qcmp(const void *x, const void *y)
 bool dw_make_record(dw_field *fields, size_t n, dw_value *out)
 {
     for (size_t i = 0; i < n; i++) fields[i].khash = dw_key_hash(fields[i].key, fields[i].klen);
-    if (n > 1) qsort(fields, n, sizeof *fields, field_qcmp);
+    if (n > 16) qsort(fields, n, sizeof *fields, field_qcmp);
+    else                         /* a request's records are small: no qsort call per record */
+        for (size_t i = 1; i < n; i++) {
+            dw_field f = fields[i];
+            size_t k = i;
+            for (; k > 0 && field_qcmp(&fields[k - 1], &f) > 0; k--) fields[k] = fields[k - 1];
+            fields[k] = f;
+        }
     for (size_t i = 1; i < n; i++)
         if (field_qcmp(&fields[i - 1], &fields[i]) == 0) return false;
     out->kind = DW_V_RECORD;

@@ -8,8 +8,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "compiler/compile.h"
 #include "runtime/alloc_count.h"
+#include "runtime/dogwood.h"
 #include "runtime/json_value.h"
 #include "unit_compile.h"
 
@@ -62,8 +65,50 @@ static void test_decisions_do_not_allocate(void **state)
     dw_diags_free(&d);
 }
 
+/* The stateful engine's Box path (dw_engine_decide_json: parse, gate,
+ * history append, verdict) on a plain set: the history keeps none of the
+ * events (no leaf needs them), so after the first decisions have sized the
+ * arenas a decision allocates nothing.  (The event used to be cloned into
+ * the history arena before retention dropped it, and the dropped bytes made
+ * the arena grow and be rebuilt every 1,024 decisions.) */
+static void test_engine_decisions_do_not_allocate(void **state)
+{
+    (void)state;
+    if (!dw_alloc_counting()) skip();
+    char path[] = "/tmp/dw-noalloc-XXXXXX.dw";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    const char *pol = "@id(\"project_read\")\n"
+                      "permit (principal, action == Box::Action::\"fs:read\", resource)\n"
+                      "when { context.input.path like \"~/project/*\" };\n";
+    assert_int_equal(write(fd, pol, strlen(pol)), (ssize_t)strlen(pol));
+    close(fd);
+    dw_engine_config cfg = { .policy_path = path, .schema_path = "box" };
+    char err[256];
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    unlink(path);
+    assert_non_null(e);
+    const char *ev[] = {
+        "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{\"path\":\"~/project/a.c\",\"operation\":\"read_content\"}}",
+        "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{\"path\":\"/etc/passwd\",\"operation\":\"read_content\"}}",
+    };
+    dw_verdict v;
+    for (int i = 0; i < 4000; i++) dw_engine_decide_json(e, ev[i & 1], strlen(ev[i & 1]), DW_TS_NOW, &v);
+    uint64_t before = dw_alloc_count();
+    for (int i = 0; i < 20000; i++) {
+        assert_int_equal(dw_engine_decide_json(e, ev[i & 1], strlen(ev[i & 1]), DW_TS_NOW, &v), 0);
+        assert_int_equal(v.allow, !(i & 1));
+    }
+    assert_int_equal(dw_alloc_count() - before, 0);
+    assert_int_equal(dw_engine_history_length(e), 0);
+    dw_engine_close(e);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_decisions_do_not_allocate) };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decisions_do_not_allocate),
+        cmocka_unit_test(test_engine_decisions_do_not_allocate),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
