@@ -9,8 +9,9 @@
 // `dwc bench` / cedar_peer.js), NAME.MODE.peer.skip (why the peer was not run) and
 // NAME.MODE.{dwc,peer}.err (stderr).  Without --workloads every NAME.meta is one.  The sections
 // measured by other programs come as load.md (tests/bench/artifact_report.sh), temporal.txt
-// (build/temporal_bench's key=value lines) and dwd.md (tests/bench/dwd_report.sh); for each, a
-// .skip file (load.skip, ...) says why it was not measured instead.
+// (build/temporal_bench's key=value lines), engine.txt (one line per set: set=NAME and the
+// `dwc bench --engine` keys) and dwd.md (tests/bench/dwd_report.sh); for each, a .skip file
+// (load.skip, ...) says why it was not measured instead.
 //
 // The report is checked before it is written: every results section must hold a table with at
 // least one row (or say why it was not measured).  Otherwise report.js names the section, writes
@@ -260,6 +261,31 @@ fragment('temporal', 'temporal.txt', 'Temporal rules (tests/bench/temporal_bench
     for (const m of line.matchAll(/([a-z_]+)=(\S+)/g)) o[m[1]] = m[2];
     p(`| ${int(o.events_in_window)} | ${t(o.ns_per_decision)} | ${dec(o.ratio_to_plain, 2)}× | ${dec(o.ratio_to_first, 2)}× | ${int(o.history)} | ${o.allow || '—'} |`);
   }
+});
+fragment('engine', 'engine.txt', 'Box events through the engine (dwc bench --engine)', (text) => {
+  p();
+  p('## Box events through the engine (dwc bench --engine)');
+  p();
+  p('01-project-read\'s requests as Box events (tests/bench/engine/), each decided by `dw_engine_decide_json`');
+  p('as a gateway calls it: JSON parse, gate, history append with the engine\'s retention, temporal leaves,');
+  p('verdict (in memory, no log; the clock\'s time). **budget** appends a count budget over 1 h');
+  p('(tests/bench/engine/budget-rule.dw): every decision evaluates its leaf and the history keeps every read of');
+  p('the run. Cedar has no stateful engine: its figure is cedar-wasm on the same requests with JSON parsing in');
+  p('the timed loop (the Box example\'s from-json run above).');
+  const peer = (W['box-example'] && W['box-example'].modes.json.peer) || null;
+  const rows = [];
+  for (const line of text.split('\n')) {
+    if (!/^set=/.test(line)) continue;
+    const o = {};
+    for (const m of line.matchAll(/([a-z_0-9]+)=(\S+)/g)) o[m[1]] = m[2];
+    rows.push(o);
+  }
+  const plain = rows.find((o) => o.set === 'plain');
+  p();
+  p('| set | decisions | p50 | p90 | p99 | mean | allocations / decision | history | p50 ÷ plain | Cedar from-json p50 ÷ dwc p50 |');
+  p('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const o of rows)
+    p(`| ${o.set} | ${int(o.decisions)} | ${t(o.p50_ns)} | ${t(o.p90_ns)} | ${t(o.p99_ns)} | ${t(o.ns_per_decision)} | ${o.allocs_per_decision || '—'} | ${int(o.history_events)} | ${plain ? ratio(o.p50_ns, plain.p50_ns) : '—'} | ${peer ? ratio(peer.p50_ns, o.p50_ns) : '—'} |`);
 });
 fragment('dwd', 'dwd.md', 'dwd over the socket (tests/bench/dwd_load.c)', inline);
 

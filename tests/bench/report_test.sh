@@ -26,6 +26,7 @@ out=$tmp/PERFORMANCE.md
 if node tests/bench/report.js --results "$FIX" --out "$out" > "$tmp/log" 2>&1; then ok; else bad "report.js refused the fixture:"; cat "$tmp/log"; fi
 for h in "Box example 01-project-read" "rbac, 10 policies" "rbac, 100 policies" "box, 10 policies" "box, 100 policies" \
          rbac box "Compiling and loading (tests/bench/load_bench.c)" "Temporal rules (tests/bench/temporal_bench.c)" \
+         "Box events through the engine (dwc bench --engine)" \
          "dwd over the socket (tests/bench/dwd_load.c)"; do
     if [ -f "$out" ] && has_table "$out" "$h"; then ok; else bad "section \"$h\" has no table"; fi
 done
@@ -37,7 +38,7 @@ d=$(grep -v '^$' "$out" | grep -v '^|' | sort | uniq -d | grep -v -- '^dwc p50 g
 [ -z "$d" ] && ok || bad "repeated lines: $d"
 
 # a missing section or no workloads: refused, nothing written
-for drop in temporal.txt dwd.md load.md '*.meta'; do
+for drop in temporal.txt engine.txt dwd.md load.md '*.meta'; do
     rm -rf "$tmp/fx" && cp -r "$FIX" "$tmp/fx" && (cd "$tmp/fx" && rm -f $drop)
     rm -f "$tmp/refused.md"
     if node tests/bench/report.js --results "$tmp/fx" --out "$tmp/refused.md" > "$tmp/log" 2>&1; then bad "report.js wrote a report without $drop"

@@ -7,7 +7,8 @@
 # build/bench/node if missing, runs `build/dwc bench` and the Cedar peer (tests/bench/cedar_peer.js)
 # on Box's 01-project-read example and on generated RBAC and Box sets of 10 .. 100,000 policies,
 # each with and without --from-json, one process at a time; then compile/load times
-# (artifact_report.sh), the temporal rule's cost (temporal_bench) and dwd over its socket
+# (artifact_report.sh), Box events through the engine (dwc bench --engine), the temporal rule's
+# cost (temporal_bench) and dwd over its socket
 # (dwd_report.sh); and rewrites docs/PERFORMANCE.md from all of it (report.js, which refuses to
 # write a report that lacks a section's table).
 #
@@ -186,6 +187,35 @@ for name in $WORKLOADS; do
     grep -h WARNING "$base.peer.err" >&2 || true
   done
 done
+
+# ---- Box events through the stateful engine (dwc bench --engine) ----
+# 01-project-read's requests as Box events, alone and with a count budget over 1 h appended
+# (tests/bench/engine/); of BENCH_REPEAT runs the one with the median p50 goes into engine.txt.
+# 200,000 decisions: the budget's window keeps every event of the run (240 MB of RSS at 200,000, over 1 GB at 1,000,000).
+EV=tests/bench/engine/project-read.events.jsonl
+if [ "$HAVE_BENCH" = 1 ] && "$DWC" bench --help | grep -q -- --engine; then
+  cat "$BOX_EX/policy.dw" tests/bench/engine/budget-rule.dw > "$OUT/engine-budget.dw"
+  en=200000; [ "$QUICK" = 1 ] && en=20000
+  : > "$RES/engine.txt"
+  for set in plain budget; do
+    pol=$BOX_EX/policy.dw; [ "$set" = budget ] && pol=$OUT/engine-budget.dw
+    say "engine ($set): dwc bench --engine -n $en, $REPEAT runs"
+    r=1
+    while [ $r -le "$REPEAT" ]; do
+      $TO $DWC bench --engine -p "$pol" --requests "$EV" -n "$en" > "$RES/engine-$set.$r" 2> "$RES/engine-$set.err" ||
+        { rm -f "$RES/engine-$set.$r"; break; }
+      r=$((r + 1))
+    done
+    med=$(for f in "$RES/engine-$set".[0-9]*; do
+            [ -f "$f" ] && printf '%s %s\n' "$(sed -n 's/^p50_ns=//p' "$f")" "$f"
+          done | sort -n | awk '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)] }')
+    [ -n "$med" ] && { printf 'set=%s ' "$set"; tr '\n' ' ' < "$med"; echo; } >> "$RES/engine.txt"
+  done
+  if [ ! -s "$RES/engine.txt" ]; then
+    echo "dwc bench --engine failed: $(cat "$RES"/engine-*.err | head -c 300)" > "$RES/engine.skip"
+    rm -f "$RES/engine.txt"
+  fi
+else echo "this dwc has no \`bench --engine\`" > "$RES/engine.skip"; fi
 
 # ---- the sections other programs measure ----
 # Each leaves NAME.{md,txt} in $RES, or NAME.skip saying why not: report.js needs one of the two.
