@@ -18,7 +18,7 @@ typedef struct jp {
 /* Nodes, member arrays and strings are carved from blocks the arena hands
  * out a few KB at a time (sized by the input left), not one arena call per
  * node.  8-byte aligned: every JSON node holds at most 8-byte members. */
-static void *jalloc(jp *p, size_t n)
+static inline void *jalloc(jp *p, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if ((size_t)(p->lim - p->cur) < n) {
@@ -50,7 +50,7 @@ static inline void skip_ws(jp *p)
     }
 }
 
-static dw_json *node(jp *p, dw_json_kind k, size_t off)
+static inline dw_json *node(jp *p, dw_json_kind k, size_t off)
 {
     dw_json *j = jalloc(p, sizeof *j);    /* every member set here */
     if (!j) { jerr(p, off, "out of memory"); return NULL; }
@@ -130,10 +130,13 @@ static int parse_string(jp *p, dw_str *out)
     const char *s = p->s;
     size_t run = scan_plain(s, i, p->n);
     if (run < p->n && s[run] == '"') {          /* the common case: nothing to decode */
-        char *o = jalloc(p, run - i + 1);
+        size_t len = run - i, words = (len + 7) & ~(size_t)7;
+        char *o = jalloc(p, len + 1);                 /* rounded up to 8: room for the words */
         if (!o) { jerr(p, start, "out of memory"); return -1; }
-        memcpy(o, s + i, run - i);
-        o[run - i] = 0;
+        if (i + words <= p->n)                        /* short strings: whole words, no memcpy call */
+            for (size_t k = 0; k < words; k += 8) memcpy(o + k, s + i + k, 8);
+        else memcpy(o, s + i, len);
+        o[len] = 0;
         out->s = o;
         out->len = run - i;
         p->i = run + 1;
