@@ -88,6 +88,11 @@ typedef struct dw_engine_config {
     int64_t ticks_per_second;    /* 1000000000 (runtime, RFC 3339 times) or 1 (.log replay); 0 = 1e9 */
     bool replay_timestamps;      /* take timestamps as given (replay); else force strictly increasing */
     uint64_t temporal_work_bound;   /* steps of temporal evaluation per decision; 0 = the default below */
+    /* dw_engine_decide_event only: true takes the request as given, unchecked
+     * against the schema (the reference's behaviour, Cedar's
+     * --request-validation false); false (default) denies a non-conforming
+     * request (dogwood.md §20 D9).  Box's JSON events always pass its gate. */
+    bool no_request_validation;
 } dw_engine_config;
 
 /* The work bound of one decision's temporal leaves (those without an

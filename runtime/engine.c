@@ -54,6 +54,7 @@ struct dw_engine {
     history h;
     dw_arena scratch;        /* per-decision */
     uint64_t work_bound;     /* temporal steps per decision (dogwood.h) */
+    bool no_request_validation;   /* dw_engine_decide_event: the reference's unchecked requests (dogwood.h) */
     const char **names;      /* Box rule names, built on demand (interned in rule_names) */
     dw_names rule_names;     /* every name handed out: valid until close, across reloads */
     dw_retention ret;        /* which events the leaves need (runtime/retention.h) */
@@ -134,6 +135,7 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
     e->replay_ts = cfg->replay_timestamps;
     e->work_bound = cfg->temporal_work_bound ? cfg->temporal_work_bound : DW_TEMPORAL_WORK_BOUND_DEFAULT;
+    e->no_request_validation = cfg->no_request_validation;
     int rc = 0;
     if (cfg->schema_path) rc = dw_session_load_schema(&e->s, cfg->schema_path);
     if (!rc && cfg->schema_path) rc = dw_session_load_events(&e->s, cfg->events_path);
@@ -1034,14 +1036,16 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     if (!cj) { fault(v, "request context: out of memory or nested too deeply%s", NULL); return; }
     dw_value cctx;
     dw_buf err = { 0 };
-    if (dw_value_from_json(a, cj, ad ? ad->context : NULL, &cctx, &err)) {
+    /* without request validation the context is taken as given, like the reference's schema-less request */
+    const dw_type *ctype = ad && !e->no_request_validation ? ad->context : NULL;
+    if (dw_value_from_json(a, cj, ctype, &cctx, &err)) {
         fault(v, "request does not conform to the schema: context: %s", err.p ? err.p : "?");
         strip_offsets(v->message);
         dw_buf_free(&err);
         return;
     }
     /* step 6: principal and resource types */
-    if (ad) {
+    if (ad && !e->no_request_validation) {
         bool pok = false, rok = false;
         for (size_t k = 0; k < ad->nprincipals; k++)
             if (ad->principals[k].len == in->principal->tlen && !memcmp(ad->principals[k].s, in->principal->type, in->principal->tlen)) pok = true;
@@ -1112,7 +1116,8 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     arr->u.arr.n = n;
     dw_store st;
     dw_store_init(&st);
-    if (dw_store_load_json(&st, arr, schema, &err)) {
+    /* without request validation the entities are taken untyped, as the reference's schema-less request */
+    if ((e->no_request_validation ? dw_store_load_json_unchecked : dw_store_load_json)(&st, arr, schema, &err)) {
         fault(v, "entities: %s", err.p ? err.p : "invalid");
         strip_offsets(v->message);
         dw_buf_free(&err);

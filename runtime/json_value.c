@@ -206,8 +206,11 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
     return 0;
 }
 
-int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err)
+/* checked: entity validation against the schema (§5.7); unchecked: the
+ * entities as given, the schema supplying only its actions */
+static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, bool checked, dw_buf *err)
 {
+    const dw_schema *schema = checked ? actions : NULL;
     if (!arr || arr->kind != DW_JSON_ARRAY) return fail(err, arr, "the entities file must be a JSON array");
     for (size_t i = 0; i < arr->u.arr.n; i++) {
         const dw_json *ej = arr->u.arr.v[i];
@@ -269,13 +272,23 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
             e->nparents = (uint32_t)n;
         }
     }
-    if (schema && dw_store_add_schema_actions(s, schema, err)) return -1;
+    if (actions && dw_store_add_schema_actions(s, actions, err)) return -1;
     int rc = dw_store_seal(s);
     if (rc == DW_STORE_TOO_DEEP)
         return fail(err, NULL, "the entity hierarchy is too large: more than %u ancestor links in all (a chain of "
                     "thousands of entities?); flatten deep membership chains", DW_STORE_MAX_ANCESTORS);
     if (rc) return fail(err, NULL, "out of memory");
     return 0;
+}
+
+int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err)
+{
+    return load_json(s, arr, schema, true, err);
+}
+
+int dw_store_load_json_unchecked(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err)
+{
+    return load_json(s, arr, schema, false, err);
 }
 
 static bool type_listed(const dw_str *list, size_t n, const dw_uid *u)

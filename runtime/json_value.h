@@ -20,6 +20,10 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
 /* Load an entities JSON array into the store (schema may be NULL), then the
  * schema's actions, then seal the store. */
 int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err);
+/* The same without entity validation (types, attributes, parents taken as
+ * given; the schema gives only its actions): the reference's unchecked
+ * requests (dw_engine_config.no_request_validation). */
+int dw_store_load_json_unchecked(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err);
 
 /* Build a request.  context may be NULL (empty record).  With a schema the
  * context is parsed against the action's declared context type; with

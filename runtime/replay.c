@@ -20,14 +20,19 @@
 #include "trace_log.h"
 
 const char dw_replay_usage[] =
-    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json] [--no-expect] TRACE\n"
+    "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json|library]\n"
+    "                  [--request-validation true|false] [--no-expect] TRACE\n"
     "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
     "The trace format is chosen by its first non-blank character:\n"
     "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
     "       default pinned event schema unless --events names a .dwschema file or a built-in\n"
     "       (default, unpinned, session-pinned, box).  1 tick = 1 second.  Prints\n"
     "       `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]} with\n"
-    "       --format json; exit 0, 1 on an I/O error, 2 on rejected input (no verdicts then).\n"
+    "       --format json; --format library prints the reference library's form\n"
+    "       `@<ts> (time point <i>): true|false`, i counting every trace line.\n"
+    "       --request-validation false takes each request as given, unchecked against the\n"
+    "       schema (the reference's behaviour; default true denies it, dogwood.md §20 D9).\n"
+    "       Exit 0, 1 on an I/O error, 2 on rejected input (no verdicts then).\n"
     "  `{`  Box's JSON lines (box.md §15.2), checking the expectations they carry:\n"
     "  {\"time\":\"2025-06-02T09:00:00Z\",\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{...},\n"
     "   \"expect\":\"deny\",\"rules\":[\"tests_before_release\"],\"cause\":\"forbidden\"}\n"
@@ -119,7 +124,10 @@ static void json_errors(const dw_verdict *v)
     printf("]");
 }
 
-static int replay_log(const char *trace, char *text, size_t len, const char *pol, const char *sch, const char *ev, bool json)
+typedef enum { LOG_HUMAN, LOG_JSON, LOG_LIBRARY } log_format;
+
+static int replay_log(const char *trace, char *text, size_t len, const char *pol, const char *sch, const char *ev,
+                      log_format fmt, bool no_request_validation)
 {
     if (!sch) {
         fprintf(stderr, "dwc replay: error: a .log trace needs the action schema: -s SCHEMA\n");
@@ -145,7 +153,9 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
     }
     dw_diags_free(&d);
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = ev,
-                             .ticks_per_second = 1, .replay_timestamps = true };
+                             .ticks_per_second = 1, .replay_timestamps = true,
+                             .no_request_validation = no_request_validation };
+    bool json = fmt == LOG_JSON;
     char err[256];
     dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) {
@@ -170,7 +180,9 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
         dw_verdict v;
         if (dw_engine_decide_event(e, &in, &v)) { fprintf(stderr, "%s:%u: error: the engine cannot take this event\n", trace, x->line); rc = 2; break; }
         if (!v.decided) continue;
-        if (json) {
+        if (fmt == LOG_LIBRARY)        /* the reference library's form: i is the line's place in the trace */
+            printf("@%lld (time point %zu): %s\n", (long long)x->ts, i, v.allow ? "true" : "false");
+        else if (json) {
             printf("%s{\"index\":%llu,\"timestamp\":%lld,\"verdict\":\"%s\",\"determining_rules\":", n ? "," : "",
                    (unsigned long long)n, (long long)x->ts, v.allow ? "allow" : "deny");
             json_rules(&v);
@@ -371,17 +383,22 @@ done:
 
 int dw_cmd_replay(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human";
+    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human", *reqval = "true";
     bool no_expect = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
-        { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect }, { 0 },
+        { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect },
+        { "request-validation", 0, &reqval, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
     if (pr) return pr > 0 ? 0 : 2;
     if (!pol || !trace) { fputs(dw_replay_usage, stderr); return 2; }
-    if (strcmp(fmt, "human") && strcmp(fmt, "json")) {
-        fprintf(stderr, "dwc replay: --format must be human or json, not `%s`\n", fmt);
+    if (strcmp(fmt, "human") && strcmp(fmt, "json") && strcmp(fmt, "library")) {
+        fprintf(stderr, "dwc replay: --format must be human, json or library, not `%s`\n", fmt);
+        return 2;
+    }
+    if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
+        fprintf(stderr, "dwc replay: --request-validation must be true or false, not `%s`\n", reqval);
         return 2;
     }
     /* Box's JSON lines are read twice, a line at a time (the floors, then
@@ -399,13 +416,21 @@ int dw_cmd_replay(int argc, char **argv)
     if (c == '@') {
         if (!text && dw_read_file(trace, &text, &len)) { perror(trace); fclose(f); return 1; }
         fclose(f);
-        int rc = replay_log(trace, text, len, pol, sch, ev, !strcmp(fmt, "json"));
+        log_format lf = !strcmp(fmt, "json") ? LOG_JSON : !strcmp(fmt, "library") ? LOG_LIBRARY : LOG_HUMAN;
+        int rc = replay_log(trace, text, len, pol, sch, ev, lf, !strcmp(reqval, "false"));
         free(text);
         return rc;
     }
     if (c != EOF && c != '{') {
         fprintf(stderr, "%s: error: not a trace: expected `@` (a .log trace, dogwood.md §17) or `{` (Box's JSON lines)\n", trace);
         if (f) fclose(f);
+        free(text);
+        return 2;
+    }
+    if (c != EOF && (!strcmp(fmt, "library") || !strcmp(reqval, "false"))) {
+        /* Box's events always pass Box's gate (box.md §6) */
+        fprintf(stderr, "dwc replay: error: --format library and --request-validation false are for .log traces only\n");
+        fclose(f);
         free(text);
         return 2;
     }

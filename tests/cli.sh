@@ -110,6 +110,13 @@ run r4 "$DWC" replay --format=json -p "$T.dw" "$T.log" -s tests/traces/drupe.ced
 same r3 r4
 run r5 "$DWC" replay -p "$T.dw" --frobnicate "$T.log"
 refused r5 2 "unknown option \`--frobnicate\`"
+run r6 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --request-validation no "$T.log"
+refused r6 2 "--request-validation must be true or false"
+run r7 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --request-validation=true "$T.log"
+same r1 r7
+# Box's JSON lines always pass Box's gate (box.md §6): no unchecked requests, no library form
+run r8 "$DWC" replay -p "$BOX/01-project-read/policy.dw" --schema box --request-validation false tests/traces/box-since.jsonl
+refused r8 2 "for .log traces only"
 
 # bench: -n and --decisions; figures differ run to run, the decision count does not
 run b1 "$DWC" bench -p "$P" -s "$S" --requests "$R" -n 2000

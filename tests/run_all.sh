@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every suite of `make test` and sums their "N passed, N failed" lines.
 # Usage: tests/run_all.sh SHARED_DIR
-# Suites: unit (cmocka), golden, conformance (also with the switch dispatch); the same again under
+# Suites: unit (cmocka), golden, conformance (also with the switch dispatch), ..., dogwood-ref; the same again under
 # ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 30).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +67,8 @@ suites() {
     run_suite "dwd-faults$tag" tests/dwd/faults.sh "$B/dwd" "$B/dwc"
     run_suite "check$tag" tests/check/run.sh "$PWD/$B/dwc"
     run_suite "cli$tag" tests/cli.sh "$B/dwc" "$SHARED"
+    # the Dogwood reference's own conformance cases, as its harness runs them
+    run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
 }
 
 suites build ""

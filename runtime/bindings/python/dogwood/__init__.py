@@ -77,19 +77,20 @@ class Engine:
 
     policy: a .dw source or .dwb artifact.  schema: a Cedar schema file or
     "box".  temporal_work_bound: steps of temporal evaluation per decision
-    (0: the library's default).  state_dir opens a durable engine (dw_engine_open_durable): the
+    (0: the library's default).  no_request_validation: take requests as
+    given, unchecked against the schema (the reference's behaviour).  state_dir opens a durable engine (dw_engine_open_durable): the
     history is logged there and recovered on the next open; self.recovery
     says what the open found.
     """
 
     def __init__(self, policy, schema: Optional[str] = None, events: Optional[str] = None, *,
                  ticks_per_second: int = 0, replay_timestamps: bool = False, temporal_work_bound: int = 0,
-                 state_dir=None, durability: str = "full", checkpoint_every: int = 0,
+                 no_request_validation: bool = False, state_dir=None, durability: str = "full", checkpoint_every: int = 0,
                  checkpoint_interval_ms: int = 0):
         self._lib = _native.lib()
         self._keep = [os.fsencode(policy), schema and os.fsencode(schema), events and os.fsencode(events)]
         cfg = _native.EngineConfig(self._keep[0], self._keep[1], self._keep[2], ticks_per_second, replay_timestamps,
-                                   temporal_work_bound)
+                                   temporal_work_bound, no_request_validation)
         err = ctypes.create_string_buffer(1024)
         self.recovery = None
         if state_dir is None:

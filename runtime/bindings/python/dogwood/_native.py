@@ -20,7 +20,8 @@ DURABILITY = {"full": 0, "batch": 1, "none": 2}
 class EngineConfig(ctypes.Structure):
     _fields_ = [("policy_path", ctypes.c_char_p), ("schema_path", ctypes.c_char_p),
                 ("events_path", ctypes.c_char_p), ("ticks_per_second", ctypes.c_int64),
-                ("replay_timestamps", ctypes.c_bool), ("temporal_work_bound", ctypes.c_uint64)]
+                ("replay_timestamps", ctypes.c_bool), ("temporal_work_bound", ctypes.c_uint64),
+                ("no_request_validation", ctypes.c_bool)]
 
 
 class RawVerdict(ctypes.Structure):

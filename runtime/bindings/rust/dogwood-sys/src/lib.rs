@@ -31,6 +31,7 @@ pub struct dw_engine_config {
     pub ticks_per_second: i64,
     pub replay_timestamps: bool,
     pub temporal_work_bound: u64,
+    pub no_request_validation: bool,
 }
 
 #[repr(C)]

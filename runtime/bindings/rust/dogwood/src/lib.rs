@@ -103,6 +103,8 @@ pub struct Config {
     pub replay_timestamps: bool,
     /// Steps of temporal evaluation per decision (a deny past it); 0: the library's default.
     pub temporal_work_bound: u64,
+    /// Take requests as given, unchecked against the schema (the reference's behaviour); false: a deny.
+    pub no_request_validation: bool,
 }
 
 impl Config {
@@ -245,6 +247,7 @@ impl Engine {
             ticks_per_second: cfg.ticks_per_second,
             replay_timestamps: cfg.replay_timestamps,
             temporal_work_bound: cfg.temporal_work_bound,
+            no_request_validation: cfg.no_request_validation,
         };
         let mut err = [0 as c_char; 1024];
         let mut recovery = None;
