@@ -886,9 +886,34 @@ static const char *win_text(tc *T, const dw_twindow *w)
 static void window_cap(tc *T, const dw_twindow *w)
 {
     if (w->param.s || w->secs < 0 || w->secs <= T->maxw) return;
+    /* Box's event schema is built in: its cap is Box's, not the author's to raise */
+    bool box = T->ev && T->ev->es && T->ev->es->src && T->ev->es->src->name && !strcmp(T->ev->es->src->name, "<builtin:box>");
     report(T, w->loc,
-           fmt(T, "split the condition, or raise `max_window` in the event schema; nested windows may reach further back in total"),
+           box ? fmt(T, "Box keeps %.*s of history (box.md §5) and a policy cannot raise it: shorten the window", PS(T->maxw_text))
+               : fmt(T, "split the condition, or raise `max_window` in the event schema; nested windows may reach further back in total"),
            "temporal window `%s` exceeds the maximum allowed window `%.*s`", win_text(T, w), PS(T->maxw_text));
+}
+
+/* "did you mean `input.program`?", else the event's leaves */
+static void leaf_paths(tc *T, const dw_event_field *fs, size_t n, const char *pre, dw_str want, size_t *best,
+                       const char **hit, char **all)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *path = fmt(T, "%s%.*s", pre, PS(fs[i].name));
+        if (fs[i].is_group) { leaf_paths(T, fs[i].fields, fs[i].nfields, fmt(T, "%s.", path), want, best, hit, all); continue; }
+        if (dw_hint_closer(want.s, want.len, path, strlen(path), best)) *hit = path;
+        *all = fmt(T, "%s%s`%s`", *all, **all ? ", " : "", path);
+    }
+}
+
+static const char *field_hint(tc *T, const dw_derived_event *ev, dw_str want)
+{
+    size_t best = (size_t)-1;
+    const char *hit = NULL;
+    char *all = "";
+    leaf_paths(T, ev->fields, ev->nfields, "", want, &best, &hit, &all);
+    if (hit) return fmt(T, "did you mean `%s`?", hit);
+    return *all ? fmt(T, "the event's fields are %s", all) : "this event has no fields";
 }
 
 static ty sc_term(tc *T, const dw_tnode *t, int d)
@@ -991,7 +1016,7 @@ static void sc_pred(tc *T, const dw_tnode *n, int d)
         const dw_tfield *f = &n->fields[i];
         const dw_event_field *ef = ev ? dw_event_field_lookup(ev, f->path.s, f->path.len) : NULL;
         if (ev && !ef) {
-            report(T, path_loc(T, f), "a field pattern names a declared leaf of the logged record (see the event schema)",
+            report(T, path_loc(T, f), field_hint(T, ev, f->path),
                    "field `%.*s` is not declared for event `%s`", PS(f->path), pred_text(T, n));
         } else if (ef && ef->is_group) {
             const char *hint = ef->nfields ? fmt(T, "name one of its leaves, e.g. `%.*s.%.*s`", PS(f->path), PS(ef->fields[0].name))

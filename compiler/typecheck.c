@@ -227,6 +227,8 @@ static const dw_type *entity_ty(tc *T, dw_str name)
     return t;
 }
 
+static bool close_enough(dw_str want, dw_str cand, size_t *best);
+
 static const dw_attr_decl *find_attr(const dw_type *rec, dw_str name)
 {
     size_t lo = 0, hi = rec->nattrs;
@@ -579,14 +581,20 @@ static tc_res attr_in_record(tc *T, const dw_expr *e, const dw_type *rec, const 
               path ? path : fmt(T, "%.*s", (int)a.len, a.s));
         return BAD;
     }
+    /* did you mean the closest declared attribute? */
+    size_t best = (size_t)-1;
+    const char *hint = NULL;
+    for (size_t k = 0; rec && k < rec->nattrs; k++)
+        if (close_enough(a, rec->attrs[k].name, &best))
+            hint = fmt(T, "did you mean `%.*s`?", (int)rec->attrs[k].name.len, rec->attrs[k].name.s);
     if (is_context(x) && T->act)
-        ERROR(T, e->loc, NULL, "attribute `%.*s` in context for %s not found", (int)a.len, a.s,
+        ERROR(T, e->loc, hint, "attribute `%.*s` in context for %s not found", (int)a.len, a.s,
               euid_str(T, T->act->uid.type, T->act->uid.id));
     else if (whole->kind == DW_T_ENTITY)
-        ERROR(T, e->loc, NULL, "attribute `%.*s` on entity type `%.*s` not found", (int)a.len, a.s,
+        ERROR(T, e->loc, hint, "attribute `%.*s` on entity type `%.*s` not found", (int)a.len, a.s,
               (int)whole->name.len, whole->name.s);
     else
-        ERROR(T, e->loc, NULL, "attribute `%.*s` not found in record type %s", (int)a.len, a.s, ty_str(T, whole));
+        ERROR(T, e->loc, hint, "attribute `%.*s` not found in record type %s", (int)a.len, a.s, ty_str(T, whole));
     return BAD;
 }
 
@@ -1024,7 +1032,17 @@ static const char *suggest_action(tc *T, dw_str type, dw_str id)
         const dw_action_decl *a = &T->s->actions[i];
         if (dw_str_eq(a->uid.type, type) && close_enough(id, a->uid.id, &best)) hit = a;
     }
-    return hit ? fmt(T, "did you mean `%s`?", euid_str(T, hit->uid.type, hit->uid.id))
+    if (hit) return fmt(T, "did you mean `%s`?", euid_str(T, hit->uid.type, hit->uid.id));
+    /* the right id in another namespace (`Action::"shell:spawn"` for Box's), else a close one there */
+    for (size_t i = 0; i < T->nact; i++) {
+        const dw_action_decl *a = &T->s->actions[i];
+        if (!dw_str_eq(a->uid.type, type) && dw_str_eq(a->uid.id, id)) hit = a;
+    }
+    for (size_t i = 0; !hit && i < T->nact; i++) {
+        const dw_action_decl *a = &T->s->actions[i];
+        if (!dw_str_eq(a->uid.type, type) && close_enough(id, a->uid.id, &best)) hit = a;
+    }
+    return hit ? fmt(T, "did you mean `%s`? (actions are written with their namespace)", euid_str(T, hit->uid.type, hit->uid.id))
                : "declare it in the schema with `action`, or fix the spelling";
 }
 
@@ -1269,7 +1287,12 @@ static void validate_policy(tc *T, const dw_policy *p, size_t idx)
     names_scope(T, &p->principal);
     names_scope(T, &p->action);
     names_scope(T, &p->resource);
+    /* An unknown action or type in the scope is the root cause of every
+     * later error of this policy (no applicable action; attributes checked
+     * against unrelated actions): report it alone. */
+    bool scope_ok = T->nerr == 0;
     for (size_t i = 0; i < p->nclauses; i++) names_expr(T, p->clauses[i].body);
+    if (!scope_ok) { T->act = NULL; return; }
 
     if (!any_applicable_env(T, p))
         ERROR(T, policy_loc(T, p), "check the scope against the `appliesTo` of the actions in the schema",

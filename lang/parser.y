@@ -49,6 +49,8 @@ typedef struct dw_parser {
     dw_loc tb_loc;
     int prev_tok, cur_tok;     /* for syntax-error messages */
     bool fatal;                /* stop reporting: the lexer already explained */
+    dw_loc mls_loc;            /* the last string literal that spans lines (a missing `"` */
+    uint32_t mls_end_line;     /*   makes one run to the next string), and its last line */
     /* parser */
     dw_expr *bare_lit;         /* INTEGER primary not (yet) wrapped: `-N` folds into it */
     dw_expr *big_lit;          /* the literal 9223372036854775808, legal only negated */
@@ -1062,6 +1064,17 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, dw_pars
     if (P->fatal) return 0;
     yysymbol_kind_t tok = yypcontext_token(ctx);
     const DW_YYLTYPE *loc = yypcontext_location(ctx);
+    /* An error on the line where a multi-line string ends: that string most
+     * likely lacks its closing quote (it ran on to the next string's opening
+     * one).  Blame its opening quote, and nothing after it. */
+    if (P->mls_end_line && loc->line == P->mls_end_line && loc->off >= P->mls_loc.end) {
+        dw_loc q = P->mls_loc;
+        q.end = q.off + 1;
+        ERRH(q, "add the closing `\"` (a string may span lines, so this one ends at the next `\"`)",
+             "unterminated string literal: the string runs to line %u", P->mls_end_line);
+        P->fatal = true;
+        return 0;
+    }
     char what[96];
     if (tok == YYSYMBOL_YYEOF || tok == YYSYMBOL_YYEMPTY) snprintf(what, sizeof what, "end of input");
     else {

@@ -725,6 +725,75 @@ static dw_tnode *condition(tp *T)
     return x;
 }
 
+/* ---- hints for the commonest slips at the failure point ---- */
+
+/* the identifier ending just before q (whitespace skipped), or an empty one */
+static dw_str word_before(const tp *T, size_t q)
+{
+    while (q > 0 && strchr(" \t\r\n", T->s[q - 1])) q--;
+    size_t b = q;
+    while (b > 0 && idch(T->s[b - 1])) b--;
+    return (dw_str){ T->s + b, q - b };
+}
+
+/* A window written with another unit: the number of seconds one of it is, or 0. */
+static int64_t unit_secs(dw_str u)
+{
+    static const struct { const char *name; int64_t secs; } units[] = {
+        { "sec", 1 }, { "secs", 1 }, { "second", 1 }, { "seconds", 1 }, { "min", 60 }, { "mins", 60 },
+        { "minute", 60 }, { "minutes", 60 }, { "hr", 3600 }, { "hrs", 3600 }, { "hour", 3600 }, { "hours", 3600 },
+        { "day", 86400 }, { "days", 86400 }, { "w", 604800 }, { "wk", 604800 }, { "week", 604800 }, { "weeks", 604800 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (streq_(u, units[i].name)) return units[i].secs;
+    return 0;
+}
+
+/* p..e is the unexpected text; true when a specific message was given */
+static bool explain(tp *T, size_t p, size_t e)
+{
+    size_t d = p;                        /* a window: digits directly before a unit (`10min`) */
+    while (d > 0 && T->s[d - 1] >= '0' && T->s[d - 1] <= '9') d--;
+    if (d == p && T->s[p] >= '0' && T->s[p] <= '9') {
+        while (p < T->n && T->s[p] >= '0' && T->s[p] <= '9') p++;
+        while (e < T->n && idch(T->s[e])) e++;
+    }
+    dw_str pw = word_before(T, d);
+    if (d < p) {                         /* d..p digits, p..e the unit */
+        dw_str num = { T->s + d, p - d }, unit = { T->s + p, e - p };
+        char hint[96];
+        if (streq_(pw, "formerly") || streq_(pw, "since")) {
+            snprintf(hint, sizeof hint, "write `%.*s within %.*s%.*s ...`", (int)pw.len, pw.s, (int)num.len, num.s, (int)unit.len, unit.s);
+            terr(T, d, e, hint, "expected `within` after `%.*s`", pw.s, pw.len);
+            return true;
+        }
+        if (streq_(pw, "within")) {
+            int64_t m = unit_secs(unit), n = 0;
+            for (size_t i = 0; i < num.len && n < INT64_MAX / 100; i++) n = n * 10 + (num.s[i] - '0');
+            const char *u = m % 86400 == 0 ? "d" : m % 3600 == 0 ? "h" : m % 60 == 0 ? "m" : "s";
+            int64_t per = *u == 'd' ? 86400 : *u == 'h' ? 3600 : *u == 'm' ? 60 : 1;
+            if (m && n <= INT64_MAX / m) snprintf(hint, sizeof hint, "window units are s, m, h, d: write `%lld%s`", (long long)(n * (m / per)), u);
+            else snprintf(hint, sizeof hint, "window units are s, m, h, d (seconds, minutes, hours, days)");
+            terr(T, d, e, hint, "`%.*s` is not a window", T->s + d, e - d);
+            return true;
+        }
+        return false;
+    }
+    dw_str w = { T->s + p, e - p };
+    if (pw.len && !is_kw(pw.s, pw.len) && (streq_(w, "within") || (e > p && T->s[p] >= '0' && T->s[p] <= '9'))) {
+        static const char *ops[] = { "formerly", "since", "previous" };
+        size_t best = (size_t)-1;
+        const char *hit = NULL;
+        for (size_t i = 0; i < 3; i++) if (dw_hint_closer(pw.s, pw.len, ops[i], strlen(ops[i]), &best)) hit = ops[i];
+        char hint[96];
+        snprintf(hint, sizeof hint, hit ? "did you mean `%s`?" : "the temporal operators are `formerly`, `previous` and `since`", hit);
+        size_t a = (size_t)(pw.s - T->s);
+        terr(T, a, a + pw.len, hint, "`%.*s` is not a temporal operator", pw.s, pw.len);
+        return true;
+    }
+    return false;
+}
+
 static void report(tp *T)
 {
     size_t p = T->far < T->n ? T->far : T->n;
@@ -742,6 +811,7 @@ static void report(tp *T)
         e = q;
         w = (dw_str){ T->s + p, 3 };
     }
+    if (p > 0 && T->s[p - 1] >= '0' && T->s[p - 1] <= '9' && explain(T, p, e)) return;
     if (streq_(w, "let"))
         terr(T, p, e, "bind an aggregate with `exists (n: Long). ((count ...) == n && ...)`",
              "`%.*s` is not recognized", w.s, w.len);
@@ -750,7 +820,7 @@ static void report(tp *T)
     else if (streq_(w, "once") || streq_(w, "previously") || streq_(w, "min") || streq_(w, "max") || streq_(w, "avg"))
         terr(T, p, e, "the temporal operators are `formerly`, `previous` and `since`; aggregates are `count` and `sum`",
              "`%.*s` is not a temporal operator", w.s, w.len);
-    else
+    else if (!explain(T, p, e))
         terr(T, p, e, NULL, "unexpected `%.*s` in temporal body", w.s, w.len);
 }
 
