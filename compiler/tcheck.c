@@ -1034,6 +1034,33 @@ static const char *op_text(dw_tcmp op)
     return t[op];
 }
 
+/* An operand's type under one admitted action: a `context.*` path as that
+ * action declares it (UNKNOWN where it does not: reported already), any other
+ * operand as typed over them all. */
+static ty operand_ty_for(const dw_tnode *t, const dw_action_decl *a, ty all)
+{
+    if (t->kind != DW_T_CONTEXT) return all;
+    const dw_type *ct = ctx_lookup(a->context, t->path);
+    return ct ? ty_of_cedar(ct) : ty_k(TY_UNKNOWN);
+}
+
+/* `==` / `!=` with a `context.*` operand whose type differs across the
+ * admitted actions (its type over them all is unknown): Cedar checks the
+ * request environment of each action (§5.2), so compare under each. */
+static void cmp_per_action(tc *T, const dw_tnode *n, ty l, ty r)
+{
+    if (!T->acts_known || T->nacts < 2 || (n->kids[0]->kind != DW_T_CONTEXT && n->kids[1]->kind != DW_T_CONTEXT)) return;
+    for (size_t i = 0; i < T->nacts; i++) {
+        const dw_action_decl *a = T->acts[i];
+        ty la = operand_ty_for(n->kids[0], a, l), ra = operand_ty_for(n->kids[1], a, r);
+        if (compat(la, ra)) continue;
+        report(T, n->loc, "both sides of `==` / `!=` must have the same type under every action the policy's scope admits",
+               "`%s` compares incompatible types %s and %s under action %.*s::\"%s\"",
+               op_text(n->op), ty_name(T, la), ty_name(T, ra), PS(a->uid.type), esc(T, a->uid.id));
+        return;
+    }
+}
+
 static void sc_cond(tc *T, const dw_tnode *n, int d)
 {
     while (n && n->kind == DW_T_NOT) n = n->kids[0];
@@ -1079,6 +1106,7 @@ static void sc_cond(tc *T, const dw_tnode *n, int d)
             if (!compat(l, r))
                 report(T, n->loc, "both sides of `==` / `!=` must have the same type", "`%s` compares incompatible types %s and %s",
                        op_text(n->op), ty_name(T, l), ty_name(T, r));
+            else cmp_per_action(T, n, l, r);
             return;
         }
         const dw_tnode *side[2] = { n->kids[0], n->kids[1] };
