@@ -17,6 +17,7 @@ typedef struct pstate {
     bool may_match;               /* sat somewhere */
     bool always_all;              /* never false in every environment it applies to */
     bool unknown;                 /* some query of it timed out */
+    char *why;                    /* the first such query's reason (dw_smt_unknown_reason) */
     bool err_found;               /* forbid-may-error reported */
     bool overridden_all, shadowed_all;
     bool *covers;                 /* [j]: policy j alone covers this one in every env (or NULL) */
@@ -357,6 +358,14 @@ static void encode_all(P *p, int which, const dw_prove_input *in, dw_smt_policy 
     }
 }
 
+/* A query about policy i answered unknown: nothing is claimed about i. */
+static void unknown_of(P *p, size_t i)
+{
+    pstate *s = &p->ps[i];
+    s->unknown = true;
+    if (!s->why) s->why = strdup(dw_smt_unknown_reason(p->x));
+}
+
 /* Policy i's own model in this environment (a request it matches, asked
  * once): 1 found, 0 it matches nothing here, -1 unknown. */
 static int own_model(P *p, size_t i)
@@ -365,6 +374,8 @@ static int own_model(P *p, size_t i)
     if (s->own_r == 2) {
         s->own_r = dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, NULL, 0) ? 1 : dw_smt_solve(p->x, p->cur[i].sat);
         if (s->own_r == 1 && !(s->own = dw_smt_take_model(p->x))) s->own_r = -1;
+        /* the answer is cached: so is its reason, for a later unknown_of */
+        if (s->own_r < 0 && !s->why) s->why = strdup(dw_smt_unknown_reason(p->x));
     }
     return s->own_r;
 }
@@ -389,7 +400,7 @@ static void forbid_may_error(P *p, size_t i)
     if (pol->effect != DW_FORBID || s->err_found || !p->cur[i].applies || !p->cur[i].sat) return;
     if (p->o->has_error_finding && p->o->has_error_finding[i]) return;
     int r = dw_smt_solve(p->x, p->cur[i].err);
-    if (r < 0) { s->unknown = true; return; }
+    if (r < 0) { unknown_of(p, i); return; }
     if (r == 0) return;
     cex c;
     if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; return; }
@@ -430,7 +441,7 @@ static void match_check(P *p, size_t i)
     if (s->always_all && p->o->set.ps->policies[i].nclauses > 0) {
         int r = dw_smt_solve(p->x, dw_smt_not(p->x, p->cur[i].sat));
         if (r != 0) s->always_all = false;
-        if (r < 0) s->unknown = true;
+        if (r < 0) unknown_of(p, i);
     } else s->always_all = false;
     /* a witness is needed only for a finding about the rule: vacuous, or a proved fact */
     bool permit = p->o->set.ps->policies[i].effect == DW_PERMIT;
@@ -442,7 +453,7 @@ static void match_check(P *p, size_t i)
         r = own_model(p, i);
         if (r == 1) dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, &s->own, 1);   /* keep it */
     }
-    if (r < 0) s->unknown = true;
+    if (r < 0) unknown_of(p, i);
     if (r != 1) return;
     s->may_match = true;
     cex c;
@@ -488,7 +499,7 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     Z3_ast goal = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u));
     /* i's own model or a recent one often satisfies the goal: no query */
     int r = solve_for(p, goal, i, -1);
-    if (r < 0) p->ps[i].unknown = true;
+    if (r < 0) unknown_of(p, i);
     if (r == 1) p->ps[i].matched_here = true;
     if (r != 0) { *all = false; return; }
     if (same) p->ps[i].shadow_here = true;
@@ -662,7 +673,8 @@ static void report_set(P *p)
         msg = NULL;
         if (!s->encodable || pol->is_template) continue;
         if (s->unknown && !s->err_found) {
-            if (asprintf(&msg, "%s %s: a proof timed out (Z3 answered unknown); nothing is claimed about it", eff, pname(pol, i, nb, sizeof nb)) < 0) msg = NULL;
+            if (asprintf(&msg, "%s %s: a proof was not decided (%s); nothing is claimed about it", eff, pname(pol, i, nb, sizeof nb),
+                         s->why ? s->why : "Z3 answered unknown") < 0) msg = NULL;
             else add_finding(p, src, "dw-proof-unknown", -1, pol->effect_loc, (long)i, "raise --timeout, or split the rule", msg, NULL);
             continue;
         }
@@ -937,7 +949,7 @@ done:;
     st->unsat = zs->unsat;
     st->unknown = zs->unknown;
     st->solver_ms = zs->solver_ms;
-    for (size_t i = 0; p.ps && i < p.np; i++) { dw_smt_model_free(p.x, p.ps[i].own); free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); cex_free(&p.ps[i].witness); }
+    for (size_t i = 0; p.ps && i < p.np; i++) { dw_smt_model_free(p.x, p.ps[i].own); free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); free(p.ps[i].why); cex_free(&p.ps[i].witness); }
     for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
     cex_free(&p.diff_cex[0]);
     cex_free(&p.diff_cex[1]);

@@ -1,5 +1,6 @@
 /* smt.c - Cedar conditions as Z3 terms (see smt.h and docs/CHECK.md). */
 #include "smt.h"
+#include "smt_worker.h"
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,10 @@ struct dw_smt {
     unsigned tag;
     unsigned leaf_k;
     dw_smt_stats st;
+    dw_smt_worker wk;           /* queries run in a forked worker (smt_worker.h) */
+    bool in_process;            /* DWC_SOLVER_INPROCESS: Z3_solver_check here (no isolation; measurements) */
+    bool no_dec_ref;            /* DWC_Z3_NO_DEC_REF: never release a model or solver (reference-count debugging) */
+    char why[256];              /* the reason of the last unknown answer */
 };
 
 static const dw_type TY_BOOL = { .kind = DW_T_BOOL };
@@ -66,6 +71,11 @@ static const dw_type TY_DATETIME = { .kind = DW_T_DATETIME };
 static const dw_type TY_DURATION = { .kind = DW_T_DURATION };
 
 static void z3_err(Z3_context c, Z3_error_code e) { (void)c; (void)e; }
+
+static void model_unref(dw_smt *x, Z3_model m)
+{
+    if (m && !x->no_dec_ref) Z3_model_dec_ref(x->c, m);
+}
 
 #define C (x->c)
 #define FAIL() longjmp(x->fail, 1)
@@ -150,6 +160,10 @@ dw_smt *dw_smt_new(const dw_schema *schema, unsigned timeout_ms)
     x->opaque_s = Z3_mk_uninterpreted_sort(C, Z3_mk_string_symbol(C, "Opaque"));
     x->re_s = Z3_mk_re_sort(C, x->str_s);
     for (int b = 0x20; b < 0x7f; b++) x->alpha[b] = true;
+    const char *mem = getenv("DWC_SOLVER_MEM_MB");
+    x->wk = (dw_smt_worker){ .timeout_ms = timeout_ms, .mem_mb = mem ? strtoul(mem, NULL, 10) : 4096, .opaque = x->opaque_s };
+    x->in_process = getenv("DWC_SOLVER_INPROCESS") != NULL;
+    x->no_dec_ref = getenv("DWC_Z3_NO_DEC_REF") != NULL;
     return x;
 }
 
@@ -166,9 +180,9 @@ static void drop_recent(dw_smt *x);
 void dw_smt_free(dw_smt *x)
 {
     if (!x) return;
-    if (x->model) Z3_model_dec_ref(C, x->model);
+    model_unref(x, x->model);
     drop_recent(x);
-    if (x->sol) Z3_solver_dec_ref(C, x->sol);
+    if (x->sol && !x->no_dec_ref) Z3_solver_dec_ref(C, x->sol);
     for (size_t i = 0; i < x->nlits; i++) { free(x->lits[i].type); free(x->lits[i].id); }
     free(x->lits);
     free(x->lit_slots);
@@ -447,7 +461,7 @@ static Z3_ast exists(dw_smt *x, dw_str type, Z3_ast id)
 
 static void drop_recent(dw_smt *x)
 {
-    for (size_t i = 0; i < x->nrecent; i++) Z3_model_dec_ref(C, x->recent[i]);
+    for (size_t i = 0; i < x->nrecent; i++) model_unref(x, x->recent[i]);
     x->nrecent = 0;
 }
 
@@ -463,7 +477,7 @@ static bool model_true(dw_smt *x, Z3_model m, Z3_ast a) { return model_value(x, 
 static void keep_model(dw_smt *x, Z3_model m)
 {
     if (m) Z3_model_inc_ref(C, m);
-    if (x->model) Z3_model_dec_ref(C, x->model);
+    model_unref(x, x->model);
     x->model = m;
 }
 
@@ -492,14 +506,14 @@ dw_smt_model *dw_smt_take_model(dw_smt *x)
 
 void dw_smt_model_free(dw_smt *x, dw_smt_model *m)
 {
-    if (m) Z3_model_dec_ref(C, (Z3_model)m);
+    model_unref(x, (Z3_model)m);
 }
 
 int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env)
 {
     drop_recent(x);
     keep_model(x, NULL);
-    if (x->sol) { Z3_solver_dec_ref(C, x->sol); x->sol = NULL; }
+    if (x->sol) { if (!x->no_dec_ref) Z3_solver_dec_ref(C, x->sol); x->sol = NULL; }
     x->env = *env;
     x->nents = x->nleaves = x->nwf = x->nwf_asserted = 0;
     if (setjmp(x->fail)) return -1;
@@ -510,7 +524,7 @@ int dw_smt_env_begin(dw_smt *x, const dw_smt_env *env)
         Z3_params_inc_ref(C, p);
         Z3_params_set_uint(C, p, Z3_mk_string_symbol(C, "timeout"), x->timeout_ms);
         Z3_solver_set_params(C, x->sol, p);
-        Z3_params_dec_ref(C, p);
+        if (!x->no_dec_ref) Z3_params_dec_ref(C, p);
     }
     dw_type *pt = xalloc(x, sizeof *pt), *rt = xalloc(x, sizeof *rt);
     pt->kind = rt->kind = DW_T_ENTITY;
@@ -1099,34 +1113,56 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
 
 /* ------------------------------------------------------------------ solving */
 
+/* Z3_solver_check in this process (DWC_SOLVER_INPROCESS): the model, if sat */
+static Z3_lbool check_here(dw_smt *x, Z3_ast goal, Z3_model *m)
+{
+    Z3_solver_push(C, x->sol);
+    Z3_solver_assert(C, x->sol, goal);
+    Z3_lbool r = Z3_solver_check(C, x->sol);
+    *m = NULL;
+    if (r == Z3_L_TRUE && (*m = Z3_solver_get_model(C, x->sol))) Z3_model_inc_ref(C, *m);
+    if (r == Z3_L_UNDEF) snprintf(x->why, sizeof x->why, "Z3 answered unknown: %s", Z3_solver_get_reason_unknown(C, x->sol));
+    Z3_solver_pop(C, x->sol, 1);
+    return r;
+}
+
 int dw_smt_solve(dw_smt *x, Z3_ast goal)
 {
     keep_model(x, NULL);
     x->st.queries++;
+    x->why[0] = 0;
     if (is_false(x, goal)) { x->st.unsat++; return 0; }
     for (; x->nwf_asserted < x->nwf; x->nwf_asserted++) Z3_solver_assert(C, x->sol, x->wf[x->nwf_asserted]);
-    Z3_solver_push(C, x->sol);
-    Z3_solver_assert(C, x->sol, goal);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    Z3_lbool r = Z3_solver_check(C, x->sol);
+    Z3_model m = NULL;
+    int rc;
+    if (x->in_process) {
+        Z3_lbool r = check_here(x, goal, &m);
+        rc = r == Z3_L_TRUE ? 1 : r == Z3_L_FALSE ? 0 : -1;
+    } else rc = dw_smt_worker_check(C, x->sol, goal, &x->wk, &m, x->why, sizeof x->why);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     x->st.solver_ms += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    int rc = r == Z3_L_TRUE ? 1 : r == Z3_L_FALSE ? 0 : -1;
     if (rc == 1) {
-        keep_model(x, Z3_solver_get_model(C, x->sol));
+        keep_model(x, m);
+        model_unref(x, m);
         if (x->model) {
-            size_t k = x->nrecent < 8 ? x->nrecent++ : (Z3_model_dec_ref(C, x->recent[0]), memmove(x->recent, x->recent + 1, 7 * sizeof *x->recent), 7);
+            size_t k = x->nrecent < 8 ? x->nrecent++ : (model_unref(x, x->recent[0]), memmove(x->recent, x->recent + 1, 7 * sizeof *x->recent), 7);
             x->recent[k] = x->model;
             Z3_model_inc_ref(C, x->model);
-        } else rc = -1;
+        } else {
+            rc = -1;
+            snprintf(x->why, sizeof x->why, "Z3 gave no model");
+        }
     }
-    Z3_solver_pop(C, x->sol, 1);
     if (rc == 1) x->st.sat++;
     else if (rc == 0) x->st.unsat++;
     else x->st.unknown++;
+    x->st.worker_failures = x->wk.failures;
     return rc;
 }
+
+const char *dw_smt_unknown_reason(const dw_smt *x) { return x->why[0] ? x->why : "Z3 answered unknown"; }
 
 /* ------------------------------------------------------------------ models as JSON */
 

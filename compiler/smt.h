@@ -41,6 +41,7 @@ typedef struct dw_smt_env {
 
 typedef struct dw_smt_stats {
     unsigned long queries, sat, unsat, unknown;
+    unsigned long worker_failures;   /* solver workers that crashed, hung or ran out of memory */
     double solver_ms;
 } dw_smt_stats;
 
@@ -68,8 +69,12 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
 
 /* Does `goal` hold for some schema-valid request of the environment?
  * 1 sat (the model is kept for the dw_smt_model_* calls), 0 unsat,
- * -1 unknown (timeout or solver error). */
+ * -1 unknown (timeout, or the solver worker crashed, hung or ran out of
+ * memory: compiler/smt_worker.h).  Each query runs in a forked worker
+ * process unless DWC_SOLVER_INPROCESS is set. */
 int dw_smt_solve(dw_smt *x, Z3_ast goal);
+/* Why the last dw_smt_solve answered -1 (text for a dw-proof-unknown finding). */
+const char *dw_smt_unknown_reason(const dw_smt *x);
 
 /* Is `a` false in one of the environment's recent models (so `a` is not
  * valid there, without a query)? */

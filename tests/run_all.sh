@@ -69,6 +69,7 @@ suites() {
     run_suite "cli$tag" tests/cli.sh "$B/dwc" "$SHARED"
     # the Dogwood reference's own conformance cases, as its harness runs them
     run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
+    run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"
 }
 
 suites build ""
