@@ -127,7 +127,53 @@ static void answer(Z3_context c, Z3_solver s, Z3_ast goal, dw_buf *b)
         const char *why = Z3_solver_get_reason_unknown(c, s);
         dw_buf_printf(b, "K\nZ3 answered unknown: %s\n", why && *why ? why : "no reason given");
     }
+    Z3_solver_pop(c, s, 1);
     if (!b->p) _exit(4);
+}
+
+static bool read_exact(int fd, char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* the environment's worker: answer queries on s until the parent closes */
+static void serve(int fd, Z3_context c, Z3_solver s)
+{
+    for (;;) {
+        char h[32];
+        size_t n = 0;
+        while (n + 1 < sizeof h && read_exact(fd, h + n, 1) && h[n] != '\n') n++;
+        if (n == 0 || h[n] != '\n') _exit(0);
+        h[n] = 0;
+        size_t len = strtoul(h, NULL, 10);
+        char *q = malloc(len + 1);
+        if (!q || !read_exact(fd, q, len)) _exit(0);
+        q[len] = 0;
+        char *text = strchr(q, '\n');
+        if (strncmp(q, "Q ", 2) || !text) _exit(5);
+        do_fault(fault_for(strtoul(q + 2, NULL, 10)));
+        Z3_ast_vector v = Z3_parse_smtlib2_string(c, text + 1, 0, NULL, NULL, 0, NULL, NULL);
+        dw_buf b = { 0 };
+        unsigned nv = v && Z3_get_error_code(c) == Z3_OK ? Z3_ast_vector_size(c, v) : 0;
+        if (nv == 0) dw_buf_printf(&b, "K\nthe query has a symbol SMT-LIB cannot spell\n");
+        else {
+            Z3_ast_vector_inc_ref(c, v);
+            for (unsigned i = 0; i + 1 < nv; i++) Z3_solver_assert(c, s, Z3_ast_vector_get(c, v, i));
+            answer(c, s, Z3_ast_vector_get(c, v, nv - 1), &b);
+            Z3_ast_vector_dec_ref(c, v);
+        }
+        if (!b.p) _exit(4);
+        reply(fd, &b);
+        dw_buf_free(&b);
+        free(q);
+    }
 }
 
 /* ------------------------------------------------------------------ parent side */
@@ -148,6 +194,21 @@ static int wait_fd(int fd, short events, double deadline)
         if (k < 0) return -1;
         if (k > 0) return 1;
     }
+}
+
+/* send all of p: 0, 1 late, -1 the worker is gone */
+static int send_all(int fd, const char *p, size_t n, double deadline)
+{
+    while (n) {
+        int r = wait_fd(fd, POLLOUT, deadline);
+        if (r <= 0) return r == 0 ? 1 : -1;
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
 }
 
 /* one message (LENGTH\n and the bytes): 0, 1 late, -1 the worker is gone */
@@ -206,15 +267,12 @@ static int decode(Z3_context c, const dw_buf *b, size_t body, dw_smt_worker *w, 
     return -1;
 }
 
-int dw_smt_worker_check(Z3_context c, Z3_solver s, Z3_ast goal, dw_smt_worker *w, Z3_model *model, char *reason, size_t cap)
+/* fork a worker: it answers `goal` (inherited: nothing to parse) on s, then,
+ * when `serving`, the environment's next queries; *fd: the parent's end */
+static int fork_worker(Z3_context c, Z3_solver s, Z3_ast goal, const dw_smt_worker *w, bool serving, int *fd, char *reason, size_t cap)
 {
-    *model = NULL;
-    reason[0] = 0;
-    w->nqueries++;
-    double allowed = w->timeout_ms ? 2.0 * w->timeout_ms + 1000 : -1;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) { snprintf(reason, cap, "no solver worker (socketpair: %s)", strerror(errno)); return -1; }
-    double t0 = now_ms();
     int pid = fork();
     if (pid < 0) {
         snprintf(reason, cap, "no solver worker (fork: %s)", strerror(errno));
@@ -229,13 +287,37 @@ int dw_smt_worker_check(Z3_context c, Z3_solver s, Z3_ast goal, dw_smt_worker *w
         dw_buf b = { 0 };
         answer(c, s, goal, &b);
         reply(sv[1], &b);
+        if (serving) serve(sv[1], c, s);
         _exit(0);
     }
     close(sv[1]);
+    *fd = sv[0];
+    return pid;
+}
+
+void dw_smt_worker_stop(dw_smt_worker *w)
+{
+    if (w->pid) {
+        close(w->fd);
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    w->pid = 0;
+    w->per_query = false;
+}
+
+/* a worker forked for this one query, from the environment's solver as the
+ * parent holds it (never checked) */
+static int check_once(Z3_context c, Z3_solver s, Z3_ast goal, dw_smt_worker *w, Z3_model *model, char *reason, size_t cap)
+{
+    double allowed = w->timeout_ms ? 2.0 * w->timeout_ms + 1000 : -1;
+    double t0 = now_ms();
+    int fd, pid = fork_worker(c, s, goal, w, false, &fd, reason, cap);
+    if (pid < 0) return -1;
     dw_buf b = { 0 };
     size_t body = 0;
-    int r = recv_msg(sv[0], allowed >= 0 ? t0 + allowed : -1, &b, &body);
-    close(sv[0]);
+    int r = recv_msg(fd, allowed >= 0 ? t0 + allowed : -1, &b, &body);
+    close(fd);
     int rc = -1;
     if (r != 0) {
         reap(pid, r > 0, allowed, reason, cap);
@@ -246,4 +328,53 @@ int dw_smt_worker_check(Z3_context c, Z3_solver s, Z3_ast goal, dw_smt_worker *w
     }
     dw_buf_free(&b);
     return rc;
+}
+
+int dw_smt_worker_check(Z3_context c, Z3_solver s, const Z3_ast *wf, size_t nwf, Z3_ast goal, dw_smt_worker *w,
+                        Z3_model *model, char *reason, size_t cap)
+{
+    *model = NULL;
+    reason[0] = 0;
+    w->nqueries++;
+    if (w->per_query) return check_once(c, s, goal, w, model, reason, cap);
+    double allowed = w->timeout_ms ? 2.0 * w->timeout_ms + 1000 : -1;
+    double deadline = allowed >= 0 ? now_ms() + allowed : -1;
+    dw_buf b = { 0 };
+    size_t body = 0;
+    int r;
+    if (!w->pid) {
+        int pid = fork_worker(c, s, goal, w, true, &w->fd, reason, cap);
+        if (pid < 0) return -1;
+        w->pid = pid;
+    } else {
+        const char *text = Z3_benchmark_to_smtlib_string(c, "", "", "unknown", "", (unsigned)(nwf - w->nwf_known), wf + w->nwf_known, goal);
+        dw_buf q = { 0 };
+        size_t tl = text ? strlen(text) : 0;
+        char h[64];
+        int hl = snprintf(h, sizeof h, "Q %lu\n", w->nqueries);
+        if (!text || dw_buf_printf(&q, "%zu\n%s", (size_t)hl + tl, h) || dw_buf_append(&q, text, tl)) {
+            dw_buf_free(&q);
+            snprintf(reason, cap, "out of memory");
+            return -1;
+        }
+        r = send_all(w->fd, q.p, q.len, deadline);
+        dw_buf_free(&q);
+        if (r != 0) goto failed;
+    }
+    w->nwf_known = nwf;
+    r = recv_msg(w->fd, deadline, &b, &body);
+    if (r == 0) {
+        int rc = decode(c, &b, body, w, model, reason, cap);
+        dw_buf_free(&b);
+        if (rc >= 0) return rc;
+        /* unknown (a timeout, mostly): its solver's state may be to blame */
+    }
+failed:
+    dw_buf_free(&b);
+    /* the environment's worker failed or timed out: the rest of the
+     * environment is asked of a worker per query, from the parent's solver,
+     * which has never answered anything (fresh state; costs a fork each) */
+    dw_smt_worker_stop(w);
+    w->per_query = true;
+    return check_once(c, s, goal, w, model, reason, cap);
 }

@@ -11,6 +11,7 @@
  * next and no Z3 timer thread exists when it forks. */
 #ifndef DW_SMT_WORKER_H
 #define DW_SMT_WORKER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <z3.h>
 #include "../stdlib/arena.h"
@@ -21,12 +22,21 @@ typedef struct dw_smt_worker {
     Z3_sort opaque;             /* the encoder's uninterpreted sort (named "Opaque") */
     unsigned long nqueries;     /* queries sent so far (DWC_SOLVER_FAULT counts them) */
     unsigned long failures;     /* workers that crashed, hung or ran out of memory */
+    /* the current environment's worker */
+    int pid;                    /* 0: none */
+    int fd;                     /* the parent's end of its socket pair */
+    size_t nwf_known;           /* well-formedness terms its solver holds */
+    bool per_query;             /* it failed: a worker per query for the rest of the environment */
 } dw_smt_worker;
 
 /* SAT(assertions of s, goal) in a worker: 1 sat (*model: a model of the
  * parent's context, referenced once), 0 unsat, -1 unknown with the reason in
- * reason[0..cap).  s is left as it was. */
-int dw_smt_worker_check(Z3_context c, Z3_solver s, Z3_ast goal, dw_smt_worker *w, Z3_model *model, char *reason, size_t cap);
+ * reason[0..cap).  wf[0..nwf): the well-formedness terms, all asserted in s.
+ * s is left as it was. */
+int dw_smt_worker_check(Z3_context c, Z3_solver s, const Z3_ast *wf, size_t nwf, Z3_ast goal, dw_smt_worker *w,
+                        Z3_model *model, char *reason, size_t cap);
+/* End the environment's worker (before its solver changes). */
+void dw_smt_worker_stop(dw_smt_worker *w);
 
 /* A model as SMT-LIB text (declarations, then one equation per constant,
  * function entry and function default); 0, or -1 when a value has no
