@@ -1,19 +1,21 @@
-/* smt_worker.c - one Z3 query in a forked worker process (smt_worker.h).
+/* smt_worker.c - Z3 queries in forked worker processes (smt_worker.h).
  *
  * Why a process: Z3 4.8.12 has been seen to crash inside Z3_solver_check on
  * large Box sets under a timeout (issue 22); a signal, an endless loop or an
- * allocation storm in the solver must cost one query, never the run.  The
- * worker's answer comes over a socket pair as `LENGTH\n` and LENGTH bytes:
+ * allocation storm in the solver must cost one query, never the run.  Over a
+ * socket pair every message is `LENGTH\n` and LENGTH bytes:
  *
- *   S\n\n<model text>   sat (smt_wire.c)
- *   U\n                 unsat
- *   K\n<reason>\n       unknown (Z3's reason: timeout, canceled, incomplete ...)
+ *   parent:  Q ORDINAL\n<SMT-LIB: new well-formedness assertions, the goal last>
+ *            (not for a worker's first query: it inherits the goal)
+ *   worker:  S\n\n<model text>   sat (smt_wire.c)
+ *            U\n                 unsat
+ *            K\n<reason>\n       unknown (Z3's reason: timeout, canceled, incomplete ...)
  *
  * Anything else -- a signal, no answer before the watchdog (twice Z3's
- * timeout plus a second), a short message -- is unknown with the reason the
- * parent saw.  DWC_SOLVER_FAULT=crash:N,
- * hang:N or oom:N makes the worker of the Nth query crash, hang or exhaust
- * its memory (tests/check/solver_fault.sh). */
+ * timeout plus a second), a short message -- is a failure with the reason
+ * the parent saw.  DWC_SOLVER_FAULT=crash:N, hang:N or oom:N makes the
+ * worker of the Nth query crash, hang or exhaust its memory
+ * (tests/check/solver_fault.sh). */
 #include "smt_worker.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -104,13 +106,7 @@ static void do_fault(int f)
     }
 }
 
-/* check goal on s (the parent's solver: the schema's well-formedness
- * asserted, never checked) in a scope: the answer.  A worker per query, not
- * one per environment: Z3 4.8.12 on a solver or context that has answered a
- * few hundred queries slows down until queries time out (the 999-rule Box set
- * of issue 21: over 8 minutes and 246 unknowns in one process, about 10 s and
- * none with a fresh worker per query; a persistent worker fed the queries as
- * SMT-LIB text timed out the same way). */
+/* check goal on s in a scope: the answer */
 static void answer(Z3_context c, Z3_solver s, Z3_ast goal, dw_buf *b)
 {
     Z3_solver_push(c, s);
@@ -122,6 +118,8 @@ static void answer(Z3_context c, Z3_solver s, Z3_ast goal, dw_buf *b)
         if (m) Z3_model_inc_ref(c, m);
         if (m && dw_smt_model_write(c, m, &t) == 0 && t.p) dw_buf_printf(b, "S\n\n%s", t.p);
         else dw_buf_printf(b, "K\nthe model has a value SMT-LIB cannot spell (a value of an uninterpreted sort)\n");
+        dw_buf_free(&t);
+        if (m) Z3_model_dec_ref(c, m);
     } else if (r == Z3_L_FALSE) dw_buf_printf(b, "U\n");
     else {
         const char *why = Z3_solver_get_reason_unknown(c, s);
