@@ -51,5 +51,9 @@ int dw_engine_decide_event(dw_engine *e, const dw_event_input *in, dw_verdict *v
  * with its source line and caret (as `dwc compile` prints them), and err
  * says "cannot load the policy set (diagnostics above)". */
 dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap);
+/* The same for the reference's replay, which runs without validating
+ * (dogwood.md §16): the findings of the temporal checks against the schemas
+ * (§9.6-§9.9) are printed as warnings and the set is loaded. */
+dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap);
 
 #endif

@@ -115,7 +115,7 @@ static dw_monitors *new_monitors(dw_engine *e, const dw_program *p)
 
 /* print: dwc's commands, which show every diagnostic with its caret on
  * stderr; library callers get the first one back in err instead. */
-static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err, size_t errcap)
+static dw_engine *open_engine(const dw_engine_config *cfg, bool print, bool findings_warn, char *err, size_t errcap)
 {
     if (!err) errcap = 0;
     if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
@@ -130,6 +130,7 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
     pthread_condattr_destroy(&ca);
     dw_session_init(&e->s);
     e->s.quiet = !print;
+    e->s.schema_findings_warn = findings_warn;
     dw_arena_init(&e->h.arena, 256 * 1024);
     dw_arena_init(&e->scratch, 256 * 1024);
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
@@ -164,8 +165,9 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, char *err
     return e;
 }
 
-dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, false, err, errcap); }
-dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, err, errcap); }
+dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, false, false, err, errcap); }
+dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, false, err, errcap); }
+dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, true, err, errcap); }
 
 int dw_engine_close(dw_engine *e)
 {

@@ -93,7 +93,17 @@ int dw_session_load_policies(dw_session *s, const char *path)
      * are validation findings, which also stop compiling (D13) */
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
                         .max_window = s->es ? (int64_t)s->es->max_window : 0 };
-    dw_fe_stage failed = dw_front_end_run(&fe, DW_FE_COMPILE, &s->diags, NULL);
+    dw_fe_stage failed = dw_front_end_run(&fe, s->schema_findings_warn ? DW_FE_STRUCTURE : DW_FE_COMPILE, &s->diags, NULL);
+    if (s->schema_findings_warn && !failed) {
+        /* the reference's replay does not validate (§16): its findings are reported, not fatal */
+        size_t first = s->diags.n;
+        int step = dw_front_end_step(&fe, &s->diags);
+        if (step >= 0) {
+            for (size_t i = first; i < s->diags.n; i++)
+                if (s->diags.v[i].sev == DW_SEV_ERROR) { s->diags.v[i].sev = DW_SEV_WARNING; s->diags.nerrors--; }
+            failed = dw_front_end_run(&fe, DW_FE_COMPILE, &s->diags, NULL);
+        } else failed = DW_FE_SCHEMA;
+    }
     s->ps = fe.ps;             /* the session owns what was built, even on failure */
     s->macro_lib = fe.lib;
     s->prog = fe.prog;

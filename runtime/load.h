@@ -33,6 +33,8 @@ typedef struct dw_session {
      * for the caller's err buffer.  dwc leaves it false (stderr). */
     bool quiet;
     char first_error[512];
+    /* dw_engine_open_unvalidated: the schema stage's findings are warnings */
+    bool schema_findings_warn;
 } dw_session;
 
 void dw_session_init(dw_session *s);

@@ -21,7 +21,7 @@
 
 const char dw_replay_usage[] =
     "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json|library]\n"
-    "                  [--request-validation true|false] [--no-expect] TRACE\n"
+    "                  [--request-validation true|false] [--validate true|false] [--no-expect] TRACE\n"
     "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
     "The trace format is chosen by its first non-blank character:\n"
     "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
@@ -32,6 +32,8 @@ const char dw_replay_usage[] =
     "       `@<ts> (time point <i>): true|false`, i counting every trace line.\n"
     "       --request-validation false takes each request as given, unchecked against the\n"
     "       schema (the reference's behaviour; default true denies it, dogwood.md §20 D9).\n"
+    "       --validate false replays as the reference does, without validating (§16): the\n"
+    "       findings of the temporal checks against the schemas are printed as warnings.\n"
     "       Exit 0, 1 on an I/O error, 2 on rejected input (no verdicts then).\n"
     "  `{`  Box's JSON lines (box.md §15.2), checking the expectations they carry:\n"
     "  {\"time\":\"2025-06-02T09:00:00Z\",\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{...},\n"
@@ -127,7 +129,7 @@ static void json_errors(const dw_verdict *v)
 typedef enum { LOG_HUMAN, LOG_JSON, LOG_LIBRARY } log_format;
 
 static int replay_log(const char *trace, char *text, size_t len, const char *pol, const char *sch, const char *ev,
-                      log_format fmt, bool no_request_validation)
+                      log_format fmt, bool no_request_validation, bool no_validate)
 {
     if (!sch) {
         fprintf(stderr, "dwc replay: error: a .log trace needs the action schema: -s SCHEMA\n");
@@ -157,7 +159,7 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
                              .no_request_validation = no_request_validation };
     bool json = fmt == LOG_JSON;
     char err[256];
-    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
+    dw_engine *e = (no_validate ? dw_engine_open_unvalidated : dw_engine_open_printing)(&cfg, err, sizeof err);
     if (!e) {
         fprintf(stderr, "dwc replay: error: %s\n", err);
         dw_tlog_free(&log);
@@ -383,12 +385,12 @@ done:
 
 int dw_cmd_replay(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human", *reqval = "true";
+    const char *pol = NULL, *sch = NULL, *ev = NULL, *trace = NULL, *fmt = "human", *reqval = "true", *validate = "true";
     bool no_expect = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
         { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect },
-        { "request-validation", 0, &reqval, NULL }, { 0 },
+        { "request-validation", 0, &reqval, NULL }, { "validate", 0, &validate, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
     if (pr) return pr > 0 ? 0 : 2;
@@ -397,10 +399,12 @@ int dw_cmd_replay(int argc, char **argv)
         fprintf(stderr, "dwc replay: --format must be human, json or library, not `%s`\n", fmt);
         return 2;
     }
-    if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
-        fprintf(stderr, "dwc replay: --request-validation must be true or false, not `%s`\n", reqval);
-        return 2;
-    }
+    const char *bools[2][2] = { { "request-validation", reqval }, { "validate", validate } };
+    for (int k = 0; k < 2; k++)
+        if (strcmp(bools[k][1], "true") && strcmp(bools[k][1], "false")) {
+            fprintf(stderr, "dwc replay: --%s must be true or false, not `%s`\n", bools[k][0], bools[k][1]);
+            return 2;
+        }
     /* Box's JSON lines are read twice, a line at a time (the floors, then
      * the replay), so memory follows the history, not the trace; stdin is
      * read whole first.  A .log trace is parsed whole (dogwood.md §17). */
@@ -417,7 +421,7 @@ int dw_cmd_replay(int argc, char **argv)
         if (!text && dw_read_file(trace, &text, &len)) { perror(trace); fclose(f); return 1; }
         fclose(f);
         log_format lf = !strcmp(fmt, "json") ? LOG_JSON : !strcmp(fmt, "library") ? LOG_LIBRARY : LOG_HUMAN;
-        int rc = replay_log(trace, text, len, pol, sch, ev, lf, !strcmp(reqval, "false"));
+        int rc = replay_log(trace, text, len, pol, sch, ev, lf, !strcmp(reqval, "false"), !strcmp(validate, "false"));
         free(text);
         return rc;
     }
@@ -427,9 +431,9 @@ int dw_cmd_replay(int argc, char **argv)
         free(text);
         return 2;
     }
-    if (c != EOF && (!strcmp(fmt, "library") || !strcmp(reqval, "false"))) {
+    if (c != EOF && (!strcmp(fmt, "library") || !strcmp(reqval, "false") || !strcmp(validate, "false"))) {
         /* Box's events always pass Box's gate (box.md §6) */
-        fprintf(stderr, "dwc replay: error: --format library and --request-validation false are for .log traces only\n");
+        fprintf(stderr, "dwc replay: error: --format library, --request-validation false and --validate false are for .log traces only\n");
         fclose(f);
         free(text);
         return 2;

@@ -112,6 +112,8 @@ run r5 "$DWC" replay -p "$T.dw" --frobnicate "$T.log"
 refused r5 2 "unknown option \`--frobnicate\`"
 run r6 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --request-validation no "$T.log"
 refused r6 2 "--request-validation must be true or false"
+run r6v "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --validate maybe "$T.log"
+refused r6v 2 "--validate must be true or false"
 run r7 "$DWC" replay -p "$T.dw" -s tests/traces/drupe.cedarschema --request-validation=true "$T.log"
 same r1 r7
 # Box's JSON lines always pass Box's gate (box.md §6): no unchecked requests, no library form

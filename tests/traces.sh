@@ -7,6 +7,7 @@
 #   trace:  FILE           the trace; default NAME.log, else NAME.jsonl
 #   format: F              --format F (json, library)
 #   request-validation: B  --request-validation B (true, false)
+#   validate: B            --validate B (true, false)
 #   exit:   N              the expected exit code (default 0)
 # A .log case compares stdout+stderr with NAME.expected exactly; a Box .jsonl
 # case needs exit 0 and `N passed, 0 failed` with N > 0 (its lines carry
@@ -27,7 +28,7 @@ for dw in *.dw; do
     case $dw in _*) continue ;; esac
     name=${dw%.dw}
     schema=$(hdr schema "$dw"); events=$(hdr events "$dw"); trace=$(hdr trace "$dw")
-    format=$(hdr format "$dw"); want_rc=$(hdr exit "$dw"); reqval=$(hdr request-validation "$dw")
+    format=$(hdr format "$dw"); want_rc=$(hdr exit "$dw"); reqval=$(hdr request-validation "$dw"); validate=$(hdr validate "$dw")
     [ -n "$want_rc" ] || want_rc=0
     if [ -z "$trace" ]; then
         if [ -f "$name.log" ]; then trace=$name.log; else trace=$name.jsonl; fi
@@ -37,6 +38,7 @@ for dw in *.dw; do
     [ -n "$events" ] && set -- "$@" --events "$events"
     [ -n "$format" ] && set -- "$@" --format "$format"
     [ -n "$reqval" ] && set -- "$@" --request-validation "$reqval"
+    [ -n "$validate" ] && set -- "$@" --validate "$validate"
     "$DWC" replay "$@" "$trace" >"$out" 2>&1
     rc=$?
     ok=1
