@@ -355,10 +355,9 @@ dw_json *dw_json_parse(dw_arena *a, const dw_source *src, dw_diags *diags)
     return j;
 }
 
-const dw_json *dw_json_get(const dw_json *obj, const char *key)
+const dw_json *dw_json_get_n(const dw_json *obj, const char *key, size_t kl)
 {
     if (!obj || obj->kind != DW_JSON_OBJECT) return NULL;
-    size_t kl = strlen(key);
     for (size_t i = 0; i < obj->u.obj.n; i++)
         if (obj->u.obj.v[i].key.len == kl && dw_mem_eq(obj->u.obj.v[i].key.s, key, kl))
             return obj->u.obj.v[i].value;

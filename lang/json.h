@@ -8,6 +8,7 @@
 #define DW_JSON_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "ast.h"
 #include "diag.h"
 
@@ -36,8 +37,10 @@ struct dw_json {
 
 /* Parse one JSON document.  NULL on error, with a diagnostic. */
 dw_json *dw_json_parse(dw_arena *a, const dw_source *src, dw_diags *diags);
-/* Member lookup by NUL-terminated key (first match); NULL if absent or not an object. */
-const dw_json *dw_json_get(const dw_json *obj, const char *key);
+/* Member lookup by key bytes (first match); NULL if absent or not an object. */
+const dw_json *dw_json_get_n(const dw_json *obj, const char *key, size_t klen);
+/* The same by NUL-terminated key (inline: a literal key's length is folded). */
+static inline const dw_json *dw_json_get(const dw_json *obj, const char *key) { return dw_json_get_n(obj, key, strlen(key)); }
 /* Number of members with this key (to reject duplicates). */
 size_t dw_json_count(const dw_json *obj, const char *key);
 const char *dw_json_kind_name(dw_json_kind k);

@@ -101,7 +101,7 @@ bool dw_make_string(dw_arena *a, const char *s, size_t n, dw_value *out)
 
 const dw_uid *dw_make_uid(dw_arena *a, const char *type, size_t tlen, const char *id, size_t idlen)
 {
-    dw_uid *u = dw_arena_alloc(a, sizeof *u);
+    dw_uid *u = dw_arena_alloc_raw(a, sizeof *u);     /* every member set below */
     if (!u) return NULL;
     u->type = dw_arena_memdup(a, type, tlen);
     u->id = dw_arena_memdup(a, id, idlen);
