@@ -484,8 +484,8 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     pc.src_line = p->loc.line;
     pc.src_col = p->loc.col;
     char idbuf[64];
-    int n = snprintf(idbuf, sizeof idbuf, "%s%u", prefix, index);
-    pc.id.s = dw_arena_memdup(&c->prog->arena, idbuf, (size_t)n);
+    int n = p->id.len ? (int)p->id.len : snprintf(idbuf, sizeof idbuf, "%s%u", prefix, index);
+    pc.id.s = dw_arena_memdup(&c->prog->arena, p->id.len ? p->id.s : idbuf, (size_t)n);
     pc.id.len = (size_t)n;
     if (p->nannots) {
         pc.annots = dw_arena_alloc(&c->prog->arena, p->nannots * sizeof *pc.annots);

@@ -1,6 +1,7 @@
 #include "pipeline.h"
 #include "macros.h"
 #include "tcheck.h"
+#include "link.h"
 
 const dw_policy_set *dw_front_end_library(dw_front_end *fe, dw_diags *diags)
 {
@@ -36,6 +37,9 @@ int dw_front_end_step(dw_front_end *fe, dw_diags *diags)
         break;
     case DW_FE_SCHEMA: {
         fe->reached = DW_FE_COMPILE;
+        int lr = dw_link_templates(fe->ps, fe->links, fe->nlinks, fe->links_src, fe->cedar_ids, diags);
+        if (lr < 0) return -1;
+        if (lr) { found = 1; break; }
         dw_compile_options opt = { .events = fe->dv, .max_window = fe->max_window };
         fe->prog = dw_compile(fe->ps, &opt, diags);
         if (!fe->prog) found = 1;

@@ -34,6 +34,11 @@ typedef struct dw_front_end {
     /* DW_FE_SCHEMA runs only with a schema unless this is set (a linter
      * reports the window caps of §9.7 against the default even without one) */
     bool schema_checks_without_schema;
+    /* template links (link.h), applied before DW_FE_COMPILE; cedar_ids names
+     * policies by their @id annotation as Cedar's CLI does */
+    const struct dw_template_link *links; size_t nlinks;
+    const dw_source *links_src;
+    bool cedar_ids;
     /* ---- outputs, owned by the front end until a caller takes them (sets
      * the field to NULL); dw_front_end_free frees the rest ---- */
     dw_policy_set *ps;

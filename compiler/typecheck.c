@@ -1262,6 +1262,7 @@ static int diag_cmp(const void *pa, const void *pb)
 
 static char *policy_id(tc *T, const dw_policy *p, size_t idx)
 {
+    if (p->id.len) return fmt(T, "%.*s", (int)p->id.len, p->id.s);     /* a link (compiler/link.h) */
     for (size_t i = 0; i < p->nannots; i++)
         if (dw_str_is(p->annots[i].key, "id") && p->annots[i].has_value)
             return fmt(T, "%.*s", (int)p->annots[i].value.len, p->annots[i].value.s);

@@ -136,6 +136,8 @@ typedef struct dw_policy {
     dw_scope_con principal, action, resource;
     dw_clause *clauses; size_t nclauses;
     bool is_template;           /* contains ?principal / ?resource */
+    dw_str id;                  /* set by linking (compiler/link.h): a link's id, or Cedar's
+                                   @id / positional name; empty: positional */
 } dw_policy;
 
 /* ---- macros (§10) ---- */
@@ -156,6 +158,8 @@ typedef struct dw_policy_set {
     const dw_source *src;
     dw_policy *policies; size_t npolicies;
     dw_macro_def *macros; size_t nmacros;
+    /* after linking (compiler/link.h): the templates, out of `policies` */
+    dw_policy *templates; size_t ntemplates;
 } dw_policy_set;
 
 /* Parse a whole .dw (or .cedar) text.  Returns NULL on a fatal error (OOM);

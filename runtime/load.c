@@ -7,6 +7,7 @@
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
 #include "../compiler/pipeline.h"
+#include "links.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -31,6 +32,7 @@ void dw_session_free(dw_session *s)
     free(s->schema_text);
     free(s->entities_text);
     free(s->events_text);
+    free(s->links_text);
     memset(s, 0, sizeof *s);
 }
 
@@ -75,6 +77,7 @@ int dw_session_load_policies(dw_session *s, const char *path)
     if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
     if (dw_is_artifact(s->policy_text, s->policy_src.len)) {
         char msg[256];
+        if (s->links_path) { report(s, "%s: error: template links apply to policy text, not to a compiled artifact", path); return 2; }
         s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
         if (!s->prog) { report(s, "%s: error: artifact refused: %s", path, msg); return 2; }
         /* validated against another schema than the one loaded: its verdicts do not hold here
@@ -92,7 +95,14 @@ int dw_session_load_policies(dw_session *s, const char *path)
     /* every stage is fatal: the schema-dependent temporal checks (§9.6-§9.9)
      * are validation findings, which also stop compiling (D13) */
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
-                        .max_window = s->es ? (int64_t)s->es->max_window : 0 };
+                        .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids };
+    if (s->links_path) {
+        dw_template_link *links;
+        if (read_source(s, s->links_path, &s->links_src, &s->links_text)) return 1;
+        if (dw_links_parse(&s->scratch, &s->links_src, &links, &fe.nlinks, &s->diags)) return flush_diags(s);
+        fe.links = links;
+        fe.links_src = &s->links_src;
+    }
     dw_fe_stage failed = dw_front_end_run(&fe, s->schema_findings_warn ? DW_FE_STRUCTURE : DW_FE_COMPILE, &s->diags, NULL);
     if (s->schema_findings_warn && !failed) {
         /* the reference's replay does not validate (§16): its findings are reported, not fatal */

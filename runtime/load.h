@@ -35,6 +35,12 @@ typedef struct dw_session {
     char first_error[512];
     /* dw_engine_open_unvalidated: the schema stage's findings are warnings */
     bool schema_findings_warn;
+    /* Cedar CLI inputs, set before dw_session_load_policies: a template-linked
+     * file (-k), and naming policies by @id as Cedar's CLI does */
+    const char *links_path;
+    bool cedar_ids;
+    dw_source links_src;
+    char *links_text;
 } dw_session;
 
 void dw_session_init(dw_session *s);

@@ -70,6 +70,7 @@ suites() {
     # the Dogwood reference's own conformance cases, as its harness runs them
     run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
     run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"
+    run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
 }
 
 suites build ""

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cedar_cli.sh DWC - dwc standing in for Cedar's CLI (issue 17): templates
+# and `-k` links (a linked policy decides under its link id, an unlinked
+# template is ignored, a bad link is refused), Cedar's @id naming.
+# Fixtures in tests/cedar_cli/.  Ends with `N passed, N failed`.
+set -u
+DWC=$1
+case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
+cd "$(dirname "$0")/cedar_cli" || exit 1
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+# expect NAME RC WANT CMD...: exit status RC and stdout+stderr containing WANT (a fixed string)
+expect() {
+    local n=$1 rc=$2 want=$3; shift 3
+    local out got
+    out=$("$@" 2>&1); got=$?
+    if [ "$got" = "$rc" ] && grep -qF -- "$want" <<<"$out"; then ok
+    else bad "$n: wanted exit $rc and \"$want\", got exit $got:"; head -5 <<<"$out"; fi
+}
+A=(authorize -p templates.cedar --entities entities.json)
+ALICE=(-l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p"')
+
+# an unlinked template takes no part (Cedar ignores it); the file is not refused
+expect unlinked 2 "DENY" "$DWC" "${A[@]}" "${ALICE[@]}" -v
+# a link instantiates both slots and decides under its link id
+expect linked 0 "determining: alice-photos" "$DWC" "${A[@]}" -k links.json "${ALICE[@]}" -v
+expect linked-long 0 "determining: alice-photos" "$DWC" "${A[@]}" --template-linked=links.json "${ALICE[@]}" -v
+# `principal in ?principal` linked to a group
+expect linked-in 0 "determining: admins" "$DWC" "${A[@]}" -k links.json -l 'User::"bob"' -a 'Action::"edit"' -r 'Photo::"p"' -v
+# the linked value is what matches: another user is not alice
+expect linked-other 2 "DENY" "$DWC" "${A[@]}" -k links.json -l 'User::"carl"' -a 'Action::"view"' -r 'Photo::"p"'
+# a static policy keeps its positional name, counted over templates too (Cedar's policyN)
+expect positional 0 "determining: policy1" "$DWC" "${A[@]}" -k links.json -l 'User::"carl"' -a 'Action::"list"' -r 'Photo::"p"' -v
+# --requests (Box's requests.jsonl) decides linked policies too
+printf '%s\n' '{"principal":"User::\"alice\"","action":"Action::\"view\"","resource":"Photo::\"p\""}' >"$tmp/r.jsonl"
+expect batch 0 "1: ALLOW [alice-photos]" "$DWC" "${A[@]}" -k links.json --requests "$tmp/r.jsonl"
+# an empty links file holds no links (Cedar's CLI)
+: >"$tmp/empty.json"
+expect empty-links 2 "DENY" "$DWC" "${A[@]}" -k "$tmp/empty.json" "${ALICE[@]}"
+
+# bad links are refused (exit 1), never decided
+# link_refused NAME FILE WANT JSON: $tmp/FILE.json holds JSON; authorize with it is refused with WANT
+link_refused() {
+    printf '%s\n' "$4" >"$tmp/$2.json"
+    expect "$1" 1 "$3" "$DWC" "${A[@]}" -k "$tmp/$2.json" "${ALICE[@]}"
+}
+link_refused link-static l1 "it is a static policy, not a template" '[{"template_id":"policy1","link_id":"x","args":{}}]'
+link_refused link-unknown l2 "no template with id \`nope\`" '[{"template_id":"nope","link_id":"x","args":{}}]'
+link_refused link-missing l3 "no value for slot ?principal" '[{"template_id":"admin","link_id":"x","args":{"?resource":"Album::\"a\""}}]'
+link_refused link-extra l4 "a value given for slot ?resource" '[{"template_id":"admin","link_id":"x","args":{"?principal":"Group::\"g\"","?resource":"Album::\"a\""}}]'
+link_refused link-dup l5 "the id is already taken" '[{"template_id":"admin","link_id":"policy1","args":{"?principal":"Group::\"g\""}}]'
+link_refused link-dup2 l6 "the id is already taken" '[{"template_id":"admin","link_id":"x","args":{"?principal":"Group::\"g\""}},{"template_id":"admin","link_id":"x","args":{"?principal":"Group::\"h\""}}]'
+link_refused link-uid l7 "must be an entity uid" '[{"template_id":"admin","link_id":"x","args":{"?principal":"alice"}}]'
+link_refused link-slot l8 "Expected ?principal|?resource" '[{"template_id":"admin","link_id":"x","args":{"?group":"G::\"g\""}}]'
+link_refused link-shape l9 "expected a JSON array of links" '{"template_id":"admin"}'
+expect link-nofile 1 "cannot read" "$DWC" "${A[@]}" -k "$tmp/none.json" "${ALICE[@]}"
+
+# validate: templates with the set, each linked policy under its link id
+V=(validate -p templates.cedar -s photo.cedarschema)
+expect validate 0 "validation passed" "$DWC" "${V[@]}"
+expect validate-links 0 "validation passed" "$DWC" "${V[@]}" -k links.json
+echo '[{"template_id":"admin","link_id":"bad-link","args":{"?principal":"Team::\"x\""}}]' >"$tmp/v1.json"
+expect validate-bad-link 3 "for policy \`bad-link\`, unrecognized entity type \`Team\`" "$DWC" "${V[@]}" -k "$tmp/v1.json"
+expect validate-link-unknown 3 "no template with id \`nope\`" "$DWC" "${V[@]}" -k "$tmp/l2.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
