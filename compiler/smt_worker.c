@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -271,7 +272,7 @@ static int fork_worker(Z3_context c, Z3_solver s, Z3_ast goal, const dw_smt_work
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) { snprintf(reason, cap, "no solver worker (socketpair: %s)", strerror(errno)); return -1; }
-    int pid = fork();
+    int parent = (int)getpid(), pid = fork();
     if (pid < 0) {
         snprintf(reason, cap, "no solver worker (fork: %s)", strerror(errno));
         close(sv[0]);
@@ -279,6 +280,9 @@ static int fork_worker(Z3_context c, Z3_solver s, Z3_ast goal, const dw_smt_work
         return -1;
     }
     if (pid == 0) {
+        /* a worker never outlives dwc check (killed mid-run, say) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if ((int)getppid() != parent) _exit(0);
         close(sv[0]);
         limit_memory(w->mem_mb);
         do_fault(fault_for(w->nqueries));
