@@ -112,9 +112,9 @@ SONAME = libdogwood.so.$(VERSION_MAJOR)
 SO_REAL = libdogwood.so.$(VERSION)
 # dwc's and dwd's own modules stay out: the proofs (Z3), the benchmark (it
 # counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
-# decision-log writer, keeper and seccomp confinement, and dwc's replay driver
-# and trace checker.
-SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o)
+# decision-log writer, keeper and seccomp confinement, dwc's replay driver,
+# trace checker and reference commands (dogwood_cli, validate_files).
+SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o)
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map

@@ -6,6 +6,8 @@
 #include "load.h"
 #include "bench.h"
 #include "replay.h"
+#include "validate_files.h"
+#include "dogwood_cli.h"
 #include "check.h"
 #include "cli.h"
 #include "dogwood_parts.h"
@@ -442,17 +444,10 @@ static int cmd_validate(int argc, char **argv)
     if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);
-    int rc = 1;
-    size_t len;
-    if (dw_read_file(pol, &s.policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); goto out; }
-    s.policy_src = (dw_source){ pol, s.policy_text, len };
-    if (dw_session_load_schema(&s, sch) || dw_session_load_events(&s, events)) goto out;
-    /* §16's order: macros, temporal acceptance rules, then the Cedar side and
-     * the temporal dialect against the schemas */
-    dw_front_end fe = { .src = &s.policy_src, .schema = s.schema, .dv = s.dv };
-    dw_fe_stage failed = dw_front_end_run(&fe, DW_FE_STRUCTURE, &s.diags, NULL);
-    s.ps = fe.ps;               /* freed with the session */
-    s.macro_lib = fe.lib;
+    dw_fe_stage failed;
+    dw_validate_result r;
+    int rc = dw_validate_files(&s, pol, sch, events, &failed, &r) ? 1 : 0;
+    if (rc) goto out;
     if (failed == DW_FE_PARSE) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }
     if (failed) {
         dw_diags_print(&s.diags, stdout);
@@ -460,12 +455,6 @@ static int cmd_validate(int argc, char **argv)
         rc = 3;
         goto out;
     }
-    /* the temporal checks against the schemas are findings, counted with the Cedar side's */
-    size_t before = s.diags.nerrors;
-    dw_front_end_step(&fe, &s.diags);
-    size_t terr = s.diags.nerrors - before;
-    dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
-    r.nerrors += terr;
     if (links) {
         int lr = validate_links(&s, links, &r);
         if (lr) { rc = lr; goto out; }
@@ -495,6 +484,7 @@ static const command commands[] = {
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
+    { "dogwood", dw_cmd_dogwood, "the Dogwood reference's commands: validate, replay (dogwood.md §18)", dw_dogwood_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };
 

@@ -120,6 +120,32 @@ same r1 r7
 run r8 "$DWC" replay -p "$BOX/01-project-read/policy.dw" --schema box --request-validation false tests/traces/box-since.jsonl
 refused r8 2 "for .log traces only"
 
+# dwc dogwood (dogwood.md §18): the reference's arguments, outputs and exit codes (0, 1 I/O, 2 rejected or usage)
+DS=tests/traces/drupe.cedarschema
+run dg1 "$DWC" dogwood replay "$T.dw" --policy-schema "$DS" --trace "$T.log"
+same r1 dg1
+run dg2 "$DWC" dogwood replay "$T.dw" --policy-schema "$DS" --trace "$T.log" --format json
+same r3 dg2
+run dg3 "$DWC" dogwood replay "$T.dw" --policy-schema "$DS"
+refused dg3 2 "missing --trace FILE"
+run dg4 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS"
+refused dg4 0 "OK: validation passed with no errors or warnings."
+run dg5 "$DWC" dogwood validate tests/traces/undeclared-field.dw --policy-schema "$DS" --event-schema unpinned
+refused dg5 2 "validation failed: 1 error(s)"
+run dg6 "$DWC" dogwood validate tests/traces/undeclared-field.dw --policy-schema "$DS" --event-schema unpinned --format json
+refused dg6 2 '{"passed":false,"passed_without_warnings":false,"errors":[{"message":"for policy `policy1`, field `output.ok` is not declared'
+run dg7 "$DWC" dogwood validate "$tmp/none.dw" --policy-schema "$DS"
+refused dg7 1 "No such file or directory"
+run dg8 "$DWC" dogwood validate "$T.dw"
+refused dg8 2 "missing --policy-schema FILE"
+run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --providers p.json
+refused dg9 2 "--providers is not supported by this build"
+run dg10 "$DWC" dogwood lower "$T.dw"
+refused dg10 2 "not built yet: \`lower\`"
+# ... and its replay is the reference's: the set unvalidated, the finding a warning
+run dg11 "$DWC" dogwood replay tests/traces/undeclared-field.dw --policy-schema "$DS" --event-schema unpinned --trace tests/traces/request-validation.log
+refused dg11 0 "@10 (time point 1): ALLOW  [rules: 0, 1]"
+
 # bench: -n and --decisions; figures differ run to run, the decision count does not
 run b1 "$DWC" bench -p "$P" -s "$S" --requests "$R" -n 2000
 run b2 "$DWC" bench --policies="$P" --schema="$S" --requests="$R" --decisions=2000 --no-index

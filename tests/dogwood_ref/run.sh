@@ -6,8 +6,8 @@
 #     plus the Confirm fragment where MANIFEST says substitute:), its event.dwschema (else the
 #     request_response fixture); each trace_N.log replayed on a fresh authorizer and compared
 #     exactly with expected_N.out in the library form (lines trimmed, blank ones dropped);
-#   examples: validate passes; with a trace, the CLI replay form equals expected.out up to
-#     trailing whitespace;
+#   examples: `dwc dogwood validate` passes; with a trace, `dwc dogwood replay`'s output (the
+#     reference CLI's form) equals expected.out up to trailing whitespace;
 #   cedar_only: parse and strict validation pass (`lower` is not built yet);
 #   expected_failures: the policy is rejected (validate with the case schema and the fixture event
 #     schema; parse-stage cases: compile without a schema), not merely for a feature dwc lacks
@@ -63,11 +63,11 @@ run_case() {
             fi
         done
         return $ok ;;
-    examples)
-        out=$("$DWC" validate -p "$dir/policy.dw" -s "$sch" --events "$ev" 2>&1) ||
+    examples)     # through the reference's own commands (dwc dogwood, §18)
+        out=$("$DWC" dogwood validate "$dir/policy.dw" --policy-schema "$sch" --event-schema "$ev" 2>&1) ||
             { echo "validate: $(echo "$out" | grep -m1 error)"; return 1; }
         [ -f "$dir/trace.log" ] || return 0
-        out=$("$DWC" replay -p "$dir/policy.dw" -s "$sch" --events "$ev" --request-validation false --validate false "$dir/trace.log" 2>"$W/err")
+        out=$("$DWC" dogwood replay "$dir/policy.dw" --policy-schema "$sch" --event-schema "$ev" --trace "$dir/trace.log" 2>"$W/err")
         rc=$?
         [ $rc -eq 0 ] || { echo "replay: exit $rc: $(grep -m1 error "$W/err")"; return 1; }
         diff <(sed -E 's/[[:space:]]+$//' "$dir/expected.out") <(printf '%s\n' "$out" | sed -E 's/[[:space:]]+$//') >"$W/diff" ||

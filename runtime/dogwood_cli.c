@@ -1,0 +1,147 @@
+/* dogwood_cli.c - `dwc dogwood validate|replay`: the reference's commands
+ * (dogwood.md §18).  Exit codes are the reference's: 0 success, 1 an I/O
+ * error, 2 rejected input or a usage error (§20 Q5).  replay is the
+ * compatibility replay: it does not validate (§16) and takes each request
+ * unchecked against the schema, as the reference does (dwc replay
+ * --validate false --request-validation false).  Not built yet: check-parse,
+ * lower, schema, --providers, --macros (refused with exit 2). */
+#include "dogwood_cli.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "replay.h"
+#include "validate_files.h"
+#include "../lang/eventschema.h"
+#include "../lang/json.h"
+
+const char dw_dogwood_usage[] =
+    "usage: dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
+    "       dwc dogwood replay POLICY --policy-schema FILE --trace FILE [--event-schema FILE] [--format human|json]\n"
+    "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
+    "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
+    "  validate  parse, lower, validate: `OK: validation passed with no errors or warnings.` or each\n"
+    "            finding with its source line; exit 0 when there are no errors (warnings allowed).\n"
+    "            --format json: {\"passed\",\"passed_without_warnings\",\"errors\":[{\"message\",\"labels\"}],\"warnings\"}\n"
+    "  replay    feed a .log trace (§17) to a fresh authorizer, without validating (§16) and with\n"
+    "            requests unchecked against the schema, as the reference: one line per decision,\n"
+    "            `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]};\n"
+    "            verdicts do not affect the exit code.\n"
+    "check-parse, lower, schema, --providers and --macros are not built yet (exit 2).\n";
+
+typedef struct dogwood_args {
+    const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros;
+} dogwood_args;
+
+/* 0 parsed; otherwise the exit code (usage errors are 2, as §20 Q5). */
+static int parse_args(int argc, char **argv, dogwood_args *a)
+{
+    *a = (dogwood_args){ .fmt = "human" };
+    const dw_cli_opt opts[] = {
+        { "policy-schema", 0, &a->sch, NULL }, { "event-schema", 0, &a->ev, NULL }, { "trace", 0, &a->trace, NULL },
+        { "format", 0, &a->fmt, NULL }, { "providers", 0, &a->providers, NULL }, { "macros", 0, &a->macros, NULL }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, &a->pol, dw_dogwood_usage);
+    if (pr) return pr > 0 ? -1 : 2;
+    const char *missing = !a->pol ? "POLICY" : !a->sch ? "--policy-schema FILE" : NULL;
+    if (missing) { fprintf(stderr, "dwc dogwood %s: error: missing %s\n", argv[0], missing); return 2; }
+    if (strcmp(a->fmt, "human") && strcmp(a->fmt, "json")) {
+        fprintf(stderr, "dwc dogwood %s: error: --format must be human or json, not `%s`\n", argv[0], a->fmt);
+        return 2;
+    }
+    if (a->providers || a->macros) {
+        fprintf(stderr, "dwc dogwood %s: error: %s is not supported by this build (information providers and custom macro libraries are not built yet)\n",
+                argv[0], a->providers ? "--providers" : "--macros");
+        return 2;
+    }
+    /* I/O errors first (exit 1), then rejected input (exit 2) */
+    const char *files[4] = { a->pol, a->sch, a->ev && !dw_event_schema_builtin_text(a->ev) ? a->ev : NULL, a->trace };
+    for (int k = 0; k < 4; k++) {
+        if (!files[k] || !strcmp(files[k], "-")) continue;
+        FILE *f = fopen(files[k], "rb");
+        if (!f) { fprintf(stderr, "dwc dogwood %s: %s: %s\n", argv[0], files[k], strerror(errno)); return 1; }
+        fclose(f);
+    }
+    return 0;
+}
+
+static void json_findings(const dw_diags *d, dw_severity sev)
+{
+    printf("[");
+    bool first = true;
+    for (size_t i = 0; i < d->n; i++) {
+        const dw_diag *g = &d->v[i];
+        if (g->sev != sev) continue;
+        printf("%s{\"message\":", first ? "" : ",");
+        dw_json_write_string(stdout, g->msg, strlen(g->msg));
+        printf(",\"labels\":[");
+        if (g->src) printf("[%u,%u]", g->loc.off, g->loc.end);
+        printf("]}");
+        first = false;
+    }
+    printf("]");
+}
+
+static int dogwood_validate(int argc, char **argv)
+{
+    dogwood_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    bool json = !strcmp(a.fmt, "json");
+    dw_session s;
+    dw_session_init(&s);
+    dw_fe_stage fatal;
+    dw_validate_result r;
+    rc = dw_validate_files(&s, a.pol, a.sch, a.ev, &fatal, &r);
+    if (rc) { dw_session_free(&s); return rc; }
+    size_t nerr = fatal ? s.diags.nerrors + !s.diags.nerrors : r.nerrors, nwarn = fatal ? 0 : r.nwarnings;
+    if (json) {
+        printf("{\"passed\":%s,\"passed_without_warnings\":%s,\"errors\":", nerr ? "false" : "true", nerr || nwarn ? "false" : "true");
+        json_findings(&s.diags, DW_SEV_ERROR);
+        printf(",\"warnings\":");
+        json_findings(&s.diags, DW_SEV_WARNING);
+        printf("}\n");
+    } else {
+        dw_diags_print(&s.diags, stdout);
+        if (nerr) printf("validation failed: %zu error(s), %zu warning(s)\n", nerr, nwarn);
+        else if (nwarn) printf("validation passed with %zu warning(s)\n", nwarn);
+        else printf("OK: validation passed with no errors or warnings.\n");
+    }
+    dw_session_free(&s);
+    return nerr ? 2 : 0;
+}
+
+static int dogwood_replay(int argc, char **argv)
+{
+    dogwood_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!a.trace) { fprintf(stderr, "dwc dogwood replay: error: missing --trace FILE\n"); return 2; }
+    char *rv[16];
+    int n = 0;
+    rv[n++] = "replay";
+    rv[n++] = "-p"; rv[n++] = (char *)a.pol;
+    rv[n++] = "-s"; rv[n++] = (char *)a.sch;
+    if (a.ev) { rv[n++] = "--events"; rv[n++] = (char *)a.ev; }
+    rv[n++] = "--format"; rv[n++] = (char *)a.fmt;
+    rv[n++] = "--request-validation"; rv[n++] = "false";
+    rv[n++] = "--validate"; rv[n++] = "false";
+    rv[n++] = "--";
+    rv[n++] = (char *)a.trace;
+    rv[n] = NULL;
+    rc = dw_cmd_replay(n, rv);
+    return rc == 3 ? 2 : rc;     /* 3 (an expectation failed) is Box's JSON lines only, refused above */
+}
+
+int dw_cmd_dogwood(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(dw_dogwood_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "validate")) return dogwood_validate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "replay")) return dogwood_replay(argc - 1, argv + 1);
+    bool later = !strcmp(argv[1], "check-parse") || !strcmp(argv[1], "lower") || !strcmp(argv[1], "schema");
+    fprintf(stderr, "dwc dogwood: error: %s `%s`\n%s", later ? "not built yet:" : "unknown command", argv[1], dw_dogwood_usage);
+    return 2;
+}
