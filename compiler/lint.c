@@ -1346,12 +1346,12 @@ static void rule_duplicate_ids(L *l)
         bool first = true;
         for (size_t j = 0; j < i; j++) if (l->pi[j].id && dw_str_eq(l->pi[j].id->value, a->value)) first = false;
         if (!first) continue;
-        const char *list = fmt(l, "%zu", i + 1);
+        const char *list = fmt(l, "policy_%zu", i);         /* Box's 0-based names */
         size_t n = 1;
         const dw_annotation *second = NULL;
         for (size_t j = i + 1; j < l->np; j++)
             if (l->pi[j].id && dw_str_eq(l->pi[j].id->value, a->value)) {
-                list = fmt(l, "%s, %zu", list, j + 1);
+                list = fmt(l, "%s, policy_%zu", list, j);
                 if (!second) second = l->pi[j].id;
                 n++;
             }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check_filter.h"
+#include "check_set.h"
 #include "cli.h"
 #include "dogwood.h"
 #include "load.h"
@@ -15,20 +17,25 @@
 #include "../vm/artifact.h"
 
 const char dw_check_usage[] =
-    "usage: dwc check -p POLICY [-s SCHEMA | --schema box] [--events EVENTS]\n"
-    "                 [--format human|json|sarif|github] [--fail-level error|warning|info]\n"
-    "                 [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
+    "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
+    "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
+    "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
     "structural analysis (impossible / always-true rules, shadowed permits and forbids,\n"
     "permits overridden by forbids).  `--schema box` selects Box's schema and the Box\n"
     "profile (box.md §11: Box's rule ids and severities, and the box-* rules).\n"
-    "  -p, --policies FILE   the policy set (.dw or .cedar); also accepted as a bare argument\n"
+    "  -p, --policies FILE   the policy set (.dw or .cedar); also accepted as a bare argument;\n"
+    "                        several -p, and directories (their .dw and .cedar files, sorted),\n"
+    "                        form one set\n"
     "  -s, --schema FILE     Cedar schema, or `box`; without one only schema-free rules run\n"
     "      --events EVENTS   event schema (.dwschema or a built-in name); needs a schema\n"
     "      --format F        human (default), json, sarif (SARIF 2.1.0) or github\n"
     "      --fail-level L    exit 3 when a finding is at least this severe (default error)\n"
+    "      --exit-zero       report only: exit 0 whatever the findings (1 still on a usage or I/O error)\n"
+    "      --disable RULES   drop the findings of these rules (ids as reported; repeatable, comma-separated);\n"
+    "                        a policy's @suppress(\"RULE, ...\") drops its own findings of them\n"
     "      --home DIR        the operator's home directory (Box profile inert-literal rules);\n"
     "                        without it /home/NAME, /Users/NAME and /root count as home spellings\n"
     "      --against OLD     compare with OLD (needs a schema): equivalent, more or less\n"
@@ -40,7 +47,8 @@ const char dw_check_usage[] =
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
     "counterexample is re-run on the VM and reported only when the VM agrees.\n"
     "Findings are sorted by position, then rule id.  Exit 0 nothing at or above the fail\n"
-    "level, 3 findings at or above it, 1 on a usage, I/O, parse or tool error.\n";
+    "level, 3 findings at or above it (a parse or validation error is a finding: the SARIF\n"
+    "is still written), 1 on a usage, I/O or tool error.\n";
 
 enum { F_HUMAN, F_JSON, F_SARIF, F_GITHUB };
 
@@ -217,12 +225,21 @@ static int print_sarif(FILE *out, const dw_source *src, const dw_findings *f, bo
             if (strcmp(first[k]->rule, f->v[i].rule) == 0) ridx[i] = k;
     fputs("{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n"
           "  \"runs\": [\n    {\n      \"tool\": {\n        \"driver\": {\n          \"name\": \"dwc\",\n"
-          "          \"version\": \"" DW_VERSION_STRING "\",\n          \"rules\": [", out);
+          "          \"version\": \"" DW_VERSION_STRING "\",\n", out);
+#ifdef DW_PROJECT_URL
+    fputs("          \"informationUri\": \"" DW_PROJECT_URL "\",\n", out);
+#endif
+    fputs("          \"rules\": [", out);
     for (size_t k = 0; k < nr; k++) {
         const dw_lint_rule *r = &dw_lint_rules[first[k]->rule_index];
         fputs(k ? ",\n            {" : "\n            {", out);
         fputs("\"id\": ", out); json_str(out, first[k]->rule);
         fputs(", \"shortDescription\": {\"text\": ", out); json_str(out, r->summary);
+        char help[512];
+        snprintf(help, sizeof help, "%s. Each finding's message says why and its hint how to fix it; rules are listed in "
+                 "docs/CHECK.md. Turn the rule off with `--disable %s`, or for one policy with @suppress(\"%s\").",
+                 r->summary, first[k]->rule, first[k]->rule);
+        fputs("}, \"help\": {\"text\": ", out); json_str(out, help);
         fputs("}, \"defaultConfiguration\": {\"level\": ", out);
         json_str(out, sarif_level(box ? r->box_sev : r->sev));
         fputs("}}", out);
@@ -469,17 +486,43 @@ out:
     return rc;
 }
 
+static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, const char *sch,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout,
+                      const char *fmt, const char *level);
+
 int dw_cmd_check(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
+    const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
     const char *timeout = NULL, *fmt = NULL, *level = NULL;
+    dw_cli_list pols = { 0 }, disable = { 0 };
+    bool exit_zero = false;
     const dw_cli_opt opts[] = {
-        { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
+        { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
-        { "timeout", 0, &timeout, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL }, { 0 },
+        { "timeout", 0, &timeout, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
+        { "exit-zero", 0, NULL, &exit_zero }, { 0 },
     };
-    int pr = dw_cli_parse(argc, argv, opts, &pol, dw_check_usage);
+    const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
+    int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, sch, events, home, against, asserts, timeout, fmt, level);
+    free(pols.v);
+    free(disable.v);
+    return rc;
+}
+
+static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, const char *sch,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout,
+                      const char *fmt, const char *level)
+{
     if (pr) return pr > 0 ? 0 : 1;
+    if (bare) {
+        const char **nv = realloc(pols->v, (pols->n + 1) * sizeof *nv);
+        if (!nv) { fprintf(stderr, "dwc check: error: out of memory\n"); return 1; }
+        pols->v = nv;
+        memmove(pols->v + 1, pols->v, pols->n++ * sizeof *nv);   /* the bare argument is the first file */
+        pols->v[0] = bare;
+    }
+    if (!dw_check_disable_valid(disable)) return 1;
     unsigned timeout_ms = 2000;
     long long t;
     if (timeout && !dw_cli_count("check", "--timeout (milliseconds)", timeout, 0, 3600000, &t)) return 1;
@@ -495,7 +538,7 @@ int dw_cmd_check(int argc, char **argv)
     else if (!strcmp(level, "warning")) fail = DW_LINT_WARNING;
     else if (!strcmp(level, "info")) fail = DW_LINT_INFO;
     else { fprintf(stderr, "dwc check: error: unknown fail level `%s`\n  hint: error, warning or info\n", level); return 1; }
-    if (!pol) { fputs(dw_check_usage, stderr); return 1; }
+    if (!pols->n) { fputs(dw_check_usage, stderr); return 1; }
     if (events && !sch) { fprintf(stderr, "dwc check: error: --events needs a schema (-s)\n"); return 1; }
     if ((against || asserts) && !sch) { fprintf(stderr, "dwc check: error: --against and --assert need a schema (-s)\n"); return 1; }
 
@@ -504,12 +547,17 @@ int dw_cmd_check(int argc, char **argv)
     int rc = 1;
     dw_findings f = { 0 };
     run_info ri = { 0 };
-    loaded keep_as = { 0 };
+    loaded keep_as = { 0 }, names = { 0 };
+    dw_check_set cs = { 0 };
+    bool joined = false;
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
-    size_t len;
-    if (dw_read_file(pol, &s.policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); goto out; }
-    s.policy_src = (dw_source){ pol, s.policy_text, len };
+    if (dw_check_set_read(&cs, pols)) goto out;
+    /* one file is checked as itself; several (or a directory) as their joined text */
+    joined = cs.nparts > 1 || strcmp(cs.parts[0].path, pols->v[0]);
+    char set_name[64];
+    snprintf(set_name, sizeof set_name, "<policy set of %zu files>", cs.nparts);
+    s.policy_src = joined ? (dw_source){ set_name, cs.text, cs.len } : cs.parts[0].src;
     dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv };
     int lr = dw_lint_run(&s.policy_src, &opt, &f);
     if (lr < 0) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
@@ -529,15 +577,23 @@ int dw_cmd_check(int argc, char **argv)
         if (dw_read_file(asserts, &keep_as.text, &n) == 0) keep_as.src = (dw_source){ asserts, keep_as.text, n };
         for (size_t i = 0; i < f.n; i++) if (f.v[i].src) f.v[i].src = &keep_as.src;
     }
+    {
+        /* the parsed set: each finding's policy, @suppress, and names in JSON output */
+        dw_diags d;
+        dw_diags_init(&d);
+        names.ps = dw_parse_policy_set(&s.policy_src, &d);
+        dw_diags_free(&d);
+    }
+    dw_check_attribute(&f, names.ps);
+    dw_check_suppress(&f, disable, names.ps);
+    if (joined) dw_check_set_map(&cs, &f);
     dw_findings_sort(&f);
     {
-        /* the expanded set names policies in JSON output */
-        loaded names = { 0 }, anames = { 0 };
-        if (format == F_JSON) {
+        loaded anames = { 0 };
+        if (format == F_JSON && asserts && keep_as.text) {
             dw_diags d;
             dw_diags_init(&d);
-            names.ps = dw_parse_policy_set(&s.policy_src, &d);
-            if (asserts && keep_as.text) anames.ps = dw_parse_policy_set(&keep_as.src, &d);
+            anames.ps = dw_parse_policy_set(&keep_as.src, &d);
             dw_diags_free(&d);
         }
         switch (format) {
@@ -548,16 +604,19 @@ int dw_cmd_check(int argc, char **argv)
             break;
         case F_GITHUB: print_github(stdout, &s.policy_src, &f); break;
         }
-        loaded_free(&names);
         loaded_free(&anames);
     }
     if (fflush(stdout)) { fprintf(stderr, "dwc check: error: cannot write the output\n"); goto out; }
-    if (lr == 1) goto out;   /* did not parse */
     rc = 0;
-    for (size_t i = 0; i < f.n; i++) if (f.v[i].sev <= fail) rc = 3;
+    /* a set that did not parse is a finding like any other error (CI still gets its SARIF) */
+    for (size_t i = 0; i < f.n; i++) if (f.v[i].sev <= fail || lr == 1) rc = 3;
+    if (exit_zero) rc = 0;
 out:
     dw_findings_free(&f);
     loaded_free(&keep_as);
+    loaded_free(&names);
+    if (s.policy_src.text == cs.text || (cs.nparts && s.policy_src.text == cs.parts[0].text)) s.policy_src = (dw_source){ 0 };
+    dw_check_set_free(&cs);
     dw_session_free(&s);
     return rc;
 }

@@ -17,11 +17,28 @@ static void report(char **argv, int argc, int before, int c)
     else fprintf(stderr, "dwc %s: error: unknown option `%s`\n", argv[0], name);
 }
 
+static bool list_add(dw_cli_list *l, const char *v)
+{
+    if (l->n == l->cap) {
+        const char **nv = realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 4) * sizeof *nv);
+        if (!nv) return false;
+        l->v = nv;
+    }
+    l->v[l->n++] = v;
+    return true;
+}
+
 int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **operand, const char *usage)
+{
+    return dw_cli_parse_lists(argc, argv, opts, NULL, operand, usage);
+}
+
+int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
+                       const char *usage)
 {
     struct option longs[MAX_OPTS + 2];
     char shorts[2 * MAX_OPTS + 4] = ":h";     /* ':' first: a missing value is ':', an unknown option '?' */
-    size_t n = 0, sl = 2;
+    size_t n = 0, sl = 2, nl = 0;
     for (; opts[n].name; n++) {
         if (n == MAX_OPTS) { fprintf(stderr, "dwc %s: internal error: too many options\n", argv[0]); return -1; }
         /* val: the table index + 256, out of any letter's range */
@@ -31,6 +48,13 @@ int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **ope
             if (opts[n].value) shorts[sl++] = ':';
         }
     }
+    /* list options: val = 256 + MAX_OPTS + their index */
+    for (; lists && lists[nl].name; nl++) {
+        if (n + nl == MAX_OPTS) { fprintf(stderr, "dwc %s: internal error: too many options\n", argv[0]); return -1; }
+        longs[n + nl] = (struct option){ lists[nl].name, required_argument, NULL, 256 + MAX_OPTS + (int)nl };
+        if (lists[nl].letter) { shorts[sl++] = lists[nl].letter; shorts[sl++] = ':'; }
+    }
+    n += nl;
     shorts[sl] = 0;
     longs[n] = (struct option){ "help", no_argument, NULL, HELP };
     longs[n + 1] = (struct option){ 0, 0, 0, 0 };
@@ -41,15 +65,21 @@ int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **ope
         int c = getopt_long(argc, argv, shorts, longs, NULL);
         if (c == -1) break;
         if (c == HELP) { fputs(usage, stdout); return 1; }
-        size_t k = n;
-        if (c >= 256) k = (size_t)(c - 256);
-        else for (k = 0; k < n && opts[k].letter != c; k++) { }
+        size_t k = n, no = n - nl;
+        if (c >= 256 + MAX_OPTS) k = no + (size_t)(c - 256 - MAX_OPTS);
+        else if (c >= 256) k = (size_t)(c - 256);
+        else {
+            for (size_t j = 0; k == n && j < no; j++) if (opts[j].letter == c) k = j;
+            for (size_t j = 0; k == n && j < nl; j++) if (lists[j].letter == c) k = no + j;
+        }
         if (c == '?' || c == ':' || k == n) {
             report(argv, argc, before, c);
             fputs(usage, stderr);
             return -1;
         }
-        if (opts[k].value) *opts[k].value = optarg;
+        if (k >= no) {
+            if (!list_add(lists[k - no].list, optarg)) { fprintf(stderr, "dwc %s: error: out of memory\n", argv[0]); return -1; }
+        } else if (opts[k].value) *opts[k].value = optarg;
         else *opts[k].flag = true;
     }
     if (operand && !*operand && optind < argc) *operand = argv[optind++];

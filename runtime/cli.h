@@ -4,6 +4,7 @@
 #ifndef DW_CLI_H
 #define DW_CLI_H
 #include <stdbool.h>
+#include <stddef.h>
 
 /* One option: a long name, an optional short letter, and where it goes: a
  * value option stores its text in *value (the last one given wins), a flag
@@ -23,6 +24,14 @@ typedef struct dw_cli_opt {
  * a missing value or an extra argument ("dwc CMD: error: ..." and the usage
  * printed to stderr). */
 int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **operand, const char *usage);
+
+/* Options that may be given several times: each value is appended to
+ * *list (free list->v after use).  dw_cli_parse_lists takes a second table
+ * of them (ending with a zero entry) beside the usual one. */
+typedef struct dw_cli_list { const char **v; size_t n, cap; } dw_cli_list;
+typedef struct dw_cli_list_opt { const char *name; char letter; dw_cli_list *list; } dw_cli_list_opt;
+int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
+                       const char *usage);
 
 /* A decimal count in [min, max] into *out; false (message printed) if the
  * text is anything else. */
