@@ -240,6 +240,7 @@ test: deps
 N ?= 10000
 difftest: deps all
 	tests/diff/run.sh $(N)
+	DIFF_SUITE=templates tests/diff/run.sh $(or $(TEMPLATE_N),300)
 
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
 $(BUILD)/temporal_bench: tests/bench/temporal_bench.c tests/bench/bench_util.h tests/bench/join_policies.h $(BUILD)/libdogwood.a

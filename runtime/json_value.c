@@ -1,4 +1,5 @@
 #include "json_value.h"
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,6 +132,12 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
         }
         case DW_T_DECIMAL: case DW_T_IPADDR: case DW_T_DATETIME: case DW_T_DURATION:
             if (j->kind == DW_JSON_STRING) return ext_from_string(a, j, expect->kind, out, err);
+            /* the schema says it is an extension value: Cedar also takes the
+             * call without its `__extn` wrapper, {"fn": F, "arg": A} */
+            if (j->kind == DW_JSON_OBJECT && dw_json_get(j, "fn")) {
+                if (ext_from_json(a, j, out, err)) return -1;
+                goto check;
+            }
             break;
         case DW_T_RECORD:
             if (j->kind != DW_JSON_OBJECT) return fail(err, j, "expected a record");
@@ -206,6 +213,43 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
     return 0;
 }
 
+/* false if u's type is an enumerated entity type without u's id */
+static bool enum_id_declared(const dw_schema *schema, const dw_uid *u)
+{
+    const dw_entity_decl *d = dw_schema_entity(schema, u->type, u->tlen);
+    if (!d || !d->is_enum) return true;
+    for (size_t k = 0; k < d->nenum; k++)
+        if (d->enum_ids[k].len == u->idlen && memcmp(d->enum_ids[k].s, u->id, u->idlen) == 0) return true;
+    return false;
+}
+
+/* Is `parent`'s type reachable from decl through the schema's memberOf
+ * chain?  Cedar checks a parent against the transitive closure
+ * (`Reservation in [Property]`, `Property in [Hotel]`: a Reservation may
+ * have a Hotel parent).  1 yes, 0 no, -1 out of memory. */
+static int member_of_reaches(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *parent)
+{
+    size_t n = schema->nentities, head = 0, tail = 0;
+    const dw_entity_decl **queue = n ? malloc(n * sizeof *queue) : NULL;
+    bool *seen = n ? calloc(n, 1) : NULL;
+    if (n && (!queue || !seen)) { free(queue); free(seen); return -1; }
+    int found = 0;
+    queue[tail++] = decl;
+    seen[decl - schema->entities] = true;
+    while (head < tail && !found) {
+        const dw_entity_decl *d = queue[head++];
+        for (size_t m = 0; m < d->nmember_of && !found; m++) {
+            const dw_str *t = &d->member_of[m];
+            if (t->len == parent->tlen && memcmp(t->s, parent->type, t->len) == 0) { found = 1; break; }
+            const dw_entity_decl *up = dw_schema_entity(schema, t->s, t->len);
+            if (up && !seen[up - schema->entities]) { seen[up - schema->entities] = true; queue[tail++] = up; }
+        }
+    }
+    free(queue);
+    free(seen);
+    return found;
+}
+
 /* checked: entity validation against the schema (§5.7); unchecked: the
  * entities as given, the schema supplying only its actions */
 static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, bool checked, dw_buf *err)
@@ -228,10 +272,7 @@ static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, 
         if (schema && !decl && !adecl)
             return fail(err, ej, "entity type %s is not declared in the schema", u->type);
         if (decl && decl->is_enum) {
-            bool ok = false;
-            for (size_t k = 0; k < decl->nenum && !ok; k++)
-                ok = decl->enum_ids[k].len == u->idlen && memcmp(decl->enum_ids[k].s, u->id, u->idlen) == 0;
-            if (!ok) return fail(err, ej, "\"%s\" is not a declared id of its enumerated entity type", u->id);
+            if (!enum_id_declared(schema, u)) return fail(err, ej, "\"%s\" is not a declared id of its enumerated entity type", u->id);
             if (attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n) return fail(err, attrs, "enumerated entities have no attributes");
         }
         if (decl && !decl->tags && tags && tags->kind == DW_JSON_OBJECT && tags->u.obj.n)
@@ -263,10 +304,9 @@ static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, 
                 if (!pu) return -1;
                 e->parents[k] = pu;
                 if (decl) {
-                    bool ok = false;
-                    for (size_t m = 0; m < decl->nmember_of && !ok; m++)
-                        ok = decl->member_of[m].len == pu->tlen && memcmp(decl->member_of[m].s, pu->type, pu->tlen) == 0;
-                    if (!ok) return fail(err, parents->u.arr.v[k], "an entity of type %s cannot have a parent of this type", u->type);
+                    int r = member_of_reaches(schema, decl, pu);
+                    if (r < 0) return fail(err, parents->u.arr.v[k], "out of memory");
+                    if (!r) return fail(err, parents->u.arr.v[k], "an entity of type %s cannot have a parent of this type", u->type);
                 }
             }
             e->nparents = (uint32_t)n;
@@ -338,6 +378,13 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
             return fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
         if (!type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
             return fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
+        /* Cedar's request validation: an enumerated type's entity must be one of its ids */
+        for (int i = 0; i < 3; i += 2) {
+            const dw_uid *u = out->vars[i].u.uid;
+            if (!enum_id_declared(schema, u))
+                return fail(err, uj[i], "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
+                            u->type, u->id, u->id);
+        }
     }
     return 0;
 }

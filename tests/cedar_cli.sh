@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cedar_cli.sh DWC - dwc standing in for Cedar's CLI (issue 17): templates
 # and `-k` links (a linked policy decides under its link id, an unlinked
-# template is ignored, a bad link is refused), Cedar's @id naming.
+# template is ignored, a bad link is refused), Cedar's @id naming of
+# templates; entities and requests parsed as Cedar does under a schema.
 # Fixtures in tests/cedar_cli/.  Ends with `N passed, N failed`.
 set -u
 DWC=$1
@@ -64,6 +65,24 @@ expect validate-links 0 "validation passed" "$DWC" "${V[@]}" -k links.json
 echo '[{"template_id":"admin","link_id":"bad-link","args":{"?principal":"Team::\"x\""}}]' >"$tmp/v1.json"
 expect validate-bad-link 3 "for policy \`bad-link\`, unrecognized entity type \`Team\`" "$DWC" "${V[@]}" -k "$tmp/v1.json"
 expect validate-link-unknown 3 "no template with id \`nope\`" "$DWC" "${V[@]}" -k "$tmp/l2.json"
+
+# entities and requests as Cedar parses them under a schema (checked against cedar-wasm 4.13):
+# a parent whose type is reachable only through the memberOf chain (Reservation in [Property],
+# Property in [Hotel]: a Reservation with parent Hotel::"G"), the extension form {"fn","arg"}
+# without __extn in entity attributes and contexts, an enum entity's undeclared id refused
+H=(authorize -p hotel.cedar -s hotel.cedarschema --entities hotel.entities.json -l 'User::"u"' -a 'Action::"view"')
+echo '{"now":{"fn":"datetime","arg":"2025-06-01"}}' >"$tmp/c1.json"
+echo '{"now":"2024-06-01"}' >"$tmp/c2.json"
+expect member-of-chain 0 "determining: policy0" "$DWC" "${H[@]}" -r 'Reservation::"r1"' -c "$tmp/c1.json" -v
+expect fn-arg-context 2 "DENY" "$DWC" "${H[@]}" -r 'Reservation::"r1"' -c "$tmp/c2.json"
+expect enum-request 1 "is of an enumerated entity type, but \"blue\" is not declared as a valid eid" "$DWC" "${H[@]}" -r 'Color::"blue"' -c "$tmp/c2.json"
+expect enum-request-ok 0 "ALLOW" "$DWC" "${H[@]}" -r 'Color::"red"' -c "$tmp/c2.json"
+echo '[{"uid":{"type":"Property","id":"p"},"attrs":{},"parents":[{"type":"Reservation","id":"r1"}]}]' >"$tmp/e1.json"
+expect member-of-down 1 "an entity of type Property cannot have a parent of this type" \
+    "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e1.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
+echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":{"fn":"datetime","arg":"not a date"}},"parents":[]}]' >"$tmp/e2.json"
+expect fn-arg-bad 1 "extension call datetime failed" \
+    "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

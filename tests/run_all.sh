@@ -86,6 +86,7 @@ CRASH_FAULT=mixed CRASH_TRIALS=${CRASH_FAULT_TRIALS:-8} run_suite "dwd-crash-fau
 CRASH_RELOAD=1 CRASH_TRIALS=${CRASH_RELOAD_TRIALS:-10} run_suite "dwd-crash-reload" tests/dwd/crash.sh build/dwd
 # differential testing against Cedar itself (cedar-wasm from npm)
 run_suite "difftest" tests/diff/run.sh "${DIFF_CASES:-10000}"
+DIFF_SUITE=templates run_suite "difftest-templates" tests/diff/run.sh "${DIFF_TEMPLATE_CASES:-300}"
 
 for f in build/fuzz/fuzz_*; do
     [ -x "$f" ] || continue

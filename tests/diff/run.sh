@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Differential testing of dwc against Cedar (@cedar-policy/cedar-wasm 4.13.0).
 # Usage: tests/diff/run.sh N [SEED] [extra run.js options]
+#        DIFF_SUITE=templates tests/diff/run.sh N [SEED]: templates and links instead (templates.js,
+#        through build/dwc authorize -k)
 # Run from the repository root after `make` (needs build/dw-conformance).
 # Installs cedar-wasm into build/diff/node (npm ci, pinned by tests/diff/package-lock.json)
 # unless it is already there.  Last line: "<P> passed, <F> failed"; exit 1 on unexplained
@@ -15,4 +17,5 @@ if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
     npm ci --prefix build/diff/node --no-audit --no-fund >&2
 fi
 if [ ! -x build/dw-conformance ]; then echo "run.sh: build/dw-conformance missing: run make first" >&2; exit 2; fi
+if [ "${DIFF_SUITE:-}" = templates ]; then exec node tests/diff/templates.js -n "$N" --seed "$SEED" --module "$MOD" "$@"; fi
 exec node tests/diff/run.js -n "$N" --seed "$SEED" --module "$MOD" "$@"
