@@ -345,6 +345,7 @@ int dw_artifact_write_for_isa(const dw_program *p, uint64_t schema_digest, uint6
     dw_put_le16(hdr + 4, DW_ARTIFACT_MAJOR);
     dw_put_le16(hdr + 6, DW_ARTIFACT_MINOR);
     wr32(hdr + 8, nsec);
+    wr32(hdr + 12, p->box_profile ? DW_AF_BOX_PROFILE : 0);
     dw_put_le64(hdr + 32, isa_digest);
     if (dw_buf_append(out, hdr, sizeof hdr)) w.oom = true;
     for (uint32_t s = 1; s < DW_SEC__COUNT; s++) {

@@ -208,6 +208,14 @@ static char *xstrdup(L *l, const char *s)
 
 static size_t policy_at(L *l, uint32_t off);
 
+/* a rule's id as reported under the profile */
+static const char *reported_id(int rule, bool box)
+{
+    const dw_lint_rule *r = &dw_lint_rules[rule];
+    return box && r->box_id ? r->box_id : r->id;
+}
+
+
 /* sev < 0: the rule's severity under the profile */
 static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
 {
@@ -225,7 +233,7 @@ static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char
     dw_finding *g = &f->v[f->n];
     memset(g, 0, sizeof *g);
     g->rule_index = (size_t)rule;
-    g->rule = l->opt->box && r->box_id ? r->box_id : r->id;
+    g->rule = reported_id(rule, l->opt->box);
     g->sev = sev >= 0 ? (dw_lint_sev)sev : l->opt->box ? r->box_sev : r->sev;
     g->loc = dw_loc_at(l->src, off, end);
     dw_loc e = dw_loc_at(l->src, end, end);
@@ -291,23 +299,50 @@ static size_t policy_at(L *l, uint32_t off)
     return SIZE_MAX;
 }
 
+/* The rule a front-end diagnostic of stage rule `stage` is reported under,
+ * or -1 to leave it out (`dwc check` and, with a profile, the loader). */
+static int classify(int stage, const char *m, bool box)
+{
+    if (stage == R_VALIDATION && box && strstr(m, "is not supported by the validator yet") && strstr(m, "call of `"))
+        return -1;   /* a provider call: box-providers reports it */
+    if (stage == R_VALIDATION || stage == R_TEMPORAL) {
+        if (strstr(m, "exceeds the maximum allowed window")) return R_WINDOW_CAP;
+        if (strstr(m, "unrecognized action")) return R_UNKNOWN_ACTION;
+        if (strstr(m, "unable to guarantee safety of access to optional attribute")) return R_UNGUARDED;
+        if (strstr(m, "policy is impossible")) return R_IMPOSSIBLE;
+        if (strstr(m, "unable to find an applicable action")) return R_NO_ENV;
+    }
+    return stage;
+}
+
+void dw_lint_tag_diags(dw_diags *d, size_t from, const char *stage_rule, bool box)
+{
+    size_t stage = dw_lint_rule_index(stage_rule);
+    if (stage == SIZE_MAX) return;
+    for (size_t i = from; i < d->n; i++) {
+        int rule = d->v[i].sev == DW_SEV_NOTE || d->v[i].code ? -1 : classify((int)stage, d->v[i].msg, box);
+        if (rule >= 0) d->v[i].code = strdup(reported_id(rule, box));   /* NULL on OOM: shown untagged */
+    }
+}
+
 static void take_diags(L *l, dw_diags *d, int stage)
 {
+    /* a scope naming an unknown action also admits no request environment:
+     * that follows from the unknown action, which alone is reported */
+    bool *unknown = l->ps && l->np ? alloc(l, l->np) : NULL;
+    for (size_t i = 0; unknown && i < d->n; i++) {
+        size_t p = d->v[i].src == l->src ? policy_at(l, d->v[i].loc.off) : SIZE_MAX;
+        if (p < l->np && d->v[i].sev != DW_SEV_NOTE && classify(stage, d->v[i].msg, l->opt->box) == R_UNKNOWN_ACTION)
+            unknown[p] = true;
+    }
     for (size_t i = 0; i < d->n; i++) {
         const dw_diag *g = &d->v[i];
         if (g->sev == DW_SEV_NOTE) continue;
-        int rule = stage;
         const char *m = g->msg;
-        if (stage == R_VALIDATION && l->opt->box && strstr(m, "is not supported by the validator yet") &&
-            strstr(m, "call of `"))
-            continue;   /* a provider call: box-providers reports it */
-        if (stage == R_VALIDATION || stage == R_TEMPORAL) {
-            if (strstr(m, "exceeds the maximum allowed window")) rule = R_WINDOW_CAP;
-            else if (strstr(m, "unrecognized action")) rule = R_UNKNOWN_ACTION;
-            else if (strstr(m, "unable to guarantee safety of access to optional attribute")) rule = R_UNGUARDED;
-            else if (strstr(m, "policy is impossible")) rule = R_IMPOSSIBLE;
-            else if (strstr(m, "unable to find an applicable action")) rule = R_NO_ENV;
-        }
+        int rule = classify(stage, m, l->opt->box);
+        if (rule < 0) continue;
+        size_t at = unknown && rule == R_NO_ENV && g->src == l->src ? policy_at(l, g->loc.off) : SIZE_MAX;
+        if (at < l->np && unknown[at]) continue;
         int sev = g->sev == DW_SEV_ERROR ? DW_LINT_ERROR : DW_LINT_WARNING;
         uint32_t off = g->loc.off, end = g->loc.end;
         if (g->src != l->src) off = end = 0;   /* e.g. the standard macro library */
@@ -1261,7 +1296,8 @@ static void analysis(L *l)
 {
     size_t np = l->np;
     bool *cov = alloc(l, np + 1), *rev = alloc(l, np + 1), *who = alloc(l, np + 1);
-    for (size_t i = 0; i < np; i++) {
+    /* vacuous, shadowed and overridden rules are warnings (quadratic in the set): not at load */
+    for (size_t i = 0; i < np && !l->opt->refusals_only; i++) {
         const dw_policy *p = &l->ps->policies[i];
         pinfo *f = &l->pi[i];
         dw_loc at = p->effect_loc;
@@ -1361,31 +1397,8 @@ static void rule_duplicate_ids(L *l)
     }
 }
 
-int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+static void find_ids(L *l)
 {
-    L *l = calloc(1, sizeof *l);
-    if (!l) return -1;
-    l->src = src;
-    l->opt = opt;
-    l->out = out;
-    dw_arena_init(&l->a, 1 << 16);
-    dw_diags d;
-    dw_diags_init(&d);
-    d.limit = 1u << 20;
-    /* the shared front end (compiler/pipeline.h), a stage at a time: every
-     * stage's findings are reported under its rule, and the lint rules on
-     * macro calls run between parsing and expansion.  Also without a schema
-     * the temporal validation runs (the default window cap). */
-    dw_front_end fe = { .src = src, .schema = opt->schema, .dv = opt->dv, .schema_checks_without_schema = true };
-    int rc = 0;
-    if (setjmp(l->oom)) { rc = -1; goto done; }
-
-    rule_unicode(l);
-    int pr = dw_front_end_step(&fe, &d);      /* DW_FE_PARSE */
-    l->ps = fe.ps;
-    if (!l->ps) { rc = -1; goto done; }
-    if (pr) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
-    take_diags(l, &d, R_PARSE);   /* parser warnings, if any */
     l->np = l->ps->npolicies;
     l->pi = alloc(l, (l->np + 1) * sizeof *l->pi);
     for (size_t i = 0; i < l->np; i++) {
@@ -1393,17 +1406,14 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
         for (size_t k = 0; k < p->nannots; k++)
             if (dw_str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
     }
-    /* macro expansion (§10) */
-    void *lib = (void *)dw_front_end_library(&fe, &d);
-    if (opt->box && lib) {
-        for (size_t i = 0; i < l->np; i++) {
-            walk_policy(l, i, rule_macro_call, lib);
-            walk_temporal(l, i, trule_macro_call, lib);
-        }
-    }
-    if (dw_front_end_step(&fe, &d)) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }   /* DW_FE_EXPAND */
-    take_diags(l, &d, R_MACRO);
+}
 
+/* The rules over the expanded set (DW_FE_PROFILE): one implementation for
+ * `dwc check` and the loader's Box profile. */
+static void profile_rules(L *l, dw_diags *d)
+{
+    const dw_lint_options *opt = l->opt;
+    find_ids(l);
     for (size_t i = 0; i < l->np; i++) {
         const dw_policy *p = &l->ps->policies[i];
         pinfo *f = &l->pi[i];
@@ -1418,14 +1428,10 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     build_universe(l);
     for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
 
-    /* temporal well-formedness and temporal validation (§9) */
-    dw_front_end_step(&fe, &d);               /* DW_FE_STRUCTURE */
-    dw_front_end_step(&fe, &d);               /* DW_FE_SCHEMA */
-    take_diags(l, &d, R_TEMPORAL);
     /* strict validation of the lowered set (§5, §14) */
     if (opt->schema) {
-        run_validation(l, &d);
-        take_diags(l, &d, R_VALIDATION);
+        run_validation(l, d);
+        take_diags(l, d, R_VALIDATION);
     }
 
     rule_duplicate_ids(l);
@@ -1451,11 +1457,109 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
         }
     }
     analysis(l);
+}
+
+static L *lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+{
+    L *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->src = src;
+    l->opt = opt;
+    l->out = out;
+    dw_arena_init(&l->a, 1 << 16);
+    return l;
+}
+
+static void lint_free(L *l)
+{
+    dw_arena_free(&l->a);
+    free(l);
+}
+
+int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
+{
+    if (!fe->profile || !fe->ps) return 0;
+    L *l = lint_new(fe->src, fe->profile, &fe->findings);
+    if (!l) return -1;
+    l->ps = fe->ps;
+    dw_diags d;
+    dw_diags_init(&d);
+    d.limit = 1u << 20;
+    size_t first = fe->findings.n;
+    int rc = 0;
+    if (setjmp(l->oom)) rc = -1;
+    else profile_rules(l, &d);
+    /* each error finding is a refusal, reported as `dwc check` reports it */
+    for (size_t i = first; rc == 0 && i < fe->findings.n; i++) {
+        const dw_finding *g = &fe->findings.v[i];
+        if (g->sev != DW_LINT_ERROR) continue;
+        size_t before = diags->n;
+        dw_diag_add(diags, DW_SEV_ERROR, fe->src, g->loc, g->hint, "%s", g->msg);
+        if (diags->n > before) diags->v[before].code = strdup(g->rule);   /* NULL on OOM: untagged */
+    }
+    for (size_t i = first; rc == 0 && i < fe->findings.n; i++) if (fe->findings.v[i].sev == DW_LINT_ERROR) rc = 1;
+    dw_diags_free(&d);
+    lint_free(l);
+    return rc;
+}
+
+int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+{
+    L *l = lint_new(src, opt, out);
+    if (!l) return -1;
+    dw_diags d;
+    dw_diags_init(&d);
+    d.limit = 1u << 20;
+    /* the shared front end (compiler/pipeline.h), a stage at a time: every
+     * stage's findings are reported under its rule, and the lint rules on
+     * macro calls run between parsing and expansion.  Also without a schema
+     * the temporal validation runs (the default window cap).  The rules over
+     * the expanded set are the pipeline's DW_FE_PROFILE stage, whose findings
+     * (fe.findings) are the ones the loader refuses on. */
+    dw_front_end fe = { .src = src, .schema = opt->schema, .dv = opt->dv, .schema_checks_without_schema = true,
+                        .profile = opt };
+    int rc = 0;
+    if (setjmp(l->oom)) { rc = -1; goto done; }
+
+    rule_unicode(l);
+    int pr = dw_front_end_step(&fe, &d);      /* DW_FE_PARSE */
+    l->ps = fe.ps;
+    if (!l->ps) { rc = -1; goto done; }
+    if (pr) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
+    take_diags(l, &d, R_PARSE);   /* parser warnings, if any */
+    find_ids(l);
+    /* macro expansion (§10) */
+    void *lib = (void *)dw_front_end_library(&fe, &d);
+    if (opt->box && lib) {
+        for (size_t i = 0; i < l->np; i++) {
+            walk_policy(l, i, rule_macro_call, lib);
+            walk_temporal(l, i, trule_macro_call, lib);
+        }
+    }
+    if (dw_front_end_step(&fe, &d)) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }   /* DW_FE_EXPAND */
+    take_diags(l, &d, R_MACRO);
+
+    /* temporal well-formedness and temporal validation (§9) */
+    dw_front_end_step(&fe, &d);               /* DW_FE_STRUCTURE */
+    dw_front_end_step(&fe, &d);               /* DW_FE_SCHEMA */
+    take_diags(l, &d, R_TEMPORAL);
+    if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_PROFILE */
+    /* its findings are check's (its diagnostics repeat the errors among them) */
+    for (size_t i = 0; i < fe.findings.n; i++) {
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 16;
+            dw_finding *v = realloc(out->v, cap * sizeof *v);
+            if (!v) { rc = -1; goto done; }
+            out->v = v;
+            out->cap = cap;
+        }
+        out->v[out->n++] = fe.findings.v[i];
+        memset(&fe.findings.v[i], 0, sizeof fe.findings.v[i]);   /* moved: the strings are out's now */
+    }
 
 done:
     dw_diags_free(&d);
-    dw_front_end_free(&fe);                   /* l->ps and the library */
-    dw_arena_free(&l->a);
-    free(l);
+    dw_front_end_free(&fe);                   /* l->ps, the library, what is left of fe.findings */
+    lint_free(l);
     return rc;
 }

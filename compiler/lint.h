@@ -65,6 +65,7 @@ typedef struct dw_lint_options {
     const char *home;                      /* the operator home (`--home DIR`), may be NULL */
     const dw_schema *schema;               /* may be NULL: no strict validation */
     const dw_event_derivation *dv;         /* may be NULL: default 24h cap, no §9.9 */
+    bool refusals_only;                    /* skip the warning-only scope analysis (the loader) */
 } dw_lint_options;
 
 /* Lint the policy text `src`.  Findings are appended to *out (unsorted).
@@ -72,6 +73,19 @@ typedef struct dw_lint_options {
  * did not parse or a macro could not be expanded (findings `dw-parse` /
  * `dw-macro` describe why; no other rule ran), -1 on out of memory. */
 int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out);
+
+/* The pipeline's DW_FE_PROFILE stage (pipeline.h): the rules over the
+ * expanded set fe->ps with options fe->profile (strict validation of the
+ * lowered set, the AST rules, the scope analysis), the same code `dwc check`
+ * runs.  Every finding is appended to fe->findings; each error finding is
+ * also added to diags, its rule id as the diagnostic's code.  0 no error
+ * finding, 1 some, -1 out of memory. */
+struct dw_front_end;
+int dw_lint_profile(struct dw_front_end *fe, dw_diags *diags);
+/* Give d->v[from..] (diagnostics of the front-end stage whose findings are
+ * reported under rule `stage_rule`, e.g. "dw-temporal") the rule ids `dwc
+ * check` reports them under, e.g. box-window-over-cap. */
+void dw_lint_tag_diags(dw_diags *d, size_t from, const char *stage_rule, bool box);
 
 const char *dw_lint_sev_name(dw_lint_sev s);
 

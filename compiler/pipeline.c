@@ -15,7 +15,7 @@ const dw_policy_set *dw_front_end_library(dw_front_end *fe, dw_diags *diags)
 
 int dw_front_end_step(dw_front_end *fe, dw_diags *diags)
 {
-    size_t before = diags->nerrors;
+    size_t before = diags->nerrors, first = diags->n;
     size_t found = 0;
     switch (fe->reached) {
     case DW_FE_NONE:
@@ -34,8 +34,16 @@ int dw_front_end_step(dw_front_end *fe, dw_diags *diags)
     case DW_FE_STRUCTURE:
         fe->reached = DW_FE_SCHEMA;
         if (fe->schema || fe->schema_checks_without_schema) found = dw_tcheck_schema(fe->ps, fe->schema, fe->dv, diags);
+        if (fe->profile) dw_lint_tag_diags(diags, first, "dw-temporal", fe->profile->box);
         break;
     case DW_FE_SCHEMA: {
+        fe->reached = DW_FE_PROFILE;
+        int r = dw_lint_profile(fe, diags);
+        if (r < 0) return -1;
+        found = (size_t)r;
+        break;
+    }
+    case DW_FE_PROFILE: {
         fe->reached = DW_FE_COMPILE;
         int lr = dw_link_templates(fe->ps, fe->links, fe->nlinks, fe->links_src, fe->cedar_ids, diags);
         if (lr < 0) return -1;
@@ -69,6 +77,7 @@ void dw_front_end_free(dw_front_end *fe)
     if (fe->prog) dw_program_free(fe->prog);
     if (fe->ps) dw_policy_set_free(fe->ps);
     if (fe->lib) dw_policy_set_free(fe->lib);
+    dw_findings_free(&fe->findings);
     fe->prog = NULL;
     fe->ps = NULL;
     fe->lib = NULL;

@@ -1,6 +1,7 @@
 /* pipeline.h - the front end, once: parse -> standard macro library ->
  * expansion (dogwood.md §10) -> temporal acceptance rules (§9.1-§9.5) ->
- * temporal validation against the schemas (§9.6-§9.9) -> compile.  Every tool
+ * temporal validation against the schemas (§9.6-§9.9) -> a profile's lint
+ * rules (the Box profile's load refusals, box.md §11) -> compile.  Every tool
  * that turns policy text into something (dwc's loader and `validate`,
  * `dwc check`'s lint and proofs, the goldens) runs these stages through here,
  * so a new pass is added in one place.
@@ -13,6 +14,7 @@
 #define DW_PIPELINE_H
 #include <stdbool.h>
 #include "compile.h"
+#include "lint.h"
 #include "../lang/eventschema.h"
 #include "../lang/schema.h"
 
@@ -22,6 +24,8 @@ typedef enum dw_fe_stage {
     DW_FE_EXPAND,      /* the standard macro library, then macro expansion */
     DW_FE_STRUCTURE,   /* temporal acceptance rules (fatal, need no schema) */
     DW_FE_SCHEMA,      /* temporal validation against the action and event schemas */
+    DW_FE_PROFILE,     /* the lint rules of a profile (lint.h: strict validation of the lowered
+                          set, box.md §11's rules); its errors are refusals.  No-op without one. */
     DW_FE_COMPILE,     /* AST -> dw_program */
 } dw_fe_stage;
 
@@ -39,12 +43,18 @@ typedef struct dw_front_end {
     const struct dw_template_link *links; size_t nlinks;
     const dw_source *links_src;
     bool cedar_ids;
+    /* the lint rules to run at DW_FE_PROFILE (the Box profile at load: every
+     * error finding is a refusal, reported with its rule id as `dwc check`
+     * does, "error[box-duplicate-id]: ..."); NULL: none.  With a profile,
+     * DW_FE_SCHEMA's diagnostics carry their rule ids too (box-window-over-cap). */
+    const dw_lint_options *profile;
     /* ---- outputs, owned by the front end until a caller takes them (sets
      * the field to NULL); dw_front_end_free frees the rest ---- */
     dw_policy_set *ps;
     dw_policy_set *lib;                 /* the macro library: expanded policies point into it.
                                            A caller may set its own before DW_FE_EXPAND. */
     dw_program *prog;
+    dw_findings findings;               /* every finding of DW_FE_PROFILE, all severities */
     dw_fe_stage reached;                /* the last stage run */
     bool lib_tried;                     /* the library was parsed (or failed to) once */
 } dw_front_end;

@@ -92,13 +92,22 @@ void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc)
     fputc('\n', out);
 }
 
+/* "error", or "error[rule-id]" for a diagnostic a lint rule gave (as `dwc check` prints it) */
+static const char *sev_label(const dw_diag *g, char *buf, size_t cap)
+{
+    if (!g->code) return sev_name(g->sev);
+    snprintf(buf, cap, "%s[%s]", sev_name(g->sev), g->code);
+    return buf;
+}
+
 void dw_diag_print(const dw_diag *g, FILE *out)
 {
     const dw_source *src = g->src;
+    char lb[96];
     if (src && src->name)
-        fprintf(out, "%s:%u:%u: %s: %s\n", src->name, g->loc.line, g->loc.col, sev_name(g->sev), g->msg);
+        fprintf(out, "%s:%u:%u: %s: %s\n", src->name, g->loc.line, g->loc.col, sev_label(g, lb, sizeof lb), g->msg);
     else
-        fprintf(out, "%s: %s\n", sev_name(g->sev), g->msg);
+        fprintf(out, "%s: %s\n", sev_label(g, lb, sizeof lb), g->msg);
     dw_print_source_span(out, src, g->loc);
     if (g->hint) fprintf(out, "  hint: %s\n", g->hint);
 }
@@ -107,9 +116,10 @@ void dw_diag_format(const dw_diag *g, char *buf, size_t cap)
 {
     if (!buf || !cap) return;
     const dw_source *src = g->src;
+    char lb[96];
     int n = src && src->name
-        ? snprintf(buf, cap, "%s:%u:%u: %s: %s", src->name, g->loc.line, g->loc.col, sev_name(g->sev), g->msg)
-        : snprintf(buf, cap, "%s: %s", sev_name(g->sev), g->msg);
+        ? snprintf(buf, cap, "%s:%u:%u: %s: %s", src->name, g->loc.line, g->loc.col, sev_label(g, lb, sizeof lb), g->msg)
+        : snprintf(buf, cap, "%s: %s", sev_label(g, lb, sizeof lb), g->msg);
     if (g->hint && n >= 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " (hint: %s)", g->hint);
 }
 

@@ -30,7 +30,7 @@ typedef struct dw_diag {
     dw_loc loc;
     char *msg;              /* heap */
     char *hint;             /* heap, may be NULL */
-    char *code;             /* stable rule id, heap, may be NULL */
+    char *code;             /* stable rule id, heap, may be NULL: printed "error[code]" */
 } dw_diag;
 
 typedef struct dw_diags {

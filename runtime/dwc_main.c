@@ -350,7 +350,9 @@ static int cmd_disasm(int argc, char **argv)
 static const char compile_usage[] =
     "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [-o OUT.dwb]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
-    "With a schema the set must pass strict validation first (dogwood.md D13).\n"
+    "With a schema the set must pass strict validation first (dogwood.md D13); with\n"
+    "`box`, every load check of the Box profile (box.md §11: dwc check --schema box's\n"
+    "errors), and the artifact records it (dwd --schema box serves no other).\n"
     "The output is deterministic: the same input gives the same bytes.  Every dwc\n"
     "command that takes -p POLICIES accepts the .dwb in place of the source.\n"
     "  -p, --policies FILE   the policy set; also accepted as a bare argument\n"
@@ -373,8 +375,13 @@ static int cmd_compile(int argc, char **argv)
     }
     dw_session s;
     dw_session_init(&s);
-    int rc = dw_session_load_policies(&s, pol);
-    if (rc == 0 && sch && !(rc = dw_session_load_schema(&s, sch)) && s.ps) {
+    /* the schema first: the temporal checks against it run while loading, and
+     * with `box` the Box profile's load checks (box.md §11), whose refusals
+     * write no artifact; one written records that it passed them */
+    int rc = sch ? dw_session_load_schema(&s, sch) : 0;
+    if (rc == 0) rc = dw_session_load_policies(&s, pol);
+    if (rc == 2 && s.box) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
+    if (rc == 0 && sch && !s.box && s.ps) {
         dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
         dw_diags_print(&s.diags, stderr);
         if (r.nerrors) { fprintf(stderr, "dwc compile: %zu validation error(s); no artifact written\n", r.nerrors); rc = 3; }

@@ -799,7 +799,13 @@ int main(int argc, char **argv)
     dw_engine_recovery rec;
     int lfd = -1;
     s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
-    if (!s.e) { fprintf(stderr, "dwd: %s: %s\n", policy, err); goto fail; }
+    if (!s.e) {
+        /* a diagnostic in the policy already starts with its path */
+        size_t pl = strlen(policy);
+        if (strncmp(err, policy, pl) == 0 && err[pl] == ':') fprintf(stderr, "dwd: %s\n", err);
+        else fprintf(stderr, "dwd: %s: %s\n", policy, err);
+        goto fail;
+    }
     if (!strncmp(rec.note, "SALVAGED: ", 10))
         fprintf(stderr, "dwd: SALVAGED A CORRUPT HISTORY (verdicts no longer count what was lost): %s\n", rec.note + 10);
     else if (rec.note[0]) fprintf(stderr, "dwd: history recovery: %s\n", rec.note);

@@ -1832,6 +1832,8 @@ int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_i
         dw_program_free(np);
         return -1;
     }
+    const char *why = dw_session_artifact_refusal(&e->s, np);
+    if (why) { snprintf(err, errcap, "artifact refused: %s", why); dw_program_free(np); return -1; }
     uint32_t nl = np->temporal.nleaves, nlp = 0;
     uint32_t *lp = calloc(np->npolicies + 1, sizeof *lp);
     int64_t *since = malloc((nl + 1) * sizeof *since);

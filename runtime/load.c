@@ -72,6 +72,13 @@ static int flush_diags(dw_session *s)
     return rc;
 }
 
+const char *dw_session_artifact_refusal(const dw_session *s, const dw_program *p)
+{
+    if (s->box && !p->box_profile)
+        return "not checked against the Box profile (box.md §11): compile it with `dwc compile --schema box`";
+    return NULL;
+}
+
 int dw_session_load_policies(dw_session *s, const char *path)
 {
     if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
@@ -88,14 +95,20 @@ int dw_session_load_policies(dw_session *s, const char *path)
                       "and the schema it is served with", path);
             return 2;
         }
+        const char *why = dw_session_artifact_refusal(s, s->prog);
+        if (why) { report(s, "%s: error: artifact refused: %s", path, why); return 2; }
         return 0;
     }
     /* the temporal checks against the schemas need the event schema: the default one if none was named */
     if (!s->dv && s->schema && dw_session_load_events(s, NULL)) return 2;
     /* every stage is fatal: the schema-dependent temporal checks (§9.6-§9.9)
      * are validation findings, which also stop compiling (D13) */
+    /* with --schema box, Box's load checks (box.md §11, §17): the error
+     * findings of `dwc check --schema box` are refusals, in its words */
+    dw_lint_options box = { .box = true, .schema = s->schema, .dv = s->dv, .refusals_only = true };
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
-                        .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids };
+                        .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids,
+                        .profile = s->box && !s->schema_findings_warn ? &box : NULL };
     if (s->links_path) {
         dw_template_link *links;
         if (read_source(s, s->links_path, &s->links_src, &s->links_text)) return 1;
@@ -117,6 +130,7 @@ int dw_session_load_policies(dw_session *s, const char *path)
     s->ps = fe.ps;             /* the session owns what was built, even on failure */
     s->macro_lib = fe.lib;
     s->prog = fe.prog;
+    if (s->prog && !failed) s->prog->box_profile = fe.profile != NULL;   /* it passed DW_FE_PROFILE: an artifact says so */
     int rc = flush_diags(s);
     return failed ? 2 : rc;
 }

@@ -49,6 +49,11 @@ void dw_session_free(dw_session *s);
  * first error in first_error) and returns 1 (I/O error) or 2 (rejected
  * input). */
 int dw_session_load_policies(dw_session *s, const char *path);
+/* Why compiled program p (an artifact) may not serve session s, or NULL:
+ * with --schema box it must have passed the Box profile when it was compiled
+ * (`dwc compile --schema box` stamps DW_AF_BOX_PROFILE, vm/artifact_format.h).
+ * dw_session_load_policies and dw_engine_reload both ask. */
+const char *dw_session_artifact_refusal(const dw_session *s, const dw_program *p);
 /* PATH, or "box" for Box's built-in action schema (which also selects Box's
  * event schema unless --events names one). */
 int dw_session_load_schema(dw_session *s, const char *path);

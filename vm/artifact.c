@@ -416,6 +416,8 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
                (unsigned long long)dw_le64(b + 32), (unsigned long long)dw_isa_digest());
         return NULL;
     }
+    uint32_t flags = dw_le32(b + 12);
+    if (flags & ~DW_AF_KNOWN) { refuse(msg, cap, "unknown header flags %#x (written by a newer dwc)", flags & ~DW_AF_KNOWN); return NULL; }
     uint32_t nsec = dw_le32(b + 8);
     if (nsec > 64 || DW_ARTIFACT_HEADER + (size_t)nsec * 8 > size) { refuse(msg, cap, "bad section count %u", nsec); return NULL; }
     loader L;
@@ -441,6 +443,7 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     if (!p) { refuse(msg, cap, "out of memory"); return NULL; }
     dw_arena_init(&p->arena, 64 * 1024);
     L.p = p;
+    p->box_profile = (flags & DW_AF_BOX_PROFILE) != 0;
     if (build(&L) || dw_program_verify(p, msg, cap)) { dw_program_free(p); return NULL; }
     if (dw_program_prepare(p)) { refuse(msg, cap, "out of memory"); dw_program_free(p); return NULL; }
     return p;

@@ -7,7 +7,7 @@
  *   0   magic "\x7f" "DWB"
  *   4   u16 major, u16 minor
  *   8   u32 nsections
- *   12  u32 flags (0)
+ *   12  u32 flags (DW_AF_*; a reader refuses a bit it does not know)
  *   16  u64 file size
  *   24  u64 XXH3-64 of bytes [32, file size), seeded with XXH3-64 of bytes [0, 16)
  *   32  u64 instruction-set digest (dw_isa_digest, vm/program.h): the opcode
@@ -25,9 +25,11 @@
  * (TFORMULAS .. TPOLICIES); values, UIDs, IPs and constants hash-consed;
  * STRTAB shrunk to start offsets; positional policy ids elided; index keys
  * deduplicated (IXKEYS).  A 1.x reader must not run a 2.0 file: it would drop
- * the temporal tables, hence the major bump.  3.0 (this): the header grows to
+ * the temporal tables, hence the major bump.  3.0: the header grows to
  * 40 bytes with the instruction-set digest (a 2.x file says nothing of the
  * opcode numbering it assumes, so it cannot be checked and is refused).
+ * 3.1 (this): header flag DW_AF_BOX_PROFILE.  A 3.0 file has none, so a
+ * loader in Box mode refuses it (recompile with `dwc compile --schema box`).
  *
  * Values are stored flattened: a set's elements and a record's fields are
  * stored before the set or record itself, so the loader rebuilds them in
@@ -40,8 +42,15 @@
 
 #define DW_ARTIFACT_MAGIC "\x7f" "DWB"
 #define DW_ARTIFACT_MAJOR 3
-#define DW_ARTIFACT_MINOR 0
+#define DW_ARTIFACT_MINOR 1
 #define DW_ARTIFACT_HEADER 40
+/* Header flags.  BOX_PROFILE: the set passed the Box profile's load checks
+ * (box.md §11, §17) when it was compiled (`dwc compile --schema box`); a
+ * loader in Box mode (--schema box) refuses an artifact without it.  The
+ * flag is covered by the checksum: it records what the compiler checked, it
+ * is not a signature. */
+#define DW_AF_BOX_PROFILE 1u
+#define DW_AF_KNOWN       DW_AF_BOX_PROFILE
 /* Sets and records in VALUES nest at most this deep (a scalar is 0): a
  * compiled literal cannot be deeper than the parser's expression limit
  * (DW_MAX_EXPR_DEPTH, 256), and the VM's value comparisons recurse. */

@@ -149,6 +149,7 @@ typedef struct dw_program {
     int64_t max_reach;             /* seconds of history any leaf can read */
     bool live;                     /* counted in dw_program_live (set by dw_program_prepare) */
     uint64_t schema_digest;        /* an artifact's: XXH3-64 of the action schema it was validated against, 0: none */
+    bool box_profile;              /* passed the Box profile's load checks (DW_AF_BOX_PROFILE) */
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound

@@ -162,6 +162,7 @@ static void test_isa_mismatch(void **state)
     dw_program_free(p);
     /* a 2.x file carries no digest: refused by its version */
     dw_put_le16((uint8_t *)w.p + 4, 2);
+    dw_put_le16((uint8_t *)w.p + 6, 0);
     reseal((uint8_t *)w.p, w.len);
     assert_null(dw_artifact_load(w.p, w.len, msg, sizeof msg));
     assert_non_null(strstr(msg, "format 2.0 is not supported"));
