@@ -50,6 +50,16 @@ run c7 "$DWC" compile "$P" "$P"
 refused c7 1 "unexpected argument"
 run c8 "$DWC" compile --schema
 refused c8 1 "--schema needs a value"
+# compile --schema box: each load refusal of the Box profile (box.md §11) writes no artifact
+# (exit 2, rejected input) and says why in dwc check's words
+for n in duplicate_id unknown_action unguarded_optional window_over_cap inert_home_literal temporal_permit_cap reserved_action_only providers; do
+    rm -f "$tmp/cb.dwb"
+    run cb-$n "$DWC" compile --schema box "tests/check/$n.dw" -o "$tmp/cb.dwb"
+    refused cb-$n 2 "error[box-$(echo $n | tr _ -)]: "
+    if [ -e "$tmp/cb.dwb" ]; then bad "cb-$n: an artifact was written"; else ok; fi
+done
+run cb-clean "$DWC" compile --schema box tests/check/clean_box_example.dw -o "$tmp/cb.dwb"
+if [ "$(cat "$tmp/cb-clean.rc")" = 0 ] && [ -s "$tmp/cb.dwb" ]; then ok; else bad "cb-clean:"; head -3 "$tmp/cb-clean.out"; fi
 
 # check
 run k1 "$DWC" check "$P" -s box --format json

@@ -45,6 +45,14 @@ for dir in "$SHARED"/examples/box/*/; do
     pass=$((pass + p)); fail=$((fail + f))
     [ "$f" -eq 0 ] || echo "$out" | grep MISMATCH | sed "s/^/FAIL $name trace: /"
 done
+# every bundle passes the Box profile's load checks (box.md §11): compiles with --schema box
+for dir in "$SHARED"/examples/box/*/; do
+    name=$(basename "$dir")
+    tmpb=$(mktemp "${TMPDIR:-/tmp}/examples.XXXXXX.dwb")
+    if out=$("$DWC" compile --schema box "$dir/policy.dw" -o "$tmpb" 2>&1); then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL $name: refused under the Box profile"; echo "$out" | head -5; fi
+    rm -f "$tmpb"
+done
 echo "examples: $skipped bundles skipped"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

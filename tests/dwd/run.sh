@@ -11,7 +11,8 @@
 # (a restart replays only the records after one), the seccomp selftest and
 # the state keeper's confinement, the OTLP shape of every decision-log line, spans and
 # --log-include, resource attributes, the per-tool MCP gate, and Box mode's refusals (another
-# principal or resource, a NUL byte in a string).  Ends with "N passed, N failed".
+# principal or resource, a NUL byte in a string), and the Box profile's load refusals (each of
+# box.md §11's in dwc check's words; artifacts not compiled for Box).  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
@@ -574,6 +575,29 @@ check "the keeper refuses paths with ../" grep -q '^create ../escape.tmp: refuse
 check "the keeper never follows a symlink" grep -q '^create ckpt.tmp through a symlink: refused (Too many levels of symbolic links)$' "$T/keeper.out"
 check "the keeper opens artifacts read-only" grep -q '^  ... and the fd is read-only (write): refused (Bad file descriptor)$' "$T/keeper.out"
 check "no sanitizer or fault reports from dwd" sh -c "! grep -E 'Sanitizer|runtime error|internal fault: history' '$T/dwd.err'"
+
+# ---- 10. the Box profile at load (box.md §11, §17): each refusal exits 1 with dwc check's first error ----
+rules="$here/../check"
+for n in duplicate_id unknown_action unguarded_optional window_over_cap inert_home_literal temporal_permit_cap reserved_action_only providers; do
+    pol="$rules/$n.dw"
+    # check's first error and its hint, as one line (the loader's form)
+    want=$("$DWC" check "$pol" --schema box 2>/dev/null | awk '/^[^ ].*: error\[/ && !l {l=$0; next} l && /^  hint: / {sub(/^  hint: /, ""); print l " (hint: " $0 ")"; exit} l && /^[^ ]/ {print l; exit}')
+    timeout 20 "$DWD" --policy "$pol" --schema box --state "$T/state-prof-$n" --socket "$T/sock-prof" 2>"$T/prof.err"
+    rc=$?
+    check "Box profile: $n refuses to start (exit 1)" test "$rc" -eq 1 -a ! -S "$T/sock-prof"
+    check "Box profile: $n: the message is dwc check's ($(echo "$want" | sed -n 's/.*error\[\([a-z-]*\)\].*/\1/p')), the path once" test "$(cat "$T/prof.err")" = "dwd: $want" -a -n "$want"
+done
+# artifacts: only one compiled with --schema box serves in Box mode
+"$DWC" compile "$ex/policy.dw" -o "$T/plain.dwb" 2>/dev/null
+"$DWC" compile "$ex/policy.dw" --schema box -o "$T/boxed.dwb" 2>/dev/null
+timeout 20 "$DWD" --artifact "$T/plain.dwb" --schema box --state "$T/state-prof-a" --socket "$T/sock-prof" 2>"$T/prof.err"
+rc=$?
+check "Box profile: an artifact not checked for Box is refused (exit 1)" test "$rc" -eq 1
+check "Box profile: ... saying so" grep -q "artifact refused: not checked against the Box profile" "$T/prof.err"
+"$DWD" --artifact "$T/boxed.dwb" --schema box --state "$T/state-prof-b" --socket "$T/sock-prof" 2>"$T/prof.err" & p3=$!
+for _ in $(seq 1 100); do [ -S "$T/sock-prof" ] && break; kill -0 "$p3" 2>/dev/null || break; sleep 0.05; done
+check "Box profile: an artifact from dwc compile --schema box serves" test -S "$T/sock-prof"
+kill "$p3" 2>/dev/null; wait "$p3" 2>/dev/null
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
