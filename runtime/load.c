@@ -130,6 +130,8 @@ int dw_session_load_policies(dw_session *s, const char *path)
     s->ps = fe.ps;             /* the session owns what was built, even on failure */
     s->macro_lib = fe.lib;
     s->prog = fe.prog;
+    fe.ps = NULL; fe.lib = NULL; fe.prog = NULL;
+    dw_front_end_free(&fe);    /* the profile's findings (its errors are in s->diags) */
     if (s->prog && !failed) s->prog->box_profile = fe.profile != NULL;   /* it passed DW_FE_PROFILE: an artifact says so */
     int rc = flush_diags(s);
     return failed ? 2 : rc;

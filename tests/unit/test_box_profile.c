@@ -35,6 +35,13 @@ static const refusal refusals[] = {
     { "box-duplicate-id",
       "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/a/*\" };\n"
       "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/b/*\" };\n" },
+    /* the refusal first in the text is the one reported, though the validator's
+     * finding (rule 3) is found before the duplicate @id (rule 2) */
+    { "box-duplicate-id",
+      "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/a/*\" };\n"
+      "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/b/*\" };\n"
+      "@id(\"rm\")\nforbid (principal, action == Box::Action::\"shell:exec\", resource)\n"
+      "when { context.input.program == \"rm\" && context.input.arg1 == \"-rf\" };\n" },
     { "box-unknown-action",
       "@id(\"typo\")\npermit (principal, action == Box::Action::\"fs:raed\", resource);\n" },
     { "box-unguarded-optional",
