@@ -162,15 +162,17 @@ static void test_warnings_load(void **state)
     unlink(path);
 }
 
-/* compile `text` through the session loader (Box schema or none) to artifact bytes */
-static void compile_to(const char *text, bool box, dw_buf *out)
+/* compile `text` through the session loader (Box schema or none) to artifact
+ * bytes for Box's schema; `unstamped`: as if the profile had not run */
+static void compile_to(const char *text, bool box, bool unstamped, dw_buf *out)
 {
     dw_session s;
     dw_session_init(&s);
     if (box) assert_int_equal(dw_session_load_schema(&s, "box"), 0);
     assert_int_equal(dw_session_load_policies(&s, policy_file(text)), 0);
     assert_int_equal(s.prog->box_profile, box);
-    assert_int_equal(dw_artifact_write(s.prog, 0, out), 0);
+    if (unstamped) s.prog->box_profile = false;
+    assert_int_equal(dw_artifact_write(s.prog, dw_session_schema_digest(&s), out), 0);
     dw_session_free(&s);
 }
 
@@ -183,9 +185,11 @@ static void test_artifact_records_profile(void **state)
 {
     (void)state;
     const char *text = warnings_only[1];
-    dw_buf boxed = { 0 }, plain = { 0 };
-    compile_to(text, true, &boxed);
-    compile_to(text, false, &plain);
+    dw_buf boxed = { 0 }, plain = { 0 }, noschema = { 0 };
+    compile_to(text, true, false, &boxed);
+    compile_to(text, true, true, &plain);      /* Box's schema digest, not the profile's stamp */
+    compile_to(text, false, false, &noschema);
+    assert_int_equal(dw_le32((uint8_t *)noschema.p + 12), 0);
     assert_int_equal(dw_le32((uint8_t *)boxed.p + 12), DW_AF_BOX_PROFILE);
     assert_int_equal(dw_le32((uint8_t *)plain.p + 12), 0);
     char msg[256], err[512];
@@ -224,6 +228,7 @@ static void test_artifact_records_profile(void **state)
     unlink(path);
     dw_buf_free(&boxed);
     dw_buf_free(&plain);
+    dw_buf_free(&noschema);
 }
 
 int main(void)
