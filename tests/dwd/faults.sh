@@ -32,7 +32,7 @@ start() {
     "$DWD" --policy "$ex/policy.dw" --state "$state" --socket "$sock" "$@" ${DWD_EXTRA_FLAGS:-} 2>"$T/$name.err" &
     pid=$!
     pids+=("$pid")
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 600); do
         grep -q '^dwd: serving' "$T/$name.err" 2>/dev/null && return 0
         kill -0 "$pid" 2>/dev/null || return 1
         sleep 0.05
@@ -68,7 +68,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
 time.sleep(15)
 EOP
 pids+=("$pp")
-for _ in $(seq 1 100); do [ -S "$T/psock" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/psock" ] && break; sleep 0.05; done
 timeout 20 "$DWD" --policy "$ex/policy.dw" --state "$T/sp" --socket "$T/psock" 2>"$T/p.err"
 check "a socket another process listens on is refused (exit 1)" test $? -eq 1
 check "... saying a connection succeeded" grep -q "another process is serving on this socket (a connection succeeded)" "$T/p.err"
@@ -133,7 +133,7 @@ check "input that ends inside a line: the complete one answered, then an error l
 stop "$pid"
 # each connection is a descriptor: a soft limit below --max-connections + 64 is raised, a hard one refused
 ( ulimit -S -n 200; exec "$DWD" --policy "$ex/policy.dw" --state "$T/sl" --socket "$T/lsock" 2>"$T/soft.err" ) & pid=$!; pids+=("$pid")
-for _ in $(seq 1 100); do [ -S "$T/lsock" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/lsock" ] && break; sleep 0.05; done
 out=$("$T/flood" "$T/lsock" hold 250 0 100)
 check "a soft descriptor limit of 200 is raised for 256 connections ($out)" grep -q '^opened=250 fresh_ms=[0-9]' <<<"$out"
 stop "$pid"
@@ -141,7 +141,7 @@ stop "$pid"
 check "a hard limit of 200 is refused for --max-connections 256 (exit 1)" test $? -eq 1 -a ! -S "$T/hsock"
 check "... saying what it needs" grep -q "^dwd: --max-connections 256 needs 320 file descriptors; the limit is 200 (ulimit -n)$" "$T/hard.err"
 ( ulimit -n 200; exec "$DWD" --policy "$ex/policy.dw" --state "$T/sh2" --socket "$T/hsock2" 2>"$T/hard2.err" ) & pid=$!; pids+=("$pid")
-for _ in $(seq 1 100); do [ -S "$T/hsock2" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/hsock2" ] && break; sleep 0.05; done
 out=$("$T/flood" "$T/hsock2" hold 150 0 100)
 check "under a hard limit of 200 the default serves 136 connections, the longest-idle making room ($out)" \
     test "$(stat_of "$T/hsock2" evicted)" -ge 15 -a "$(stat_of "$T/hsock2" connections)" -le 136
@@ -208,9 +208,9 @@ check "... saying the file is empty" grep -q "the policy file is empty (0 bytes)
 start ck "$T/ksock" "$T/sk" --checkpoint-every 3 --decision-log "$T/ck.jsonl" || bad "dwd starts (checkpoint)"
 mkdir "$T/sk/ckpt.tmp"
 for _ in $(seq 1 10); do echo "$req"; done | "$C" "$T/ksock" > /dev/null
-for _ in $(seq 1 50); do [ "$(stat_of "$T/ksock" checkpoint_failures)" -ge 1 ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ "$(stat_of "$T/ksock" checkpoint_failures)" -ge 1 ] && break; sleep 0.1; done
 echo '{"op":"stats"}' | "$C" "$T/ksock" > "$T/ck-stats"
-for _ in $(seq 1 30); do grep -q "background checkpoint failed" "$T/ck.err" && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q "background checkpoint failed" "$T/ck.err" && break; sleep 0.1; done
 stop "$pid"
 check "stats: checkpoint_failures and the last error" grep -q '"checkpoint_failures":[1-9].*"checkpoint_error":"dogwood history: checkpoint failed: Is a directory"' "$T/ck-stats"
 check "stderr: background checkpoint failed" grep -q "^dwd: background checkpoint failed ([0-9]* so far): dogwood history: checkpoint failed: Is a directory" "$T/ck.err"
@@ -218,7 +218,7 @@ check "decision log: a checkpoint_failed control record" grep -q '"eventName":"s
 # the final flush fails (file size limit; SIGXFSZ ignored so the write itself fails): exit status 1
 ( trap '' XFSZ; ulimit -f 16; exec "$DWD" --policy "$ex/policy.dw" --state "$T/sz" --socket "$T/zsock" --durability none 2>"$T/z.err" ) &
 pid=$!; pids+=("$pid")
-for _ in $(seq 1 100); do [ -S "$T/zsock" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/zsock" ] && break; sleep 0.05; done
 rec='{"op":"record","action":"http:request","kind":"response","input":{"host":"api.github.com","port":443,"method":"GET","path":"/x","body_bytes":0,"intercepted":true},"output":{"status":200,"body_bytes":10}}'
 for _ in $(seq 1 300); do echo "$rec"; done | "$C" "$T/zsock" > "$T/z-replies"
 check "writes past the file size limit are errors, not acknowledgements" grep -q '"ok":false,"error":"policy history failure' "$T/z-replies"
@@ -229,7 +229,7 @@ check "... and says so" grep -q "^dwd: the history log's final flush failed: exi
 # ---- issue 14: option spellings, --help ----
 "$DWD" --policy="$ex/policy.dw" --state="$T/seq" --socket="$T/eqsock" 2>"$T/eq.err" &
 pid=$!; pids+=("$pid")
-for _ in $(seq 1 100); do [ -S "$T/eqsock" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/eqsock" ] && break; sleep 0.05; done
 check "--policy=P --state=D --socket=S serve" grep -q '"ok":true' <(echo '{"op":"stats"}' | "$C" "$T/eqsock")
 stop "$pid"
 "$DWC" compile "$ex/policy.dw" -s box -o "$T/eq.dwb" >/dev/null 2>&1
