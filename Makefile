@@ -16,6 +16,8 @@ OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
 LDLIBS  += -lxxhash -lm
 DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
+# dwc check's Unicode hygiene: ICU's character properties (Bidi_Control, Default_Ignorable_Code_Point)
+DEBIAN_PKGS += libicu-dev
 # tests/lib/run.sh: pkg-config for the installed library, man-db/groff to render the pages
 DEBIAN_PKGS += pkgconf man-db groff-base
 
@@ -33,7 +35,7 @@ all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BU
 # ---- what the build needs, checked before anything runs ----
 # tool-or-header:package pairs; a missing one stops the build with "run make deps"
 # instead of "make: flex: No such file or directory" halfway through.
-BUILD_DEPS = flex:flex bison:bison xxhash.h:libxxhash-dev seccomp.h:libseccomp-dev z3.h:libz3-dev
+BUILD_DEPS = flex:flex bison:bison xxhash.h:libxxhash-dev seccomp.h:libseccomp-dev z3.h:libz3-dev unicode/uchar.h:libicu-dev
 TEST_DEPS  = cmocka.h:libcmocka-dev
 define check_deps
 	@missing=""; for d in $(1); do x=$${d%%:*}; p=$${d#*:}; \
@@ -113,8 +115,10 @@ SO_REAL = libdogwood.so.$(VERSION)
 # dwc's and dwd's own modules stay out: the proofs (Z3), the benchmark (it
 # counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
 # decision-log writer, keeper and seccomp confinement, dwc's replay driver,
-# trace checker and reference commands (dogwood_cli, validate_files).
-SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o)
+# trace checker and reference commands (dogwood_cli, validate_files), and
+# dwc check's lint and findings (ICU).
+SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o \
+    check_filter.o check_set.o) $(BUILD)/obj/compiler/lint.o
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map
@@ -125,7 +129,7 @@ $(BUILD)/libdogwood.so: $(BUILD)/$(SO_REAL)
 	ln -sfn $(SONAME) $@
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3 -licuuc
 # dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup
 $(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread

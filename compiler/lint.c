@@ -1,5 +1,6 @@
 /* lint.c - `dwc check`: lint rules and structural analysis (see lint.h). */
 #include "lint.h"
+#include <unicode/uchar.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 
 enum {
     R_PARSE, R_MACRO, R_TEMPORAL, R_VALIDATION, R_NO_ENV, R_UNKNOWN_ACTION, R_UNGUARDED, R_WINDOW_CAP,
-    R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
+    R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_INVISIBLE, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
     R_SHADOW_PERMIT, R_SHADOW_FORBID, R_OVERRIDDEN, R_TPERMIT_CAP, R_INERT, R_HOME_AFTER_WILD,
     R_PROGRAM_SLASH, R_RESERVED_ACTION, R_PROVIDERS, R_OUTPUT_DECISION, R_IP_HISTORY, R_PRECOND_REQUEST,
     R_MACRO_CALL, R_FORBID_ERROR, R_INDEX_DOMINANCE, R_REDUNDANT, R_VACUOUS, R_DIFF, R_ASSERT_REFUTED,
@@ -38,6 +39,7 @@ const dw_lint_rule dw_lint_rules[R_N] = {
     [R_RESERVED_ATTR] = { "dw-reserved-attribute", NULL, E, E, false, "a rule reads a hoisted attribute name directly (dogwood.md §20 D4)", "type-error" },
     [R_EMPTY_STRING] = { "dw-empty-string-compare", NULL, W, W, false, "a context value or provider output is compared with \"\" (dogwood.md §20 Q15)", "inert-literal" },
     [R_BIDI] = { "dw-unicode-bidi", NULL, W, W, false, "the source contains a bidirectional control character", "unicode" },
+    [R_INVISIBLE] = { "dw-unicode-invisible", NULL, W, W, false, "a string literal contains an invisible (default-ignorable) character", "unicode" },
     [R_MIXED] = { "dw-unicode-mixed-script", NULL, W, W, false, "a string literal mixes letters of several scripts", "unicode" },
     [R_CONFUSABLE] = { "dw-unicode-confusable", NULL, W, W, false, "two different string literals look the same (confusable characters)", "unicode" },
     [R_IMPOSSIBLE] = { "dw-impossible-policy", NULL, W, W, false, "a rule matches no request", "impossible-policy" },
@@ -1069,10 +1071,12 @@ static uint32_t utf8_next(const char *s, size_t n, size_t *i)
     return cp;
 }
 
-static bool is_bidi(uint32_t c)
-{
-    return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C;
-}
+/* Unicode's own tables (ICU), not a hand-kept list: Bidi_Control, and
+ * Default_Ignorable_Code_Point (zero-width spaces and joiners, word joiner,
+ * soft hyphen, variation selectors, tag characters, ...), which render as
+ * nothing, so `".e\u{200B}nv"` shows as ".env" and matches something else. */
+static bool is_bidi(uint32_t c) { return u_hasBinaryProperty((UChar32)c, UCHAR_BIDI_CONTROL); }
+static bool is_invisible(uint32_t c) { return !is_bidi(c) && u_hasBinaryProperty((UChar32)c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT); }
 
 enum { S_NONE, S_LATIN, S_GREEK, S_CYRILLIC, S_ARMENIAN, S_HEBREW, S_ARABIC, S_GEORGIAN, S_CHEROKEE, S_N };
 static const char *const script_name[S_N] = { "", "Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Georgian", "Cherokee" };
@@ -1143,9 +1147,21 @@ static void rule_unicode(L *l)
         bool ascii = true;
         char *skel = alloc(l, en - st + 1);
         size_t sk = 0;
+        bool invisible = false;
         for (size_t j = st; j < en;) {
+            size_t at = j;
             uint32_t c = utf8_next(s, en, &j);
             if (c >= 0x80) ascii = false;
+            if (!invisible && is_invisible(c)) {
+                invisible = true;
+                char name[96] = "";
+                UErrorCode e = U_ZERO_ERROR;
+                u_charName((UChar32)c, U_UNICODE_CHAR_NAME, name, sizeof name, &e);
+                add(l, R_INVISIBLE, -1, dw_loc_at(l->src, (uint32_t)at, (uint32_t)j),
+                    fmt(l, "delete it, or write it as an escape (\\u{%x}) if it is meant", c),
+                    "string literal %s contains the invisible character U+%04X%s%s%s: it displays as nothing but is matched",
+                    quote(l, s + st, en - st), c, *name ? " (" : "", name, *name ? ")" : "");
+            }
             int sc = script_of(c);
             if (sc && !seen[sc]) { seen[sc] = true; nscripts++; }
             char a = skeleton_of(c);
