@@ -3,11 +3,12 @@
  * error, 2 rejected input or a usage error (§20 Q5).  replay is the
  * compatibility replay: it does not validate (§16) and takes each request
  * unchecked against the schema, as the reference does (dwc replay
- * --validate false --request-validation false).  Not built yet: check-parse,
- * lower, schema, --providers, --macros (refused with exit 2). */
+ * --validate false --request-validation false).  Not built yet: lower,
+ * schema, --providers, --macros (refused with exit 2). */
 #include "dogwood_cli.h"
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "replay.h"
@@ -16,10 +17,15 @@
 #include "../lang/json.h"
 
 const char dw_dogwood_usage[] =
-    "usage: dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
+    "usage: dwc dogwood check-parse POLICY [--format human|json]\n"
+    "       dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood replay POLICY --policy-schema FILE --trace FILE [--event-schema FILE] [--format human|json]\n"
     "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
     "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
+    "  check-parse  parse and macro-expand; per policy its temporal leaves and provider calls (every\n"
+    "            one undeclared: providers are not built), `warning: undeclared provider Ns::Fn`;\n"
+    "            --format json: {\"policy_count\",\"policies\":[{\"temporal_count\",\"uses_temporal\",\n"
+    "            \"provider_invocations\",\"undeclared_providers\"}]}\n"
     "  validate  parse, lower, validate: `OK: validation passed with no errors or warnings.` or each\n"
     "            finding with its source line; exit 0 when there are no errors (warnings allowed).\n"
     "            --format json: {\"passed\",\"passed_without_warnings\",\"errors\":[{\"message\",\"labels\"}],\"warnings\"}\n"
@@ -27,7 +33,7 @@ const char dw_dogwood_usage[] =
     "            requests unchecked against the schema, as the reference: one line per decision,\n"
     "            `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]};\n"
     "            verdicts do not affect the exit code.\n"
-    "check-parse, lower, schema, --providers and --macros are not built yet (exit 2).\n";
+    "lower, schema, --providers and --macros are not built yet (exit 2).\n";
 
 typedef struct dogwood_args {
     const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros;
@@ -43,7 +49,7 @@ static int parse_args(int argc, char **argv, dogwood_args *a)
     };
     int pr = dw_cli_parse(argc, argv, opts, &a->pol, dw_dogwood_usage);
     if (pr) return pr > 0 ? -1 : 2;
-    const char *missing = !a->pol ? "POLICY" : !a->sch ? "--policy-schema FILE" : NULL;
+    const char *missing = !a->pol ? "POLICY" : !a->sch && strcmp(argv[0], "check-parse") ? "--policy-schema FILE" : NULL;
     if (missing) { fprintf(stderr, "dwc dogwood %s: error: missing %s\n", argv[0], missing); return 2; }
     if (strcmp(a->fmt, "human") && strcmp(a->fmt, "json")) {
         fprintf(stderr, "dwc dogwood %s: error: --format must be human or json, not `%s`\n", argv[0], a->fmt);
@@ -133,6 +139,83 @@ static int dogwood_replay(int argc, char **argv)
     return rc == 3 ? 2 : rc;     /* 3 (an expectation failed) is Box's JSON lines only, refused above */
 }
 
+/* ---- check-parse ---- */
+
+typedef struct parse_counts {
+    size_t temporal;
+    const dw_expr **calls; size_t ncalls, cap;   /* provider calls, in source order */
+} parse_counts;
+
+static bool count_expr(parse_counts *c, const dw_expr *e, int depth)
+{
+    if (!e || depth > 4096) return true;
+    if (e->kind == DW_E_TEMPORAL) { c->temporal++; return true; }
+    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) {      /* two or more segments: a provider (ast.h) */
+        if (c->ncalls == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 8;
+            const dw_expr **v = realloc(c->calls, cap * sizeof *v);
+            if (!v) return false;
+            c->calls = v;
+            c->cap = cap;
+        }
+        c->calls[c->ncalls++] = e;
+    }
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++)
+        if (!count_expr(c, k, depth + 1)) return false;
+    return true;
+}
+
+static int dogwood_check_parse(int argc, char **argv)
+{
+    dogwood_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    bool json = !strcmp(a.fmt, "json");
+    char *text;
+    size_t len;
+    if (dw_read_file(a.pol, &text, &len)) { fprintf(stderr, "dwc dogwood check-parse: %s: %s\n", a.pol, strerror(errno)); return 1; }
+    dw_source src = { a.pol, text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_front_end fe = { .src = &src };
+    rc = 0;
+    if (dw_front_end_run(&fe, DW_FE_EXPAND, &d, NULL)) {
+        dw_diags_print(&d, stderr);
+        if (!d.nerrors) fprintf(stderr, "dwc dogwood check-parse: out of memory\n");
+        rc = 2;
+        goto out;
+    }
+    if (json) printf("{\"policy_count\":%zu,\"policies\":[", fe.ps->npolicies);
+    for (size_t i = 0; i < fe.ps->npolicies; i++) {
+        const dw_policy *p = &fe.ps->policies[i];
+        parse_counts c = { 0 };
+        bool ok = true;
+        for (size_t k = 0; k < p->nclauses && ok; k++) ok = count_expr(&c, p->clauses[k].body, 0);
+        if (!ok) { free(c.calls); fprintf(stderr, "dwc dogwood check-parse: out of memory\n"); rc = 2; goto out; }
+        if (json) {
+            printf("%s{\"temporal_count\":%zu,\"uses_temporal\":%s,\"provider_invocations\":%zu,\"undeclared_providers\":[",
+                   i ? "," : "", c.temporal, c.temporal ? "true" : "false", c.ncalls);
+            for (size_t k = 0; k < c.ncalls; k++) {
+                if (k) printf(",");
+                dw_json_write_string(stdout, c.calls[k]->u.call.name.s, c.calls[k]->u.call.name.len);
+            }
+            printf("]}");
+        } else {
+            printf("policy %zu: %zu temporal leaf(s), %zu provider invocation(s)\n", i, c.temporal, c.ncalls);
+            for (size_t k = 0; k < c.ncalls; k++)
+                printf("warning: undeclared provider %.*s\n", (int)c.calls[k]->u.call.name.len, c.calls[k]->u.call.name.s);
+        }
+        free(c.calls);
+    }
+    if (json) printf("]}\n");
+out:
+    dw_diags_free(&d);
+    dw_front_end_free(&fe);
+    free(text);
+    return rc;
+}
+
 int dw_cmd_dogwood(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -141,7 +224,8 @@ int dw_cmd_dogwood(int argc, char **argv)
     }
     if (!strcmp(argv[1], "validate")) return dogwood_validate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "replay")) return dogwood_replay(argc - 1, argv + 1);
-    bool later = !strcmp(argv[1], "check-parse") || !strcmp(argv[1], "lower") || !strcmp(argv[1], "schema");
+    if (!strcmp(argv[1], "check-parse")) return dogwood_check_parse(argc - 1, argv + 1);
+    bool later = !strcmp(argv[1], "lower") || !strcmp(argv[1], "schema");
     fprintf(stderr, "dwc dogwood: error: %s `%s`\n%s", later ? "not built yet:" : "unknown command", argv[1], dw_dogwood_usage);
     return 2;
 }

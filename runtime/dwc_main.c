@@ -491,7 +491,7 @@ static const command commands[] = {
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
-    { "dogwood", dw_cmd_dogwood, "the Dogwood reference's commands: validate, replay (dogwood.md §18)", dw_dogwood_usage },
+    { "dogwood", dw_cmd_dogwood, "the Dogwood reference's commands: check-parse, validate, replay (dogwood.md §18)", dw_dogwood_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };
 

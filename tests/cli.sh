@@ -152,6 +152,14 @@ run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --providers p.json
 refused dg9 2 "--providers is not supported by this build"
 run dg10 "$DWC" dogwood lower "$T.dw"
 refused dg10 2 "not built yet: \`lower\`"
+run dg12 "$DWC" dogwood check-parse tests/traces/undeclared-field.dw
+refused dg12 0 "policy 1: 1 temporal leaf(s), 0 provider invocation(s)"
+printf 'permit (principal, action, resource) when { Strings::Matches(context.doc, "^a").matched };\n' >"$tmp/prov.dw"
+run dg13 "$DWC" dogwood check-parse "$tmp/prov.dw" --format json
+refused dg13 0 '{"policy_count":1,"policies":[{"temporal_count":0,"uses_temporal":false,"provider_invocations":1,"undeclared_providers":["Strings::Matches"]}]}'
+printf 'permit (principal, action, resource) when { 1 + };\n' >"$tmp/bad.dw"
+run dg14 "$DWC" dogwood check-parse "$tmp/bad.dw"
+refused dg14 2 "error: unexpected"
 # ... and its replay is the reference's: the set unvalidated, the finding a warning
 run dg11 "$DWC" dogwood replay tests/traces/undeclared-field.dw --policy-schema "$DS" --event-schema unpinned --trace tests/traces/request-validation.log
 refused dg11 0 "@10 (time point 1): ALLOW  [rules: 0, 1]"
