@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "load.h"
 #include "bench.h"
 #include "replay.h"
@@ -51,7 +52,13 @@ static const char authorize_usage[] =
     "                           \"link_id\", \"args\": {\"?principal\": UID, \"?resource\": UID}}; a linked\n"
     "                           policy is named by its link id, unlinked templates are ignored\n"
     "                           (a template is named by its @id, else policyN by position)\n"
-    "  -v, --verbose            print determining and erroring policy ids\n";
+    "  -v, --verbose            print determining and erroring policy ids\n"
+    "  -t, --timing             print the decision's time first, as Cedar's CLI does\n"
+    "      --request-validation true|false  false: the request is not checked against the\n"
+    "                           schema's appliesTo (its context is still parsed with it)\n"
+    "      --schema-format cedar|json  accepted for Cedar's CLI; the form is read from the text\n"
+    "Run as `cedar` (a link named cedar), the output is Cedar's CLI's: a blank line, the\n"
+    "decision, the errors, and with -v Cedar's note listing the policies by @id.\n";
 
 /* Turn a uid given as text into the JSON object form the request loader reads. */
 static const dw_json *uid_json(dw_arena *a, const char *text, const char *what)
@@ -103,8 +110,41 @@ static void print_ids(const dw_program *prog, const uint32_t *idx, uint32_t n)
     }
 }
 
+/* Cedar's --schema-format: dwc reads the form from the text, so only the value is checked */
+static bool schema_format_ok(const char *cmd, const char *v)
+{
+    if (!v || !strcmp(v, "cedar") || !strcmp(v, "json")) return true;
+    fprintf(stderr, "dwc %s: error: --schema-format must be cedar or json, not `%s`\n", cmd, v);
+    return false;
+}
+
+/* Invoked as `cedar` (dwc on PATH under Cedar's name): authorize prints
+ * Cedar's CLI shape (cedar-policy-cli's authorize): a blank line first, the
+ * decision, each erroring policy's error after a blank line, and with -v the
+ * note and the determining policies' ids (@id-aware). */
+static bool as_cedar;
+
+static void print_cedar_answer(const dw_program *prog, const dw_response *resp, bool verbose)
+{
+    if (resp->nerrors) putchar('\n');
+    for (uint32_t i = 0; i < resp->nerrors; i++) {
+        const dw_policy_code *pc = &prog->policies[resp->errors[i].policy];
+        printf("error while evaluating policy `%.*s`: %s\n", (int)pc->id.len, pc->id.s,
+               resp->errors[i].detail ? resp->errors[i].detail : dw_eval_status_name(resp->errors[i].status));
+    }
+    if (!verbose) return;
+    putchar('\n');
+    if (!resp->ndetermining) { puts("note: no policies applied to this request"); return; }
+    puts("note: this decision was due to the following policies:");
+    for (uint32_t i = 0; i < resp->ndetermining; i++) {
+        const dw_policy_code *pc = &prog->policies[resp->determining[i]];
+        printf("  %.*s\n", (int)pc->id.len, pc->id.s);
+    }
+    putchar('\n');
+}
+
 /* Batch mode: each line of a JSON-lines file is one request. */
-static int authorize_lines(dw_session *s, const char *path)
+static int authorize_lines(dw_session *s, const char *path, bool validate_request)
 {
     char *text;
     size_t len;
@@ -131,7 +171,7 @@ static int authorize_lines(dw_session *s, const char *path)
             } else if (dw_request_from_json(&s->scratch, request_uid(&s->scratch, dw_json_get(r, "principal"), "principal"),
                                             request_uid(&s->scratch, dw_json_get(r, "action"), "action"),
                                             request_uid(&s->scratch, dw_json_get(r, "resource"), "resource"),
-                                            dw_json_get(r, "context"), s->schema, s->schema != NULL, &req, &err)) {
+                                            dw_json_get(r, "context"), s->schema, s->schema && validate_request, &req, &err)) {
                 printf("%zu: DENY invalid: %s\n", lineno, err.p ? err.p : "?");
             } else if (dw_authorize(s->prog, &s->store, &req, &s->scratch, &resp)) {
                 printf("%zu: DENY internal: out of memory\n", lineno);
@@ -234,10 +274,11 @@ static int authorize_lines_engine(const char *pol, const char *sch, const char *
 
 static int cmd_authorize(int argc, char **argv)
 {
-    const char *lines = NULL, *events = NULL, *links = NULL;
+    const char *lines = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *reqval = "true";
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rq = NULL, *pl = NULL, *ac = NULL, *rs = NULL, *cx = NULL;
-    bool verbose = false;
+    bool verbose = false, timing = false;
     const dw_cli_opt opts[] = {
+        { "schema-format", 0, &schema_format, NULL }, { "request-validation", 0, &reqval, NULL }, { "timing", 't', NULL, &timing },
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "entities", 0, &ent, NULL },
         { "request-json", 0, &rq, NULL }, { "principal", 'l', &pl, NULL }, { "action", 'a', &ac, NULL },
         { "resource", 'r', &rs, NULL }, { "context", 'c', &cx, NULL }, { "verbose", 'v', NULL, &verbose },
@@ -250,6 +291,12 @@ static int cmd_authorize(int argc, char **argv)
         fputs(authorize_usage, stderr);
         return 1;
     }
+    if (!schema_format_ok("authorize", schema_format)) return 1;
+    if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
+        fprintf(stderr, "dwc authorize: error: --request-validation must be true or false, not `%s`\n", reqval);
+        return 1;
+    }
+    bool validate_request = strcmp(reqval, "true") == 0;
     dw_session s;
     dw_session_init(&s);
     int rc = 1;
@@ -258,8 +305,12 @@ static int cmd_authorize(int argc, char **argv)
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
     s.links_path = links;
-    s.cedar_ids = false;        /* dwc names statics by position; templates by @id for -k (link.h) */
+    s.cedar_ids = as_cedar;     /* dwc names statics by position, Cedar by @id; templates by @id for -k (link.h) */
     if (dw_session_load_policies(&s, pol)) goto out;
+    if (!validate_request && s.prog->temporal.nleaves) {
+        fprintf(stderr, "dwc authorize: error: --request-validation false is not supported for a set with temporal rules\n");
+        goto out;
+    }
     if (links && s.prog->temporal.nleaves) {
         fprintf(stderr, "dwc authorize: error: -k links a set with temporal rules: not supported (the stateful engine reads the policy file alone)\n");
         goto out;
@@ -276,7 +327,7 @@ static int cmd_authorize(int argc, char **argv)
         goto out;
     }
     if (dw_session_load_entities(&s, ent)) goto out;
-    if (lines) { rc = authorize_lines(&s, lines); goto out; }
+    if (lines) { rc = authorize_lines(&s, lines, validate_request); goto out; }
     const dw_json *P, *A, *R, *C = NULL;
     if (rq) {
         const dw_json *r = parse_json_file(&s, rq, &rq_src, &rq_text);
@@ -294,19 +345,28 @@ static int cmd_authorize(int argc, char **argv)
     if (!P || !A || !R) goto out;
     dw_request req;
     dw_buf err = { 0 };
-    if (dw_request_from_json(&s.scratch, P, A, R, C, s.schema, s.schema != NULL, &req, &err)) {
+    if (dw_request_from_json(&s.scratch, P, A, R, C, s.schema, s.schema && validate_request, &req, &err)) {
         fprintf(stderr, "dwc authorize: error: invalid request: %s\n", err.p ? err.p : "?");
         dw_buf_free(&err);
         goto out;
     }
     dw_buf_free(&err);
     dw_response resp;
-    if (dw_authorize(s.prog, &s.store, &req, &s.scratch, &resp)) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int ar = dw_authorize(s.prog, &s.store, &req, &s.scratch, &resp);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (ar) {
         fprintf(stderr, "dwc authorize: error: out of memory (decision: DENY)\n");
         goto out;
     }
+    if (as_cedar) putchar('\n');
+    if (timing)     /* Cedar's line, before the decision */
+        printf("Authorization Time (micro seconds) : %lld\n",
+               (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
     puts(resp.allow ? "ALLOW" : "DENY");
-    if (verbose) {
+    if (as_cedar) print_cedar_answer(s.prog, &resp, verbose);
+    else if (verbose) {
         printf("determining: ");
         print_ids(s.prog, resp.determining, resp.ndetermining);
         printf("\nerrors:");
@@ -414,7 +474,8 @@ static const char validate_usage[] =
     "Each diagnostic names the policy (@id, else policyN), points at the expression and\n"
     "says what type was expected and what was found.\n"
     "Exit 0 valid (warnings allowed unless --deny-warnings), 3 invalid, 1 on any other error.\n"
-    "  -k, --template-linked FILE  also validate each template-linked policy (named by its link id)\n";
+    "  -k, --template-linked FILE  also validate each template-linked policy (named by its link id)\n"
+    "      --schema-format cedar|json  accepted for Cedar's CLI; the form is read from the text\n";
 
 /* The template-linked policies of -k, validated as the static policies they
  * become; the templates themselves were validated with the set.  0, or the
@@ -440,14 +501,16 @@ static int validate_links(dw_session *s, const char *path, dw_validate_result *r
 
 static int cmd_validate(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL;
+    const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL, *schema_format = NULL;
     bool deny_warnings = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
-        { "deny-warnings", 0, NULL, &deny_warnings }, { "template-linked", 'k', &links, NULL }, { 0 },
+        { "deny-warnings", 0, NULL, &deny_warnings }, { "template-linked", 'k', &links, NULL },
+        { "schema-format", 0, &schema_format, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, validate_usage);
     if (pr) return pr > 0 ? 0 : 1;
+    if (!schema_format_ok("validate", schema_format)) return 1;
     if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);
@@ -524,6 +587,8 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    const char *base = strrchr(argv[0], '/');
+    as_cedar = strcmp(base ? base + 1 : argv[0], "cedar") == 0;
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
     if (strcmp(argv[1], "--version") == 0) { printf("dwc %s\n", dw_version()); return 0; }

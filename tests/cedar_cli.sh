@@ -84,5 +84,29 @@ echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":{"fn":"datetime","arg":"
 expect fn-arg-bad 1 "extension call datetime failed" \
     "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
 
+# Cedar's CLI flags, and its output shape when dwc runs as `cedar` (cedar-policy-cli's
+# authorize.rs: a blank line, the decision, errors, -v's note with @id-aware ids)
+ln -s "$DWC" "$tmp/cedar"
+"$tmp/cedar" "${A[@]}" -k links.json "${ALICE[@]}" -v >"$tmp/o1" 2>&1; echo $? >>"$tmp/o1"
+printf '\nALLOW\n\nnote: this decision was due to the following policies:\n  alice-photos\n\n0\n' >"$tmp/w1"
+if cmp -s "$tmp/o1" "$tmp/w1"; then ok; else bad "cedar -v shape:"; diff "$tmp/w1" "$tmp/o1" | head -5; fi
+"$tmp/cedar" "${A[@]}" "${ALICE[@]}" -v >"$tmp/o2" 2>&1; echo $? >>"$tmp/o2"
+printf '\nDENY\n\nnote: no policies applied to this request\n2\n' >"$tmp/w2"
+if cmp -s "$tmp/o2" "$tmp/w2"; then ok; else bad "cedar -v no policies:"; diff "$tmp/w2" "$tmp/o2" | head -5; fi
+# as `cedar`, static policies are named by @id too
+expect cedar-at-id 0 "  in-hotel" "$tmp/cedar" "${H[@]}" -r 'Reservation::"r1"' -c "$tmp/c1.json" -v
+printf 'permit(principal, action, resource) when { principal.nope };\n' >"$tmp/err.cedar"
+expect cedar-errors 2 "error while evaluating policy \`policy0\`" "$tmp/cedar" authorize -p "$tmp/err.cedar" "${ALICE[@]}"
+expect timing 0 "Authorization Time (micro seconds) : " "$DWC" "${H[@]}" -r 'Reservation::"r1"' -c "$tmp/c1.json" -t
+# --request-validation false: a principal type outside appliesTo is decided, not refused
+HG=(authorize -p hotel.cedar -s hotel.cedarschema --entities hotel.entities.json -l 'Hotel::"G"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json")
+expect request-validated 1 "principal type Hotel is not allowed for this action" "$DWC" "${HG[@]}"
+expect request-validation-false 0 "ALLOW" "$DWC" "${HG[@]}" --request-validation false
+expect request-validation-bad 1 "--request-validation must be true or false" "$DWC" "${HG[@]}" --request-validation no
+expect schema-format 0 "ALLOW" "$DWC" "${HG[@]}" --request-validation=false --schema-format cedar
+expect schema-format-bad 1 "--schema-format must be cedar or json" "$DWC" "${HG[@]}" --schema-format yaml
+expect validate-schema-format 0 "validation passed" "$DWC" "${V[@]}" --schema-format cedar
+expect version 0 "dwc " "$tmp/cedar" --version
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
