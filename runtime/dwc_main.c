@@ -416,13 +416,16 @@ static const char compile_usage[] =
     "The output is deterministic: the same input gives the same bytes.  Every dwc\n"
     "command that takes -p POLICIES accepts the .dwb in place of the source.\n"
     "  -p, --policies FILE   the policy set; also accepted as a bare argument\n"
+    "  -k, --template-linked FILE  Cedar's template links: the artifact holds each linked\n"
+    "                        policy under its link id (templates themselves decide nothing)\n"
     "  -s, --schema FILE     Cedar schema, or `box`\n"
     "  -o, --output FILE     where to write the artifact\n";
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *pol = NULL, *outp = NULL, *sch = NULL;
-    const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL }, { 0 } };
+    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL;
+    const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL },
+                                { "template-linked", 'k', &links, NULL }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, &pol, compile_usage);
     if (pr) return pr > 0 ? 0 : 1;
     if (!pol) { fputs(compile_usage, stderr); return 1; }
@@ -439,10 +442,15 @@ static int cmd_compile(int argc, char **argv)
      * with `box` the Box profile's load checks (box.md §11), whose refusals
      * write no artifact; one written records that it passed them */
     int rc = sch ? dw_session_load_schema(&s, sch) : 0;
+    s.links_path = links;
     if (rc == 0) rc = dw_session_load_policies(&s, pol);
     if (rc == 2 && s.box) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
     if (rc == 0 && sch && !s.box && s.ps) {
         dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
+        dw_policy_set templates = *s.ps;     /* linking moved them out of the set: validated too */
+        templates.policies = s.ps->templates;
+        templates.npolicies = s.ps->ntemplates;
+        r.nerrors += dw_validate(&templates, s.schema, &s.diags).nerrors;
         dw_diags_print(&s.diags, stderr);
         if (r.nerrors) { fprintf(stderr, "dwc compile: %zu validation error(s); no artifact written\n", r.nerrors); rc = 3; }
     }

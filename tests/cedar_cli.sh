@@ -84,6 +84,15 @@ echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":{"fn":"datetime","arg":"
 expect fn-arg-bad 1 "extension call datetime failed" \
     "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
 
+# compile -k: the artifact decides the linked policies under their link ids; a template that
+# fails validation stops the artifact even unlinked
+expect compile-links 0 "" "$DWC" compile templates.cedar -s photo.cedarschema -k links.json -o "$tmp/t.dwb"
+expect artifact-links 0 "determining: alice-photos" "$DWC" authorize -p "$tmp/t.dwb" --entities entities.json "${ALICE[@]}" -v
+expect artifact-no-relink 1 "template links apply to policy text" "$DWC" authorize -p "$tmp/t.dwb" -k links.json "${ALICE[@]}"
+printf '@id("bad")\npermit(principal == ?principal, action == Action::"view", resource) when { principal.nope };\n' >"$tmp/badt.cedar"
+expect compile-bad-template 3 "for policy \`bad\`, attribute \`nope\` on entity type \`User\` not found" \
+    "$DWC" compile "$tmp/badt.cedar" -s photo.cedarschema -o "$tmp/b.dwb"
+
 # Cedar's CLI flags, and its output shape when dwc runs as `cedar` (cedar-policy-cli's
 # authorize.rs: a blank line, the decision, errors, -v's note with @id-aware ids)
 ln -s "$DWC" "$tmp/cedar"
