@@ -79,6 +79,31 @@ const char *dw_session_artifact_refusal(const dw_session *s, const dw_program *p
     return NULL;
 }
 
+typedef struct diag_at { size_t i; const dw_diag *g; const dw_source *src; } diag_at;
+static int diag_at_cmp(const void *a, const void *b)
+{
+    const diag_at *x = a, *y = b;
+    bool xin = x->g->src == x->src, yin = y->g->src == y->src;   /* the policy's first, as check */
+    if (xin != yin) return xin ? -1 : 1;
+    if (xin && x->g->loc.off != y->g->loc.off) return x->g->loc.off < y->g->loc.off ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i ? 1 : 0;
+}
+
+/* Order d's diagnostics by their position in src (stable), as `dwc check`
+ * orders its findings.  Left as it is if out of memory. */
+static void diags_by_position(dw_diags *d, const dw_source *src)
+{
+    diag_at *v = d->n > 1 ? malloc(d->n * sizeof *v) : NULL;
+    dw_diag *o = v ? malloc(d->n * sizeof *o) : NULL;
+    if (!o) { free(v); return; }
+    for (size_t i = 0; i < d->n; i++) v[i] = (diag_at){ i, &d->v[i], src };
+    qsort(v, d->n, sizeof *v, diag_at_cmp);
+    for (size_t i = 0; i < d->n; i++) o[i] = *v[i].g;
+    memcpy(d->v, o, d->n * sizeof *o);
+    free(o);
+    free(v);
+}
+
 int dw_session_load_policies(dw_session *s, const char *path)
 {
     if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
@@ -126,6 +151,12 @@ int dw_session_load_policies(dw_session *s, const char *path)
                 if (s->diags.v[i].sev == DW_SEV_ERROR) { s->diags.v[i].sev = DW_SEV_WARNING; s->diags.nerrors--; }
             failed = dw_front_end_run(&fe, DW_FE_COMPILE, &s->diags, NULL);
         } else failed = DW_FE_SCHEMA;
+    }
+    if (fe.profile && failed == DW_FE_SCHEMA) {
+        /* `dwc check` reports the profile's findings beside the temporal
+         * validation's, and its first error is the first in the text: so do we */
+        dw_front_end_step(&fe, &s->diags);
+        diags_by_position(&s->diags, &s->policy_src);
     }
     s->ps = fe.ps;             /* the session owns what was built, even on failure */
     s->macro_lib = fe.lib;

@@ -42,6 +42,12 @@ static const refusal refusals[] = {
       "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/b/*\" };\n"
       "@id(\"rm\")\nforbid (principal, action == Box::Action::\"shell:exec\", resource)\n"
       "when { context.input.program == \"rm\" && context.input.arg1 == \"-rf\" };\n" },
+    /* ... also when the other is temporal validation's (an earlier stage) */
+    { "box-duplicate-id",
+      "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/a/*\" };\n"
+      "@id(\"a\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/b/*\" };\n"
+      "@id(\"weekly\")\nforbid (principal, action == Box::Action::\"fs:write\", resource)\nwhen temporal {\n"
+      "  (count for (t: Timepoint). where (formerly within 48h (Box::Action::\"fs:write\"::response{ input.path: _ } && tp(t)))) > 100\n};\n" },
     { "box-unknown-action",
       "@id(\"typo\")\npermit (principal, action == Box::Action::\"fs:raed\", resource);\n" },
     { "box-unguarded-optional",
