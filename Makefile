@@ -14,7 +14,8 @@ WARN    += -Wno-format-truncation
 endif
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
-LDLIBS  += -lxxhash -lm
+# -licuuc: the lint's Unicode tables (compiler/lint.c), which the front end links in
+LDLIBS  += -lxxhash -lm -licuuc
 DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
 # dwc check's Unicode hygiene: ICU's character properties (Bidi_Control, Default_Ignorable_Code_Point)
 DEBIAN_PKGS += libicu-dev
@@ -116,9 +117,9 @@ SO_REAL = libdogwood.so.$(VERSION)
 # counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
 # decision-log writer, keeper and seccomp confinement, dwc's replay driver,
 # trace checker and reference commands (dogwood_cli, validate_files), and
-# dwc check's lint and findings (ICU).
+# dwc check's findings filters.
 SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o \
-    check_filter.o check_set.o) $(BUILD)/obj/compiler/lint.o
+    check_filter.o check_set.o)
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map
@@ -129,7 +130,7 @@ $(BUILD)/libdogwood.so: $(BUILD)/$(SO_REAL)
 	ln -sfn $(SONAME) $@
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3 -licuuc
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3
 # dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup
 $(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread
