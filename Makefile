@@ -156,6 +156,7 @@ $(BUILD)/dogwood.pc: runtime/dogwood.pc.in runtime/dogwood.h
 install: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dogwood.pc $(MAN_PAGES)
 	install -d $(BINDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man8
 	install -m 755 $(BUILD)/dwc $(BUILD)/dwd $(BINDIR)/
+	ln -sfn dwc $(BINDIR)/dogwood
 	install -m 755 $(BUILD)/$(SO_REAL) $(LIBDIR)/
 	ln -sfn $(SO_REAL) $(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(LIBDIR)/libdogwood.so
@@ -166,7 +167,7 @@ install: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so 
 	install -m 644 $(BUILD)/man/dogwood.3 $(MANDIR)/man3/
 	install -m 644 $(BUILD)/man/dwd.8 $(MANDIR)/man8/
 uninstall:
-	rm -f $(BINDIR)/dwc $(BINDIR)/dwd $(LIBDIR)/$(SO_REAL) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdogwood.so \
+	rm -f $(BINDIR)/dwc $(BINDIR)/dogwood $(BINDIR)/dwd $(LIBDIR)/$(SO_REAL) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdogwood.so \
 	    $(LIBDIR)/libdogwood.a $(INCDIR)/dogwood.h $(LIBDIR)/pkgconfig/dogwood.pc \
 	    $(MANDIR)/man1/dwc.1 $(MANDIR)/man3/dogwood.3 $(MANDIR)/man8/dwd.8
 

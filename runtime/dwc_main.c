@@ -597,6 +597,8 @@ int main(int argc, char **argv)
 {
     const char *base = strrchr(argv[0], '/');
     as_cedar = strcmp(base ? base + 1 : argv[0], "cedar") == 0;
+    /* installed as `dogwood` too (a link): the reference's command set */
+    if (!strcmp(base ? base + 1 : argv[0], "dogwood")) return dw_cmd_dogwood(argc, argv);
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
     if (strcmp(argv[1], "--version") == 0) { printf("dwc %s\n", dw_version()); return 0; }

@@ -40,6 +40,8 @@ installed_files() {
     [ "$(readlink "$P/lib/libdogwood.so")" = "libdogwood.so.$MAJOR" ] || { echo "libdogwood.so link"; return 1; }
 }
 check "installed files and links (libdogwood.so -> .so.$MAJOR -> .so.$VERSION)" installed_files
+check "bin/dogwood -> dwc answers as the reference's command set (dogwood.md §18)" \
+    sh -c "[ \"\$(readlink '$P/bin/dogwood')\" = dwc ] && '$P/bin/dogwood' check-parse tests/traces/appendix-b.dw | grep -q 'policy 0: 1 temporal leaf'"
 SO=$P/lib/libdogwood.so.$VERSION
 check "SONAME libdogwood.so.$MAJOR" sh -c "readelf -d '$SO' | grep -q 'Library soname: \[libdogwood.so.$MAJOR\]'"
 
