@@ -12,6 +12,7 @@ typedef struct dw_template_link {
     dw_str template_id, link_id;
     bool has_principal, has_resource;      /* which args were given */
     dw_euid_lit principal, resource;
+    dw_str principal_text, resource_text;  /* the values as written (`dwc link` writes them back) */
     dw_loc loc;                            /* of the link in links_src */
 } dw_template_link;
 

@@ -48,11 +48,34 @@ int dw_links_parse(dw_arena *a, const dw_source *src, dw_template_link **out, si
             const dw_uid *u = dw_uid_from_text(a, am->value->u.str.s, am->value->u.str.len);
             if (!u) return bad(diags, src, am->value, "a slot value must be an entity uid, e.g. \"User::\\\"alice\\\"\"");
             dw_euid_lit lit = { { u->type, u->tlen }, { u->id, u->idlen }, dw_loc_at(src, am->value->off, am->value->end) };
-            if (p) { l->has_principal = true; l->principal = lit; }
-            else { l->has_resource = true; l->resource = lit; }
+            if (p) { l->has_principal = true; l->principal = lit; l->principal_text = am->value->u.str; }
+            else { l->has_resource = true; l->resource = lit; l->resource_text = am->value->u.str; }
         }
     }
     *out = v;
     *n = j->u.arr.n;
     return 0;
+}
+
+void dw_links_write(FILE *out, const dw_template_link *links, size_t n)
+{
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        const dw_template_link *l = &links[i];
+        fputs(i ? ",{\"template_id\":" : "{\"template_id\":", out);
+        dw_json_write_string(out, l->template_id.s, l->template_id.len);
+        fputs(",\"link_id\":", out);
+        dw_json_write_string(out, l->link_id.s, l->link_id.len);
+        fputs(",\"args\":{", out);
+        if (l->has_principal) {
+            fputs("\"?principal\":", out);
+            dw_json_write_string(out, l->principal_text.s, l->principal_text.len);
+        }
+        if (l->has_resource) {
+            fputs(l->has_principal ? ",\"?resource\":" : "\"?resource\":", out);
+            dw_json_write_string(out, l->resource_text.s, l->resource_text.len);
+        }
+        fputs("}}", out);
+    }
+    fputc(']', out);
 }

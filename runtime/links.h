@@ -4,9 +4,12 @@
 #ifndef DW_LINKS_H
 #define DW_LINKS_H
 #include "../compiler/link.h"
+#include <stdio.h>
 #include "../lang/json.h"
 
 /* 0 and the links (in a's memory) in *out and *n; 1 with diagnostics. */
 int dw_links_parse(dw_arena *a, const dw_source *src, dw_template_link **out, size_t *n, dw_diags *diags);
+/* The links as Cedar's CLI writes its links file: one compact JSON array. */
+void dw_links_write(FILE *out, const dw_template_link *links, size_t n);
 
 #endif

@@ -109,7 +109,7 @@ int dw_session_load_policies(dw_session *s, const char *path)
     if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
     if (dw_is_artifact(s->policy_text, s->policy_src.len)) {
         char msg[256];
-        if (s->links_path) { report(s, "%s: error: template links apply to policy text, not to a compiled artifact", path); return 2; }
+        if (s->links_path || s->links_given) { report(s, "%s: error: template links apply to policy text, not to a compiled artifact", path); return 2; }
         s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
         if (!s->prog) { report(s, "%s: error: artifact refused: %s", path, msg); return 2; }
         /* validated against another schema than the one loaded: its verdicts do not hold here
@@ -134,9 +134,10 @@ int dw_session_load_policies(dw_session *s, const char *path)
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
                         .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids,
                         .profile = s->box && !s->schema_findings_warn ? &box : NULL };
-    if (s->links_path) {
+    if (s->links_path || s->links_given) {
         dw_template_link *links;
-        if (read_source(s, s->links_path, &s->links_src, &s->links_text)) return 1;
+        if (s->links_given) s->links_src = *s->links_given;
+        else if (read_source(s, s->links_path, &s->links_src, &s->links_text)) return 1;
         if (dw_links_parse(&s->scratch, &s->links_src, &links, &fe.nlinks, &s->diags)) return flush_diags(s);
         fe.links = links;
         fe.links_src = &s->links_src;

@@ -38,6 +38,7 @@ typedef struct dw_session {
     /* Cedar CLI inputs, set before dw_session_load_policies: a template-linked
      * file (-k), and naming policies by @id as Cedar's CLI does */
     const char *links_path;
+    const dw_source *links_given;   /* links text held in memory (dwc link), instead of links_path */
     bool cedar_ids;
     dw_source links_src;
     char *links_text;

@@ -84,6 +84,20 @@ echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":{"fn":"datetime","arg":"
 expect fn-arg-bad 1 "extension call datetime failed" \
     "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
 
+# link: Cedar's `link` command appends to the links file (created if missing), refusing a link
+# that does not apply without touching the file
+LK=(link -p templates.cedar -k "$tmp/new.json")
+expect link-create 0 "Template-linked policy added: carl-a" "$DWC" "${LK[@]}" --template-id owner-view -n carl-a \
+    -a '{"?principal":"User::\"carl\"","?resource":"Album::\"a\""}'
+expect link-append 0 "Template-linked policy added: grp" "$DWC" "${LK[@]}" --template-id admin --new-id grp --arguments '{"?principal":"Group::\"g\""}'
+cp "$tmp/new.json" "$tmp/before.json"
+expect link-dup-id 1 "the id is already taken" "$DWC" "${LK[@]}" --template-id admin -n grp -a '{"?principal":"Group::\"h\""}'
+expect link-inject 1 "trailing characters" "$DWC" "${LK[@]}" --template-id admin -n x -a '{"?principal":"Group::\"g\""}},{"a":1'
+expect link-no-slot 1 "no value for slot ?resource" "$DWC" "${LK[@]}" --template-id owner-view -n y -a '{"?principal":"User::\"u\""}'
+if cmp -s "$tmp/new.json" "$tmp/before.json"; then ok; else bad "a refused link changed the links file"; fi
+expect link-decides 0 "determining: carl-a" "$DWC" "${A[@]}" -k "$tmp/new.json" -l 'User::"carl"' -a 'Action::"view"' -r 'Photo::"p"' -v
+expect link-decides-2 0 "determining: grp" "$DWC" "${A[@]}" -k "$tmp/new.json" -l 'Group::"g"' -a 'Action::"edit"' -r 'Photo::"p"' -v
+
 # compile -k: the artifact decides the linked policies under their link ids; a template that
 # fails validation stops the artifact even unlinked
 expect compile-links 0 "" "$DWC" compile templates.cedar -s photo.cedarschema -k links.json -o "$tmp/t.dwb"
