@@ -1044,19 +1044,31 @@ static ty operand_ty_for(const dw_tnode *t, const dw_action_decl *a, ty all)
     return ct ? ty_of_cedar(ct) : ty_k(TY_UNKNOWN);
 }
 
-/* `==` / `!=` with a `context.*` operand whose type differs across the
+/* A comparison with a `context.*` operand whose type differs across the
  * admitted actions (its type over them all is unknown): Cedar checks the
- * request environment of each action (§5.2), so compare under each. */
+ * request environment of each action (§5.2), so check it under each: `==` /
+ * `!=` need compatible sides, `<` `<=` `>` `>=` Long ones.  One report per
+ * comparison, naming the first action it fails under. */
 static void cmp_per_action(tc *T, const dw_tnode *n, ty l, ty r)
 {
     if (!T->acts_known || T->nacts < 2 || (n->kids[0]->kind != DW_T_CONTEXT && n->kids[1]->kind != DW_T_CONTEXT)) return;
+    bool eq = n->op == DW_TC_EQ || n->op == DW_TC_NE;
     for (size_t i = 0; i < T->nacts; i++) {
         const dw_action_decl *a = T->acts[i];
         ty la = operand_ty_for(n->kids[0], a, l), ra = operand_ty_for(n->kids[1], a, r);
-        if (compat(la, ra)) continue;
-        report(T, n->loc, "both sides of `==` / `!=` must have the same type under every action the policy's scope admits",
-               "`%s` compares incompatible types %s and %s under action %.*s::\"%s\"",
-               op_text(n->op), ty_name(T, la), ty_name(T, ra), PS(a->uid.type), esc(T, a->uid.id));
+        if (eq) {
+            if (compat(la, ra)) continue;
+            report(T, n->loc, "both sides of `==` / `!=` must have the same type under every action the policy's scope admits",
+                   "`%s` compares incompatible types %s and %s under action %.*s::\"%s\"",
+                   op_text(n->op), ty_name(T, la), ty_name(T, ra), PS(a->uid.type), esc(T, a->uid.id));
+            return;
+        }
+        const dw_tnode *side = n->kids[0]->kind == DW_T_CONTEXT && known(la) && la.k != TY_LONG ? n->kids[0]
+                             : n->kids[1]->kind == DW_T_CONTEXT && known(ra) && ra.k != TY_LONG ? n->kids[1] : NULL;
+        if (!side) continue;
+        report(T, side->loc, "`<`, `<=`, `>` and `>=` compare Longs only, under every action the policy's scope admits",
+               "`%s` needs Long operands, but this operand has type %s under action %.*s::\"%s\"",
+               op_text(n->op), ty_name(T, side == n->kids[0] ? la : ra), PS(a->uid.type), esc(T, a->uid.id));
         return;
     }
 }
@@ -1111,10 +1123,14 @@ static void sc_cond(tc *T, const dw_tnode *n, int d)
         }
         const dw_tnode *side[2] = { n->kids[0], n->kids[1] };
         ty st[2] = { l, r };
+        bool bad = false;
         for (int i = 0; i < 2; i++)
-            if (known(st[i]) && st[i].k != TY_LONG)
+            if (known(st[i]) && st[i].k != TY_LONG) {
+                bad = true;
                 report(T, side[i]->loc, "`<`, `<=`, `>` and `>=` compare Longs only in temporal bodies (aggregates are Long; decimals and timepoints are not ordered)",
                        "`%s` needs Long operands, but this operand has type %s", op_text(n->op), ty_name(T, st[i]));
+            }
+        if (!bad) cmp_per_action(T, n, l, r);
         return;
     }
     default: return;
