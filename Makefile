@@ -14,7 +14,7 @@ WARN    += -Wno-format-truncation
 endif
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
-# -licuuc: the lint's Unicode tables (compiler/lint.c), which the front end links in
+# -licuuc: dwc check's Unicode tables (compiler/lint_run.c: in libdogwood.a, not in the .so)
 LDLIBS  += -lxxhash -lm -licuuc
 DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang
 # dwc check's Unicode hygiene: ICU's character properties (Bidi_Control, Default_Ignorable_Code_Point)
@@ -117,9 +117,11 @@ SO_REAL = libdogwood.so.$(VERSION)
 # counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
 # decision-log writer, keeper and seccomp confinement, dwc's replay driver,
 # trace checker and reference commands (dogwood_cli, validate_files), and
-# dwc check's findings filters.
+# dwc check's findings filters, and its lint driver and Unicode rules
+# (compiler/lint_run.c, ICU's tables); compiler/lint.c's rules stay in: the
+# loader's Box profile runs them.
 SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o \
-    check_filter.o check_set.o)
+    check_filter.o check_set.o) $(BUILD)/obj/compiler/lint_run.o
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map

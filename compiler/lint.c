@@ -1,6 +1,6 @@
 /* lint.c - `dwc check`: lint rules and structural analysis (see lint.h). */
 #include "lint.h"
-#include <unicode/uchar.h>
+#include "lint_impl.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,14 +14,6 @@
 
 /* ------------------------------------------------------------------ rules */
 
-enum {
-    R_PARSE, R_MACRO, R_TEMPORAL, R_VALIDATION, R_NO_ENV, R_UNKNOWN_ACTION, R_UNGUARDED, R_WINDOW_CAP,
-    R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_INVISIBLE, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
-    R_SHADOW_PERMIT, R_SHADOW_FORBID, R_OVERRIDDEN, R_TPERMIT_CAP, R_INERT, R_HOME_AFTER_WILD,
-    R_PROGRAM_SLASH, R_RESERVED_ACTION, R_PROVIDERS, R_OUTPUT_DECISION, R_IP_HISTORY, R_PRECOND_REQUEST,
-    R_MACRO_CALL, R_FORBID_ERROR, R_INDEX_DOMINANCE, R_REDUNDANT, R_VACUOUS, R_DIFF, R_ASSERT_REFUTED,
-    R_ASSERT_PROVED, R_PROOF_UNKNOWN, R_N
-};
 
 #define E DW_LINT_ERROR
 #define W DW_LINT_WARNING
@@ -163,42 +155,6 @@ void dw_findings_sort(dw_findings *f)
 
 /* ------------------------------------------------------------------ state */
 
-enum { C_UNKNOWN = 0, C_ALWAYS = 1, C_NEVER = 2 };
-
-typedef struct pinfo {
-    const dw_annotation *id;    /* @id, or NULL */
-    bool temporal;              /* some clause holds a temporal leaf */
-    int cond;                   /* C_*: the folded condition (clauses only) */
-    uint8_t *acts;              /* admitted elements of the action universe */
-    size_t nacts;
-    bool all_acts;              /* admits every element */
-    bool impossible_reported;
-    bool fs;                    /* admits an fs:* action */
-    struct conj *cj;            /* conjuncts (analysis), computed once */
-    size_t ncj;
-    bool cj_done;
-} pinfo;
-
-typedef struct L {
-    const dw_source *src;
-    const dw_lint_options *opt;
-    dw_findings *out;
-    dw_policy_set *ps;
-    dw_arena a;
-    jmp_buf oom;
-    pinfo *pi;
-    size_t np;
-    /* action universe: the schema's actions, or (no schema) every action named
-     * in a scope, plus "descendants of A" for every `in A`, plus "others" */
-    size_t nu;
-    const char **uname;         /* display name of each element */
-    bool *u_fs, *u_fsother;
-} L;
-
-/* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
-#define alloc(l, n) dw_arena_alloc_or_jump(&(l)->a, (n), &(l)->oom)
-#define vfmt(l, f, ap) dw_arena_vprintf_or_jump(&(l)->a, &(l)->oom, (f), (ap))
-#define fmt(l, ...) dw_arena_printf_or_jump(&(l)->a, &(l)->oom, __VA_ARGS__)
 
 static char *xstrdup(L *l, const char *s)
 {
@@ -219,7 +175,7 @@ static const char *reported_id(int rule, bool box)
 
 
 /* sev < 0: the rule's severity under the profile */
-static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
+void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
 {
     const dw_lint_rule *r = &dw_lint_rules[rule];
     if (r->box_only && !l->opt->box) return;
@@ -249,16 +205,6 @@ static void addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char
     f->n++;
 }
 
-static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
-    __attribute__((format(printf, 6, 7)));
-static void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *m = vfmt(l, f, ap);
-    va_end(ap);
-    addv(l, rule, sev, loc.off, loc.end, hint, m);
-}
 
 
 /* `rule @id("x")`, else `rule policy_<i>`: the name dwd, replay and the
@@ -271,7 +217,7 @@ static const char *rname(L *l, size_t i)
 }
 
 /* A Cedar string shown quoted, escaping `"`, `\` and control characters. */
-static const char *quote(L *l, const char *s, size_t n)
+const char *dw_lint_quote(L *l, const char *s, size_t n)
 {
     char *o = alloc(l, n * 6 + 3), *p = o;
     *p++ = '"';
@@ -334,7 +280,7 @@ void dw_lint_tag_diags(dw_diags *d, size_t from, const char *stage_rule, bool bo
     }
 }
 
-static void take_diags(L *l, dw_diags *d, int stage)
+void dw_lint_take_diags(L *l, dw_diags *d, int stage)
 {
     /* a scope naming an unknown action also admits no request environment:
      * that follows from the unknown action, which alone is reported */
@@ -360,7 +306,7 @@ static void take_diags(L *l, dw_diags *d, int stage)
             if (p != SIZE_MAX && l->pi) l->pi[p].impossible_reported = true;
             sev = -1;
         }
-        addv(l, rule, sev, off, end, g->hint, m);
+        dw_lint_addv(l, rule, sev, off, end, g->hint, m);
     }
     dw_diags_free(d);
     dw_diags_init(d);
@@ -560,7 +506,7 @@ static long uindex(L *l, const char *name)
 
 static const char *euid_text(L *l, const dw_euid_lit *u)
 {
-    return fmt(l, "%.*s::%s", (int)u->type.len, u->type.s, quote(l, u->id.s, u->id.len));
+    return fmt(l, "%.*s::%s", (int)u->type.len, u->type.s, dw_lint_quote(l, u->id.s, u->id.len));
 }
 
 static bool id_is_fs(dw_str id) { return id.len >= 3 && memcmp(id.s, "fs:", 3) == 0; }
@@ -919,20 +865,20 @@ static void site_inert(L *l, size_t pi, const cmp_site *c)
     size_t hp = home_prefix(l, t.s, t.len);
     if (hp) {
         const char *fix = fmt(l, "~%.*s", (int)(t.len - hp), t.s + hp);
-        const char *qfix = quote(l, fix, strlen(fix));
+        const char *qfix = dw_lint_quote(l, fix, strlen(fix));
         if (c->like) qfix = fmt(l, "\"%s\"", fix);
         add(l, R_INERT, -1, c->at, fmt(l, "write %s", qfix),
             "policy compares an inert literal: %s compares context.input.path with %s%s%s, and a path under the "
             "operator home is spelled ~/…; write %s",
-            rname(l, pi), what, sep, c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : quote(l, t.s, t.len), qfix);
+            rname(l, pi), what, sep, c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : dw_lint_quote(l, t.s, t.len), qfix);
         return;
     }
     if (t.len > 1 && t.s[t.len - 1] == '/') {
         size_t k = t.len;
         while (k > 1 && t.s[k - 1] == '/') k--;
-        const char *lit = c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : quote(l, t.s, t.len);
+        const char *lit = c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : dw_lint_quote(l, t.s, t.len);
         const char *fix = c->like ? fmt(l, "\"%.*s\" (the directory) or \"%.*s/*\" (what is under it)", (int)k, t.s, (int)k, t.s)
-                                  : quote(l, t.s, k);
+                                  : dw_lint_quote(l, t.s, k);
         add(l, R_INERT, -1, c->at, fmt(l, "write %s", fix),
             "policy compares an inert literal: %s compares context.input.path with %s%s%s, and paths never end with /; write %s",
             rname(l, pi), what, sep, lit, fix);
@@ -1050,155 +996,11 @@ static void trule_macro_call(L *l, size_t pi, const dw_tnode *n, void *ud)
             rname(l, pi), (int)n->name.len, n->name.s);
 }
 
-/* ------------------------------------------------------------------ Unicode hygiene (lexical) */
-
-static uint32_t utf8_next(const char *s, size_t n, size_t *i)
+void dw_lint_macro_calls(L *l, const dw_policy_set *lib)
 {
-    unsigned char c = (unsigned char)s[*i];
-    uint32_t cp;
-    size_t k;
-    if (c < 0x80) { (*i)++; return c; }
-    if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; k = 1; }
-    else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; k = 2; }
-    else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; k = 3; }
-    else { (*i)++; return 0xFFFD; }
-    size_t j = *i + 1;
-    for (size_t m = 0; m < k; m++, j++) {
-        if (j >= n || ((unsigned char)s[j] & 0xC0) != 0x80) { (*i)++; return 0xFFFD; }
-        cp = (cp << 6) | ((unsigned char)s[j] & 0x3F);
-    }
-    *i = j;
-    return cp;
-}
-
-/* Unicode's own tables (ICU), not a hand-kept list: Bidi_Control, and
- * Default_Ignorable_Code_Point (zero-width spaces and joiners, word joiner,
- * soft hyphen, variation selectors, tag characters, ...), which render as
- * nothing, so `".e\u{200B}nv"` shows as ".env" and matches something else. */
-static bool is_bidi(uint32_t c) { return u_hasBinaryProperty((UChar32)c, UCHAR_BIDI_CONTROL); }
-static bool is_invisible(uint32_t c) { return !is_bidi(c) && u_hasBinaryProperty((UChar32)c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT); }
-
-enum { S_NONE, S_LATIN, S_GREEK, S_CYRILLIC, S_ARMENIAN, S_HEBREW, S_ARABIC, S_GEORGIAN, S_CHEROKEE, S_N };
-static const char *const script_name[S_N] = { "", "Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Georgian", "Cherokee" };
-
-static int script_of(uint32_t c)
-{
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return S_LATIN;
-    if (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7) return S_LATIN;
-    if (c >= 0x1E00 && c <= 0x1EFF) return S_LATIN;
-    if ((c >= 0x370 && c <= 0x3FF && c != 0x37E && c != 0x387) || (c >= 0x1F00 && c <= 0x1FFF)) return S_GREEK;
-    if (c >= 0x400 && c <= 0x52F) return S_CYRILLIC;
-    if (c >= 0x531 && c <= 0x58F) return S_ARMENIAN;
-    if (c >= 0x5D0 && c <= 0x5FF) return S_HEBREW;
-    if (c >= 0x620 && c <= 0x6FF && !(c >= 0x660 && c <= 0x669)) return S_ARABIC;
-    if (c >= 0x10A0 && c <= 0x10FF) return S_GEORGIAN;
-    if (c >= 0x13A0 && c <= 0x13FF) return S_CHEROKEE;
-    return S_NONE;
-}
-
-/* A small subset of Unicode's confusables (UTS #39): letters that look like
- * ASCII letters, and fullwidth ASCII.  0 = no mapping. */
-static char skeleton_of(uint32_t c)
-{
-    static const struct { uint32_t cp; char a; } map[] = {
-        { 0x0391, 'A' }, { 0x0392, 'B' }, { 0x0395, 'E' }, { 0x0396, 'Z' }, { 0x0397, 'H' }, { 0x0399, 'I' },
-        { 0x039A, 'K' }, { 0x039C, 'M' }, { 0x039D, 'N' }, { 0x039F, 'O' }, { 0x03A1, 'P' }, { 0x03A4, 'T' },
-        { 0x03A5, 'Y' }, { 0x03A7, 'X' }, { 0x03B1, 'a' }, { 0x03B9, 'i' }, { 0x03BD, 'v' }, { 0x03BF, 'o' },
-        { 0x03C1, 'p' }, { 0x0405, 'S' }, { 0x0406, 'I' }, { 0x0408, 'J' }, { 0x0410, 'A' }, { 0x0412, 'B' },
-        { 0x0415, 'E' }, { 0x041A, 'K' }, { 0x041C, 'M' }, { 0x041D, 'H' }, { 0x041E, 'O' }, { 0x0420, 'P' },
-        { 0x0421, 'C' }, { 0x0422, 'T' }, { 0x0423, 'Y' }, { 0x0425, 'X' }, { 0x0430, 'a' }, { 0x0435, 'e' },
-        { 0x043E, 'o' }, { 0x0440, 'p' }, { 0x0441, 'c' }, { 0x0443, 'y' }, { 0x0445, 'x' }, { 0x0455, 's' },
-        { 0x0456, 'i' }, { 0x0458, 'j' }, { 0x04BB, 'h' }, { 0x04CF, 'l' }, { 0x0501, 'd' }, { 0x051B, 'q' },
-        { 0x051D, 'w' }, { 0x0261, 'g' }, { 0x0131, 'i' },
-    };
-    if (c < 0x80) return (char)c;
-    if (c >= 0xFF01 && c <= 0xFF5E) return (char)(c - 0xFEE0);
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++) if (map[i].cp == c) return map[i].a;
-    return 0;
-}
-
-typedef struct strtok_ { uint32_t off, end; dw_str text; char *skel; bool ascii; } strtok_;
-
-static void rule_unicode(L *l)
-{
-    const char *s = l->src->text;
-    size_t n = l->src->len;
-    strtok_ *toks = NULL;
-    size_t nt = 0, capt = 0;
-    /* bidi controls anywhere, including comments (Trojan Source) */
-    for (size_t i = 0; i < n;) {
-        size_t at = i;
-        uint32_t c = utf8_next(s, n, &i);
-        if (is_bidi(c))
-            add(l, R_BIDI, -1, dw_loc_at(l->src, (uint32_t)at, (uint32_t)i), "delete it, or write it as an escape (\\u{202e}) inside a string",
-                "bidirectional control character U+%04X: the text may display in a different order than it is read", c);
-    }
-    /* string literals (outside comments) */
-    for (size_t i = 0; i < n;) {
-        if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') { while (i < n && s[i] != '\n') i++; continue; }
-        if (s[i] != '"') { i++; continue; }
-        size_t st = ++i;
-        while (i < n && s[i] != '"' && s[i] != '\n') { if (s[i] == '\\' && i + 1 < n) i++; i++; }
-        size_t en = i < n ? i : n;
-        if (i < n) i++;
-        /* scripts */
-        bool seen[S_N] = { 0 };
-        int nscripts = 0;
-        bool ascii = true;
-        char *skel = alloc(l, en - st + 1);
-        size_t sk = 0;
-        bool invisible = false;
-        for (size_t j = st; j < en;) {
-            size_t at = j;
-            uint32_t c = utf8_next(s, en, &j);
-            if (c >= 0x80) ascii = false;
-            if (!invisible && is_invisible(c)) {
-                invisible = true;
-                char name[96] = "";
-                UErrorCode e = U_ZERO_ERROR;
-                u_charName((UChar32)c, U_UNICODE_CHAR_NAME, name, sizeof name, &e);
-                add(l, R_INVISIBLE, -1, dw_loc_at(l->src, (uint32_t)at, (uint32_t)j),
-                    fmt(l, "delete it, or write it as an escape (\\u{%x}) if it is meant", c),
-                    "string literal %s contains the invisible character U+%04X%s%s%s: it displays as nothing but is matched",
-                    quote(l, s + st, en - st), c, *name ? " (" : "", name, *name ? ")" : "");
-            }
-            int sc = script_of(c);
-            if (sc && !seen[sc]) { seen[sc] = true; nscripts++; }
-            char a = skeleton_of(c);
-            if (a && sk < en - st) skel[sk++] = a;
-            else if (!a) { skel = NULL; break; }
-        }
-        if (skel) skel[sk] = 0;
-        if (nscripts > 1) {
-            char list[128] = "";
-            for (int k = 1; k < S_N; k++)
-                if (seen[k]) { if (*list) strcat(list, ", "); strcat(list, script_name[k]); }
-            add(l, R_MIXED, -1, dw_loc_at(l->src, (uint32_t)st - 1, (uint32_t)(en < n ? en + 1 : en)),
-                "write the literal in one script; look-alike letters from another script make it match different text",
-                "string literal %s mixes letters of several scripts (%s)", quote(l, s + st, en - st), list);
-        }
-        if (nt == capt) {
-            capt = capt ? capt * 2 : 32;
-            strtok_ *v = alloc(l, capt * sizeof *v);
-            if (nt) memcpy(v, toks, nt * sizeof *v);
-            toks = v;
-        }
-        toks[nt++] = (strtok_){ (uint32_t)st - 1, (uint32_t)(en < n ? en + 1 : en), { s + st, en - st }, skel, ascii };
-    }
-    /* confusable pairs: a non-ASCII literal whose skeleton equals another
-     * literal's skeleton while the texts differ */
-    for (size_t a = 0; a < nt; a++) {
-        if (toks[a].ascii || !toks[a].skel) continue;
-        for (size_t b = 0; b < nt; b++) {
-            if (a == b || !toks[b].skel || dw_str_eq(toks[a].text, toks[b].text) || strcmp(toks[a].skel, toks[b].skel)) continue;
-            if (!toks[b].ascii && b > a) continue;   /* two non-ASCII look-alikes: report once, at the later */
-            dw_loc bl = dw_loc_at(l->src, toks[b].off, toks[b].end);
-            add(l, R_CONFUSABLE, -1, dw_loc_at(l->src, toks[a].off, toks[a].end),
-                "write both literals with the same characters (usually plain ASCII)",
-                "string literal %s looks like %s at line %u but is different text",
-                quote(l, toks[a].text.s, toks[a].text.len), quote(l, toks[b].text.s, toks[b].text.len), bl.line);
-            break;
-        }
+    for (size_t i = 0; i < l->np; i++) {
+        walk_policy(l, i, rule_macro_call, (void *)lib);
+        walk_temporal(l, i, trule_macro_call, (void *)lib);
     }
 }
 
@@ -1424,13 +1226,13 @@ static void rule_duplicate_ids(L *l)
             char *list = alloc(l, (e - g) * 32 + 1), *at = list;
             for (size_t k = g; k < e; k++) at += sprintf(at, k > g ? ", policy_%zu" : "policy_%zu", ix[k]);
             add(l, R_DUP_ID, -1, l->pi[ix[g + 1]].id->loc, "give every rule its own @id",
-                "policy gives one @id to more than one rule: @id(%s) is on rules %s", quote(l, a->value.s, a->value.len), list);
+                "policy gives one @id to more than one rule: @id(%s) is on rules %s", dw_lint_quote(l, a->value.s, a->value.len), list);
         }
         g = e;
     }
 }
 
-static void find_ids(L *l)
+void dw_lint_find_ids(L *l)
 {
     l->np = l->ps->npolicies;
     l->pi = alloc(l, (l->np + 1) * sizeof *l->pi);
@@ -1446,7 +1248,7 @@ static void find_ids(L *l)
 static void profile_rules(L *l, dw_diags *d)
 {
     const dw_lint_options *opt = l->opt;
-    find_ids(l);
+    dw_lint_find_ids(l);
     for (size_t i = 0; i < l->np; i++) {
         const dw_policy *p = &l->ps->policies[i];
         pinfo *f = &l->pi[i];
@@ -1464,7 +1266,7 @@ static void profile_rules(L *l, dw_diags *d)
     /* strict validation of the lowered set (§5, §14) */
     if (opt->schema) {
         run_validation(l, d);
-        take_diags(l, d, R_VALIDATION);
+        dw_lint_take_diags(l, d, R_VALIDATION);
     }
 
     rule_duplicate_ids(l);
@@ -1492,7 +1294,7 @@ static void profile_rules(L *l, dw_diags *d)
     analysis(l);
 }
 
-static L *lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+L *dw_lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
 {
     L *l = calloc(1, sizeof *l);
     if (!l) return NULL;
@@ -1503,7 +1305,7 @@ static L *lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings
     return l;
 }
 
-static void lint_free(L *l)
+void dw_lint_free(L *l)
 {
     dw_arena_free(&l->a);
     free(l);
@@ -1512,7 +1314,7 @@ static void lint_free(L *l)
 int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
 {
     if (!fe->profile || !fe->ps) return 0;
-    L *l = lint_new(fe->src, fe->profile, &fe->findings);
+    L *l = dw_lint_new(fe->src, fe->profile, &fe->findings);
     if (!l) return -1;
     l->ps = fe->ps;
     dw_diags d;
@@ -1537,67 +1339,7 @@ int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
     }
     for (size_t i = first; rc == 0 && i < fe->findings.n; i++) if (fe->findings.v[i].sev == DW_LINT_ERROR) rc = 1;
     dw_diags_free(&d);
-    lint_free(l);
+    dw_lint_free(l);
     return rc;
 }
 
-int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
-{
-    L *l = lint_new(src, opt, out);
-    if (!l) return -1;
-    dw_diags d;
-    dw_diags_init(&d);
-    d.limit = 1u << 20;
-    /* the shared front end (compiler/pipeline.h), a stage at a time: every
-     * stage's findings are reported under its rule, and the lint rules on
-     * macro calls run between parsing and expansion.  Also without a schema
-     * the temporal validation runs (the default window cap).  The rules over
-     * the expanded set are the pipeline's DW_FE_PROFILE stage, whose findings
-     * (fe.findings) are the ones the loader refuses on. */
-    dw_front_end fe = { .src = src, .schema = opt->schema, .dv = opt->dv, .schema_checks_without_schema = true,
-                        .profile = opt };
-    int rc = 0;
-    if (setjmp(l->oom)) { rc = -1; goto done; }
-
-    rule_unicode(l);
-    int pr = dw_front_end_step(&fe, &d);      /* DW_FE_PARSE */
-    l->ps = fe.ps;
-    if (!l->ps) { rc = -1; goto done; }
-    if (pr) { take_diags(l, &d, R_PARSE); rc = 1; goto done; }
-    take_diags(l, &d, R_PARSE);   /* parser warnings, if any */
-    find_ids(l);
-    /* macro expansion (§10) */
-    void *lib = (void *)dw_front_end_library(&fe, &d);
-    if (opt->box && lib) {
-        for (size_t i = 0; i < l->np; i++) {
-            walk_policy(l, i, rule_macro_call, lib);
-            walk_temporal(l, i, trule_macro_call, lib);
-        }
-    }
-    if (dw_front_end_step(&fe, &d)) { take_diags(l, &d, R_MACRO); rc = 1; goto done; }   /* DW_FE_EXPAND */
-    take_diags(l, &d, R_MACRO);
-
-    /* temporal well-formedness and temporal validation (§9) */
-    dw_front_end_step(&fe, &d);               /* DW_FE_STRUCTURE */
-    dw_front_end_step(&fe, &d);               /* DW_FE_SCHEMA */
-    take_diags(l, &d, R_TEMPORAL);
-    if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_PROFILE */
-    /* its findings are check's (its diagnostics repeat the errors among them) */
-    for (size_t i = 0; i < fe.findings.n; i++) {
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 16;
-            dw_finding *v = realloc(out->v, cap * sizeof *v);
-            if (!v) { rc = -1; goto done; }
-            out->v = v;
-            out->cap = cap;
-        }
-        out->v[out->n++] = fe.findings.v[i];
-        memset(&fe.findings.v[i], 0, sizeof fe.findings.v[i]);   /* moved: the strings are out's now */
-    }
-
-done:
-    dw_diags_free(&d);
-    dw_front_end_free(&fe);                   /* l->ps, the library, what is left of fe.findings */
-    lint_free(l);
-    return rc;
-}

@@ -1,0 +1,82 @@
+/* lint_impl.h - what compiler/lint.c (the rules, and the pipeline's
+ * DW_FE_PROFILE stage, in libdogwood) shares with compiler/lint_run.c
+ * (dw_lint_run and the Unicode hygiene rules, which read ICU's tables and so
+ * stay in dwc).  Not an API. */
+#ifndef DW_LINT_IMPL_H
+#define DW_LINT_IMPL_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include "lint.h"
+#include "../stdlib/arena.h"
+
+enum {
+    R_PARSE, R_MACRO, R_TEMPORAL, R_VALIDATION, R_NO_ENV, R_UNKNOWN_ACTION, R_UNGUARDED, R_WINDOW_CAP,
+    R_DUP_ID, R_RESERVED_ATTR, R_EMPTY_STRING, R_BIDI, R_INVISIBLE, R_MIXED, R_CONFUSABLE, R_IMPOSSIBLE, R_ALWAYS,
+    R_SHADOW_PERMIT, R_SHADOW_FORBID, R_OVERRIDDEN, R_TPERMIT_CAP, R_INERT, R_HOME_AFTER_WILD,
+    R_PROGRAM_SLASH, R_RESERVED_ACTION, R_PROVIDERS, R_OUTPUT_DECISION, R_IP_HISTORY, R_PRECOND_REQUEST,
+    R_MACRO_CALL, R_FORBID_ERROR, R_INDEX_DOMINANCE, R_REDUNDANT, R_VACUOUS, R_DIFF, R_ASSERT_REFUTED,
+    R_ASSERT_PROVED, R_PROOF_UNKNOWN, R_N
+};
+
+enum { C_UNKNOWN = 0, C_ALWAYS = 1, C_NEVER = 2 };
+
+typedef struct pinfo {
+    const dw_annotation *id;    /* @id, or NULL */
+    bool temporal;              /* some clause holds a temporal leaf */
+    int cond;                   /* C_*: the folded condition (clauses only) */
+    uint8_t *acts;              /* admitted elements of the action universe */
+    size_t nacts;
+    bool all_acts;              /* admits every element */
+    bool impossible_reported;
+    bool fs;                    /* admits an fs:* action */
+    struct conj *cj;            /* conjuncts (analysis), computed once */
+    size_t ncj;
+    bool cj_done;
+} pinfo;
+
+typedef struct L {
+    const dw_source *src;
+    const dw_lint_options *opt;
+    dw_findings *out;
+    dw_policy_set *ps;
+    dw_arena a;
+    jmp_buf oom;
+    pinfo *pi;
+    size_t np;
+    /* action universe: the schema's actions, or (no schema) every action named
+     * in a scope, plus "descendants of A" for every `in A`, plus "others" */
+    size_t nu;
+    const char **uname;         /* display name of each element */
+    bool *u_fs, *u_fsother;
+} L;
+
+/* Allocation failure unwinds to the pass entry (stdlib/arena.h). */
+#define alloc(l, n) dw_arena_alloc_or_jump(&(l)->a, (n), &(l)->oom)
+#define vfmt(l, f, ap) dw_arena_vprintf_or_jump(&(l)->a, &(l)->oom, (f), (ap))
+#define fmt(l, ...) dw_arena_printf_or_jump(&(l)->a, &(l)->oom, __VA_ARGS__)
+
+struct dw_front_end;
+L *dw_lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out);
+void dw_lint_free(L *l);
+/* sev < 0: the rule's severity under the profile */
+void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg);
+static inline void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
+    __attribute__((format(printf, 6, 7)));
+static inline void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *m = vfmt(l, f, ap);
+    va_end(ap);
+    dw_lint_addv(l, rule, sev, loc.off, loc.end, hint, m);
+}
+/* A Cedar string shown quoted, escaping `"`, `\` and control characters. */
+const char *dw_lint_quote(L *l, const char *s, size_t n);
+/* d's diagnostics of the front-end stage reported under rule `stage`, as findings; d is emptied */
+void dw_lint_take_diags(L *l, dw_diags *d, int stage);
+/* l->np and each rule's @id */
+void dw_lint_find_ids(L *l);
+/* box-macro-call over the unexpanded set (lib: the macro library) */
+void dw_lint_macro_calls(L *l, const dw_policy_set *lib);
+
+#endif
