@@ -213,6 +213,32 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
     return 0;
 }
 
+/* The same JSON value: same kinds, members in the same order (depth-bounded). */
+static bool json_same(const dw_json *a, const dw_json *b, int depth)
+{
+    if (a->kind != b->kind || depth > 64) return false;
+    switch (a->kind) {
+    case DW_JSON_NULL: return true;
+    case DW_JSON_BOOL: return a->u.b == b->u.b;
+    case DW_JSON_INT: return a->u.i == b->u.i;
+    case DW_JSON_FLOAT: return a->u.d == b->u.d;
+    case DW_JSON_STRING: return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
+    case DW_JSON_ARRAY:
+        if (a->u.arr.n != b->u.arr.n) return false;
+        for (size_t i = 0; i < a->u.arr.n; i++) if (!json_same(a->u.arr.v[i], b->u.arr.v[i], depth + 1)) return false;
+        return true;
+    case DW_JSON_OBJECT:
+        if (a->u.obj.n != b->u.obj.n) return false;
+        for (size_t i = 0; i < a->u.obj.n; i++) {
+            const dw_json_member *x = &a->u.obj.v[i], *y = &b->u.obj.v[i];
+            if (x->key.len != y->key.len || memcmp(x->key.s, y->key.s, x->key.len) || !json_same(x->value, y->value, depth + 1))
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
 /* false if u's type is an enumerated entity type without u's id */
 static bool enum_id_declared(const dw_schema *schema, const dw_uid *u)
 {
@@ -264,7 +290,14 @@ static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, 
         bool created;
         dw_entity *e = dw_store_put(s, u, &created);
         if (!e) return fail(err, ej, "out of memory");
-        if (!created) return fail(err, ej, "duplicate entity %s", u->id);
+        if (!created) {
+            /* Cedar takes an entity given twice the same way once, and refuses two
+             * different ones; "the same" here is the same JSON, member for member */
+            bool same = false;
+            for (size_t k = 0; k < i && !same; k++) same = json_same(arr->u.arr.v[k], ej, 0);
+            if (same) continue;
+            return fail(err, ej, "duplicate entity %s", u->id);
+        }
         const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
         const dw_json *attrs = dw_json_get(ej, "attrs"), *parents = dw_json_get(ej, "parents"), *tags = dw_json_get(ej, "tags");
         const dw_action_decl *adecl = schema && !decl ? dw_schema_action(schema, u->type, u->tlen, u->id, u->idlen) : NULL;

@@ -84,6 +84,12 @@ echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":{"fn":"datetime","arg":"
 expect fn-arg-bad 1 "extension call datetime failed" \
     "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/e2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
 
+# an entity given twice the same way is taken once (Cedar); two different ones are refused
+echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":"2024-01-01"},"parents":[]},{"uid":{"type":"User","id":"u"},"attrs":{"since":"2024-01-01"},"parents":[]}]' >"$tmp/d1.json"
+expect dup-same 0 "ALLOW" "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/d1.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
+echo '[{"uid":{"type":"User","id":"u"},"attrs":{"since":"2024-01-01"},"parents":[]},{"uid":{"type":"User","id":"u"},"attrs":{"since":"2024-01-02"},"parents":[]}]' >"$tmp/d2.json"
+expect dup-differs 1 "duplicate entity u" "$DWC" authorize -p hotel.cedar -s hotel.cedarschema --entities "$tmp/d2.json" -l 'User::"u"' -a 'Action::"view"' -r 'Color::"red"' -c "$tmp/c2.json"
+
 # link: Cedar's `link` command appends to the links file (created if missing), refusing a link
 # that does not apply without touching the file
 LK=(link -p templates.cedar -k "$tmp/new.json")
