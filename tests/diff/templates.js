@@ -3,7 +3,7 @@
 // Differential test of templates and links against Cedar (cedar-wasm's isAuthorized with
 // templates and templateLinks): dwc authorize -k LINKS --requests.
 //
-//   node tests/diff/templates.js [-n N] [--seed S] [--dwc build/dwc] [--module DIR]
+//   node tests/diff/templates.js [-n N] [--seed S] [--from K] [--keep DIR] [--dwc build/dwc] [--module DIR]
 //
 // Each case is a gen.js case whose policies' principal/resource scope targets are turned into
 // ?principal/?resource slots at random (a policy with a slot is a template), plus 0-3 links per
@@ -18,7 +18,7 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 const { genCase, printPolicy, cedarStr, makeRng } = require('./gen');
 
-const o = { n: 300, seed: 1, dwc: 'build/dwc', module: 'build/diff/node/node_modules/@cedar-policy/cedar-wasm', show: 10 };
+const o = { n: 300, seed: 1, from: 0, keep: null, dwc: 'build/dwc', module: 'build/diff/node/node_modules/@cedar-policy/cedar-wasm', show: 10 };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i], v = () => process.argv[++i];
   if (a === '-n') o.n = Number(v());
@@ -26,6 +26,8 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--dwc') o.dwc = v();
   else if (a === '--module') o.module = v();
   else if (a === '--show') o.show = Number(v());
+  else if (a === '--from') o.from = Number(v());      // start at case K (to re-run one: --from K -n 1)
+  else if (a === '--keep') o.keep = v();              // write the cases' files into DIR and keep them
   else { console.error(`templates.js: unknown argument ${a}`); process.exit(2); }
 }
 const cedar = require(path.resolve(o.module, 'nodejs', 'cedar_wasm.js'));
@@ -109,9 +111,9 @@ function dwcSide(c, t, dir) {
   }) };
 }
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-tpl-'));
+const dir = o.keep ? (fs.mkdirSync(o.keep, { recursive: true }), o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'dw-tpl-'));
 let pass = 0, fail = 0, nreq = 0, ntpl = 0, nlinks = 0, ndecided = 0, nboth = 0;
-for (let k = 0; k < o.n; k++) {
+for (let k = o.from; k < o.from + o.n; k++) {
   const seed = o.seed * 1000003 + k;
   const c = genCase(seed);
   const t = templatize(c, makeRng(seed ^ 0x5eed));
@@ -133,7 +135,7 @@ for (let k = 0; k < o.n; k++) {
     if (fail <= o.show) console.log(`FAIL seed ${seed}: ${why[0]}\n  links ${JSON.stringify(t.links)}\n${t.pols.map((p) => '  ' + p.text.replace(/\n/g, ' ')).join('\n')}`);
   } else pass++;
 }
-fs.rmSync(dir, { recursive: true, force: true });
+if (!o.keep) fs.rmSync(dir, { recursive: true, force: true });
 console.log(`templates: ${ntpl} templates, ${nlinks} links, ${nreq} requests (${ndecided} decided by both), ${nboth} sets both refuse`);
 console.log(`${pass} passed, ${fail} failed`);
 process.exit(fail ? 1 : 0);
