@@ -359,7 +359,10 @@ static dw_expr *mk_slot(dw_parser *P, dw_str name, dw_loc loc)
     dw_expr *e = mk(P, DW_E_SLOT, loc);
     e->u.name = pstr(P, name.s, name.len);
     if (streq(name, "principal") || streq(name, "resource")) {
-        if (P->def_state != 2) P->template_slot = true;
+        if (P->def_state == 0)      /* Cedar: a slot belongs to the scope alone */
+            ERRH(loc, "a template slot may only be used in the policy scope, e.g. `principal == ?principal`",
+                 "found template slot ?%.*s in a condition", PS(name));
+        else if (P->def_state != 2) P->template_slot = true;
     } else if (P->def_state != 2) {
         ERRH(loc, "`?name` parameters may only be used inside a `def` body",
              "stray macro parameter reference `?%.*s` outside a macro body", PS(name));
