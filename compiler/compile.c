@@ -483,6 +483,13 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     pc.entry = here(c);
     pc.src_line = p->loc.line;
     pc.src_col = p->loc.col;
+    /* the parser keeps byte offsets; the line of the effect keyword comes from the text */
+    const dw_source *src = c->ps->src;
+    if (src && src->text && p->effect_loc.off < src->len && (p->effect_loc.off || p->effect_loc.end)) {
+        dw_loc at = dw_loc_at(src, p->effect_loc.off, p->effect_loc.end);
+        pc.src_line = at.line;
+        pc.src_col = at.col;
+    }
     char idbuf[64];
     int n = p->id.len ? (int)p->id.len : snprintf(idbuf, sizeof idbuf, "%s%u", prefix, index);
     pc.id.s = dw_arena_memdup(&c->prog->arena, p->id.len ? p->id.s : idbuf, (size_t)n);

@@ -82,6 +82,11 @@ run d1 "$DWC" disasm "$P"
 run d2 "$DWC" disasm -p "$P"
 run d3 "$DWC" disasm --policies="$P"
 same d1 d2 d3
+# each block names the policy's @id and the line of its effect keyword (not line 1 for all)
+d5=$BOX/05-tests-before-release/policy.dw
+want=$(grep -n '^\(permit\|forbid\)' "$d5" | cut -d: -f1 | tr '\n' ' ')
+got=$("$DWC" disasm "$d5" | sed -n 's/^policy[0-9]* @id("[a-z_]*"): [a-z]*  (line \([0-9]*\),.*/\1/p' | tr '\n' ' ')
+if [ -n "$want" ] && [ "$want" = "$got" ]; then ok; else bad "disasm lines and @ids: want '$want', got '$got'"; fi
 run v1 "$DWC" validate -p "$P" -s "$S"
 run v2 "$DWC" validate --policies="$P" --schema="$S" --events box
 run v3 "$DWC" validate --schema "$S" --policies "$P" --events=box

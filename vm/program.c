@@ -128,8 +128,12 @@ void dw_program_disasm(const dw_program *p, FILE *out)
 {
     for (uint32_t k = 0; k < p->npolicies; k++) {
         const dw_policy_code *pol = &p->policies[k];
-        fprintf(out, "%.*s: %s  (line %u, max stack %u)\n", (int)pol->id.len, pol->id.s,
-                pol->effect == DW_EFFECT_FORBID ? "forbid" : "permit", pol->src_line, pol->max_stack);
+        fprintf(out, "%.*s", (int)pol->id.len, pol->id.s);
+        for (uint32_t a = 0; a < pol->nannots; a++)      /* the name users know it by */
+            if (pol->annots[a].key.len == 2 && !memcmp(pol->annots[a].key.s, "id", 2))
+                fprintf(out, " @id(\"%.*s\")", (int)pol->annots[a].value.len, pol->annots[a].value.s);
+        fprintf(out, ": %s  (line %u, max stack %u)\n", pol->effect == DW_EFFECT_FORBID ? "forbid" : "permit",
+                pol->src_line, pol->max_stack);
         for (uint32_t pc = pol->entry; pc < pol->end; pc++) {
             uint32_t ins = p->code[pc];
             dw_opcode op = DW_INS_OP(ins);
