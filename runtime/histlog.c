@@ -37,11 +37,6 @@
 
 /* ================================================================ helpers */
 
-void hl_put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-void hl_put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-uint32_t hl_get32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
-uint64_t hl_get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
-
 void hl_seg_name(char *buf, size_t n, uint64_t base) { snprintf(buf, n, "seg-%016" PRIx64 ".log", base); }
 void hl_ckpt_name(char *buf, size_t n, uint64_t seq) { snprintf(buf, n, "ckpt-%016" PRIx64 ".ckpt", seq); }
 
@@ -80,13 +75,13 @@ int hl_check_header(const uint8_t *b, size_t size, const char *magic, uint32_t w
                     uint64_t digest, uint32_t *ver_out)
 {
     if (size < 16 || memcmp(b, magic, 8) != 0) return HDR_DAMAGED;
-    uint32_t ver = hl_get32(b + 8), hl = hl_get32(b + 12);
+    uint32_t ver = dw_le32(b + 8), hl = dw_le32(b + 12);
     *ver_out = ver;
     if (hl < 24 || hl > MAX_HDR || hl > size) return HDR_DAMAGED;
-    if (XXH3_64bits(b, hl - 8) != hl_get64(b + hl - 8)) return HDR_DAMAGED;
+    if (XXH3_64bits(b, hl - 8) != dw_le64(b + hl - 8)) return HDR_DAMAGED;
     if (ver > DW_HISTLOG_VERSION) return HDR_NEWER;
     if (ver < DW_HISTLOG_MIN_VERSION || hl != want_len) return HDR_DAMAGED;
-    if (hl_get64(b + 16) != digest) return HDR_SCHEMA;
+    if (dw_le64(b + 16) != digest) return HDR_SCHEMA;
     return ver == DW_HISTLOG_VERSION ? HDR_OK : HDR_OLDER;
 }
 
@@ -96,11 +91,11 @@ int hl_check_header(const uint8_t *b, size_t size, const char *magic, uint32_t w
 void hl_start_header(uint8_t *h, const char *magic, uint32_t len, uint64_t digest)
 {
     memcpy(h, magic, 8);
-    hl_put32(h + 8, DW_HISTLOG_VERSION);
-    hl_put32(h + 12, len);
-    hl_put64(h + 16, digest);
+    dw_put_le32(h + 8, DW_HISTLOG_VERSION);
+    dw_put_le32(h + 12, len);
+    dw_put_le64(h + 16, digest);
 }
-void hl_seal_header(uint8_t *h, uint32_t len) { hl_put64(h + len - 8, XXH3_64bits(h, len - 8)); }
+void hl_seal_header(uint8_t *h, uint32_t len) { dw_put_le64(h + len - 8, XXH3_64bits(h, len - 8)); }
 
 static int fsync_dir(dw_histlog *log) { return fsync(log->dirfd); }
 
@@ -130,19 +125,19 @@ void hl_seg_header(uint8_t h[SEG_HDR], uint64_t digest, uint64_t base, uint64_t 
 {
     memset(h, 0, SEG_HDR);
     hl_start_header(h, SEG_MAGIC, SEG_HDR, digest);
-    hl_put64(h + 24, base);
-    hl_put64(h + 32, prev_ts);
+    dw_put_le64(h + 24, base);
+    dw_put_le64(h + 32, prev_ts);
     hl_seal_header(h, SEG_HDR);
 }
 
 void hl_gap_record(uint8_t *r, uint64_t seq, uint64_t n, uint64_t ts)
 {
-    hl_put32(r + 8, 8);
-    hl_put32(r + 12, REC_GAP);
-    hl_put64(r + 16, seq);
-    hl_put64(r + 24, ts);
-    hl_put64(r + REC_HDR, n);
-    hl_put64(r, XXH3_64bits(r + 8, REC_HDR - 8 + 8));
+    dw_put_le32(r + 8, 8);
+    dw_put_le32(r + 12, REC_GAP);
+    dw_put_le64(r + 16, seq);
+    dw_put_le64(r + 24, ts);
+    dw_put_le64(r + REC_HDR, n);
+    dw_put_le64(r, XXH3_64bits(r + 8, REC_HDR - 8 + 8));
 }
 
 int hl_create_segment(dw_histlog *log, uint64_t base, uint64_t prev_ts)
@@ -232,12 +227,12 @@ int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len, uint64_t 
     uint64_t s = log->next_seq++;
     log->last_ts = t;
     uint8_t *r = log->pend + log->pend_len;
-    hl_put32(r + 8, (uint32_t)len);
-    hl_put32(r + 12, 0);
-    hl_put64(r + 16, s);
-    hl_put64(r + 24, t);
+    dw_put_le32(r + 8, (uint32_t)len);
+    dw_put_le32(r + 12, 0);
+    dw_put_le64(r + 16, s);
+    dw_put_le64(r + 24, t);
     if (len) memcpy(r + REC_HDR, bytes, len);
-    hl_put64(r, XXH3_64bits(r + 8, REC_HDR - 8 + len));
+    dw_put_le64(r, XXH3_64bits(r + 8, REC_HDR - 8 + len));
     log->pend_len = need;
     log->st.appends++;
     pthread_mutex_unlock(&log->mu);
@@ -392,11 +387,11 @@ static int write_ckpt_file(dw_histlog *log, uint64_t seq, uint64_t keep, uint64_
 {
     uint8_t h[CKPT_HDR] = { 0 };
     hl_start_header(h, CKPT_MAGIC, CKPT_HDR, log->opt.schema_digest);
-    hl_put64(h + 24, seq);
-    hl_put64(h + 32, keep);
-    hl_put64(h + 40, last_ts);
-    hl_put64(h + 48, len);
-    hl_put64(h + 56, XXH3_64bits(state, len));
+    dw_put_le64(h + 24, seq);
+    dw_put_le64(h + 32, keep);
+    dw_put_le64(h + 40, last_ts);
+    dw_put_le64(h + 48, len);
+    dw_put_le64(h + 56, XXH3_64bits(state, len));
     hl_seal_header(h, CKPT_HDR);
     char name[64];
     hl_ckpt_name(name, sizeof name, seq);

@@ -26,9 +26,9 @@ static void slot_encode(uint8_t s[ACK_SLOT], uint64_t digest, const hl_acked *a)
 {
     memset(s, 0, ACK_SLOT);
     hl_start_header(s, ACK_MAGIC, ACK_SLOT, digest);
-    hl_put64(s + 24, a->gen);
-    hl_put64(s + 32, a->end);
-    hl_put64(s + 40, a->keep);
+    dw_put_le64(s + 24, a->gen);
+    dw_put_le64(s + 32, a->end);
+    dw_put_le64(s + 40, a->keep);
     hl_seal_header(s, ACK_SLOT);
 }
 
@@ -48,7 +48,7 @@ int hl_acked_read(int dirfd, uint64_t digest, hl_acked *out, uint32_t *ver)
         int r = hl_check_header(b + at, ACK_SLOT, ACK_MAGIC, ACK_SLOT, digest, &v);
         if (r == HDR_NEWER || r == HDR_SCHEMA) { *ver = v; return r; }
         if (r != HDR_OK) continue;
-        hl_acked a = { hl_get64(b + at + 32), hl_get64(b + at + 40), hl_get64(b + at + 24) };
+        hl_acked a = { dw_le64(b + at + 32), dw_le64(b + at + 40), dw_le64(b + at + 24) };
         if (best != HDR_OK || a.gen > out->gen) *out = a;
         best = HDR_OK;
         *ver = v;

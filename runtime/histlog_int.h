@@ -4,6 +4,7 @@
 #ifndef DW_HISTLOG_INT_H
 #define DW_HISTLOG_INT_H
 #include "histlog.h"
+#include "../stdlib/le.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -58,10 +59,6 @@ struct dw_histlog {
 /* Header verdicts. */
 enum { HDR_OK, HDR_DAMAGED, HDR_NEWER, HDR_SCHEMA, HDR_OLDER };
 
-void hl_put32(uint8_t *p, uint32_t v);
-void hl_put64(uint8_t *p, uint64_t v);
-uint32_t hl_get32(const uint8_t *p);
-uint64_t hl_get64(const uint8_t *p);
 void hl_seg_name(char *buf, size_t n, uint64_t base);
 void hl_ckpt_name(char *buf, size_t n, uint64_t seq);
 void hl_fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));

@@ -82,16 +82,16 @@ static int load_ckpt(dw_histlog *log, uint64_t seq, uint8_t **state, uint64_t *l
     if (hl_read_all(fd, h, hn) != 0) { *ioerr = errno; close(fd); return HDR_DAMAGED; }
     int v = hl_check_header(h, hn, CKPT_MAGIC, CKPT_HDR, log->opt.schema_digest, ver);
     if (v != HDR_OK && v != HDR_OLDER) { close(fd); return v; }
-    uint64_t slen = hl_get64(h + 48);
-    if (hl_get64(h + 24) != seq || slen != size - CKPT_HDR || hl_get64(h + 32) > seq) { close(fd); return HDR_DAMAGED; }
+    uint64_t slen = dw_le64(h + 48);
+    if (dw_le64(h + 24) != seq || slen != size - CKPT_HDR || dw_le64(h + 32) > seq) { close(fd); return HDR_DAMAGED; }
     uint8_t *buf = malloc(slen ? slen : 1);
     if (!buf) { *ioerr = ENOMEM; close(fd); return HDR_DAMAGED; }
     if (pread(fd, buf, slen, CKPT_HDR) != (ssize_t)slen) { *ioerr = errno ? errno : EIO; free(buf); close(fd); return HDR_DAMAGED; }
     close(fd);
-    if (XXH3_64bits(buf, slen) != hl_get64(h + 56)) { free(buf); return HDR_DAMAGED; }
+    if (XXH3_64bits(buf, slen) != dw_le64(h + 56)) { free(buf); return HDR_DAMAGED; }
     *state = buf; *len = slen;
-    *keep = hl_get64(h + 32);
-    *last_ts = hl_get64(h + 40);
+    *keep = dw_le64(h + 32);
+    *last_ts = dw_le64(h + 40);
     return v;
 }
 
@@ -143,14 +143,14 @@ static int rec_at(const seg_scan *g, uint64_t off, uint64_t lo, uint64_t hi, uin
 {
     if (g->size - off < REC_HDR) return 0;
     const uint8_t *r = g->m + off;
-    uint32_t flags = hl_get32(r + 12), l = hl_get32(r + 8);
-    uint64_t s = hl_get64(r + 16), t = hl_get64(r + 24);
+    uint32_t flags = dw_le32(r + 12), l = dw_le32(r + 8);
+    uint64_t s = dw_le64(r + 16), t = dw_le64(r + 24);
     if (flags > REC_GAP || s < lo || s > hi) return 0;
     if (l > DW_HISTLOG_MAX_RECORD || g->size - off - REC_HDR < l) return 0;
     /* timestamps strictly increase (Q17); a gap keeps the previous one */
     if (flags == REC_EVENT ? t <= last_ts : (l != 8 || t < last_ts)) return 0;
-    if (XXH3_64bits(r + 8, REC_HDR - 8 + (size_t)l) != hl_get64(r)) return 0;
-    uint64_t n = flags == REC_GAP ? hl_get64(r + REC_HDR) : 1;
+    if (XXH3_64bits(r + 8, REC_HDR - 8 + (size_t)l) != dw_le64(r)) return 0;
+    uint64_t n = flags == REC_GAP ? dw_le64(r + REC_HDR) : 1;
     if (n == 0 || n > UINT64_MAX - s) return 0;
     *len = l; *next = s + n; *ts = flags == REC_GAP ? last_ts : t;
     return 1;
@@ -186,7 +186,7 @@ static int scan_segment(scan *sc, size_t gi, uint64_t last_ts)
         uint32_t len; uint64_t next, ts;
         if (!resync) {
             if (rec_at(g, off, seq, seq, last_ts, &len, &next, &ts)) {
-                if (hl_get32(g->m + off + 12) == REC_GAP) g->gaps += next - seq;
+                if (dw_le32(g->m + off + 12) == REC_GAP) g->gaps += next - seq;
                 off += REC_HDR + len; seq = next; last_ts = ts;
                 cur.end = off; cur.next = seq; cur.lts = ts;
                 continue;
@@ -205,7 +205,7 @@ static int scan_segment(scan *sc, size_t gi, uint64_t last_ts)
             off = damage_off;
             break;
         }
-        uint64_t s2 = hl_get64(g->m + p + 16);
+        uint64_t s2 = dw_le64(g->m + p + 16);
         add_fault(sc, hdr_ok || damage_off ? F_RECORD : F_HEADER, gi, damage_off, seq, s2 - seq);
         hdr_ok = true;
         off = p; seq = s2;
@@ -409,12 +409,12 @@ static int deliver(dw_histlog *log, const scan *sc, uint64_t from, dw_histlog_re
         for (size_t r = 0; r < g->nruns; r++) {
             for (uint64_t off = g->runs[r].off; off < g->runs[r].end;) {
                 const uint8_t *p = g->m + off;
-                uint32_t len = hl_get32(p + 8);
-                uint64_t seq = hl_get64(p + 16);
+                uint32_t len = dw_le32(p + 8);
+                uint64_t seq = dw_le64(p + 16);
                 off += REC_HDR + len;
-                if (hl_get32(p + 12) != REC_EVENT || seq < from) continue;
+                if (dw_le32(p + 12) != REC_EVENT || seq < from) continue;
                 if (log->opt.on_record &&
-                    log->opt.on_record(log->opt.cb_ctx, seq, hl_get64(p + 24), p + REC_HDR, len) != 0) {
+                    log->opt.on_record(log->opt.cb_ctx, seq, dw_le64(p + 24), p + REC_HDR, len) != 0) {
                     hl_fmt(err, errlen, "dogwood history: recovery callback failed at record %" PRIu64, seq);
                     return -1;
                 }
@@ -560,8 +560,8 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
         if (rr != 0) { hl_fmt(err, errlen, "dogwood history: cannot read %s/%s: %s", dir, name, strerror(errno)); goto fail; }
         uint32_t ver = 0;
         segs[i].hdr = hl_check_header(h, hn, SEG_MAGIC, SEG_HDR, digest, &ver);
-        if ((segs[i].hdr == HDR_OK || segs[i].hdr == HDR_OLDER) && hl_get64(h + 24) != segs[i].base) segs[i].hdr = HDR_DAMAGED;
-        if (segs[i].hdr == HDR_OK || segs[i].hdr == HDR_OLDER) segs[i].prev_ts = hl_get64(h + 32);
+        if ((segs[i].hdr == HDR_OK || segs[i].hdr == HDR_OLDER) && dw_le64(h + 24) != segs[i].base) segs[i].hdr = HDR_DAMAGED;
+        if (segs[i].hdr == HDR_OK || segs[i].hdr == HDR_OLDER) segs[i].prev_ts = dw_le64(h + 32);
         if (segs[i].hdr == HDR_NEWER) {
             hl_fmt(err, errlen, "dogwood history: %s was written by a newer format (version %u; this build reads version %u)",
                    name, ver, DW_HISTLOG_VERSION);

@@ -1,5 +1,6 @@
 /* retention.c - what the engine's history must keep (runtime/retention.h). */
 #include "retention.h"
+#include "../stdlib/le.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,8 +121,8 @@ bool dw_retention_retired_since(const dw_retention *r, uint64_t identity, int64_
 
 /* ---- in checkpoints ---- */
 
-static int put_u32(dw_buf *b, uint32_t x) { uint8_t t[4]; for (int i = 0; i < 4; i++) t[i] = (uint8_t)(x >> (8 * i)); return dw_buf_append(b, t, 4); }
-static int put_u64(dw_buf *b, uint64_t x) { uint8_t t[8]; for (int i = 0; i < 8; i++) t[i] = (uint8_t)(x >> (8 * i)); return dw_buf_append(b, t, 8); }
+static int put_u32(dw_buf *b, uint32_t x) { uint8_t t[4]; dw_put_le32(t, x); return dw_buf_append(b, t, 4); }
+static int put_u64(dw_buf *b, uint64_t x) { uint8_t t[8]; dw_put_le64(t, x); return dw_buf_append(b, t, 8); }
 static int put_str(dw_buf *b, dw_bytes s) { return put_u32(b, (uint32_t)s.len) || dw_buf_append(b, s.s, s.len); }
 
 static int put_leaf(dw_buf *b, const dw_retain_leaf *l, int64_t since)
@@ -174,9 +175,8 @@ static const uint8_t *take(rd *d, size_t n)
 static uint64_t get_u(rd *d, int bytes)
 {
     const uint8_t *p = take(d, (size_t)bytes);
-    uint64_t v = 0;
-    for (int i = bytes - 1; p && i >= 0; i--) v = v << 8 | p[i];
-    return v;
+    if (!p) return 0;
+    return bytes == 8 ? dw_le64(p) : bytes == 4 ? dw_le32(p) : p[0];
 }
 static bool get_str(rd *d, dw_arena *a, dw_bytes *out)
 {
