@@ -85,9 +85,9 @@ run_case() {
         *) out=$("$DWC" validate -p "$pol" -s "$sch" --events "$ev" 2>&1); rc=$? ;;
         esac
         if [ $rc -eq 0 ]; then echo "accepted; the reference rejects it: $(head -c 200 "$dir/expected_error.txt" 2>/dev/null)"; return 1; fi
-        if [ $rc -ge 128 ] || ! echo "$out" | grep -q 'error'; then echo "exit $rc without a diagnostic; dwc said:"; echo "$out" | head -5; return 1; fi
+        if [ $rc -ge 128 ] || ! grep -q 'error' <<< "$out"; then echo "exit $rc without a diagnostic; dwc said:"; echo "$out" | head -5; return 1; fi
         # refused only because dwc lacks the feature: not the reference's reason
-        if echo "$out" | grep -q 'not supported'; then echo "rejected for a feature dwc lacks: $(echo "$out" | grep -m1 'not supported')"; return 1; fi
+        if grep -q 'not supported' <<< "$out"; then echo "rejected for a feature dwc lacks: $(echo "$out" | grep -m1 'not supported')"; return 1; fi
         echo "rejected: $(echo "$out" | grep -m1 error)"   # shown only if a known.tsv case passes
         return 0 ;;
     esac
