@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "macros.h"
+#include "../stdlib/json_escape.h"
 
 /* ------------------------------------------------------------------ state */
 
@@ -1218,27 +1219,22 @@ static int64_t mint(dw_smt *x, Z3_ast t)
     return i;
 }
 
-static void json_string(dw_buf *b, const char *s, size_t n)
+/* The counterexample is parsed back and run on the VM: its strings must be
+ * exact, so text that is not UTF-8 fails the model rather than changing. */
+static void json_string(dw_smt *x, dw_buf *b, const char *s, size_t n)
 {
-    dw_buf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') dw_buf_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f) dw_buf_printf(b, "\\u%04x", c);
-        else dw_buf_putc(b, (char)c);
-    }
-    dw_buf_putc(b, '"');
+    if (dw_json_escape_buf(b, s, n, DW_JSON_EXACT)) FAIL();
 }
 
 /* the id text of entity number n of `type` */
 static void entity_id(dw_smt *x, const char *type, int64_t n, dw_buf *b)
 {
     const char *lit = lit_name(x, type, n);
-    if (lit) { json_string(b, lit, strlen(lit)); return; }
+    if (lit) { json_string(x, b, lit, strlen(lit)); return; }
     const dw_entity_decl *e = entity(x, (dw_str){ type, strlen(type) });
     if (e && e->is_enum) {
         if (n < 0 || (size_t)n >= e->nenum) FAIL();
-        json_string(b, e->enum_ids[n].s, e->enum_ids[n].len);
+        json_string(x, b, e->enum_ids[n].s, e->enum_ids[n].len);
         return;
     }
     char name[64];
@@ -1250,13 +1246,13 @@ static void entity_id(dw_smt *x, const char *type, int64_t n, dw_buf *b)
         if (!taken || strlen(name) + 2 > sizeof name) break;
         strcat(name, "_");
     }
-    json_string(b, name, strlen(name));
+    json_string(x, b, name, strlen(name));
 }
 
 static void uid_json(dw_smt *x, const char *type, int64_t n, dw_buf *b)
 {
     dw_buf_printf(b, "{\"type\": ");
-    json_string(b, type, strlen(type));
+    json_string(x, b, type, strlen(type));
     dw_buf_printf(b, ", \"id\": ");
     entity_id(x, type, n, b);
     dw_buf_putc(b, '}');
@@ -1320,10 +1316,10 @@ static void set_members(dw_smt *x, Z3_ast s, Z3_ast **out, size_t *n)
     FAIL();
 }
 
-static void ext_json(dw_buf *b, const char *fn, const char *arg)
+static void ext_json(dw_smt *x, dw_buf *b, const char *fn, const char *arg)
 {
     dw_buf_printf(b, "{\"__extn\": {\"fn\": \"%s\", \"arg\": ", fn);
-    json_string(b, arg, strlen(arg));
+    json_string(x, b, arg, strlen(arg));
     dw_buf_printf(b, "}}");
 }
 
@@ -1334,14 +1330,14 @@ static void value_json(dw_smt *x, const sv *v, dw_buf *b)
     switch (t->kind) {
     case DW_T_BOOL: dw_buf_printf(b, mbool(x, v->v) ? "true" : "false"); return;
     case DW_T_LONG: dw_buf_printf(b, "%lld", (long long)mint(x, v->v)); return;
-    case DW_T_DECIMAL: dw_decimal_format(mint(x, v->v), tmp, sizeof tmp); ext_json(b, "decimal", tmp); return;
-    case DW_T_DATETIME: dw_datetime_format(mint(x, v->v), tmp, sizeof tmp); ext_json(b, "datetime", tmp); return;
-    case DW_T_DURATION: dw_duration_format(mint(x, v->v), tmp, sizeof tmp); ext_json(b, "duration", tmp); return;
+    case DW_T_DECIMAL: dw_decimal_format(mint(x, v->v), tmp, sizeof tmp); ext_json(x, b, "decimal", tmp); return;
+    case DW_T_DATETIME: dw_datetime_format(mint(x, v->v), tmp, sizeof tmp); ext_json(x, b, "datetime", tmp); return;
+    case DW_T_DURATION: dw_duration_format(mint(x, v->v), tmp, sizeof tmp); ext_json(x, b, "duration", tmp); return;
     case DW_T_IPADDR: {
         int64_t n = mint(x, v->v);
         if (n >= 1000000 && (size_t)(n - 1000000) < x->nips) dw_ip_format(&x->ips[n - 1000000].ip, tmp, sizeof tmp);
         else snprintf(tmp, sizeof tmp, "10.%u.%u.%u", (unsigned)((uint64_t)n >> 16) & 255, (unsigned)((uint64_t)n >> 8) & 255, (unsigned)n & 255);
-        ext_json(b, "ip", tmp);
+        ext_json(x, b, "ip", tmp);
         return;
     }
     case DW_T_STRING: {
@@ -1350,7 +1346,7 @@ static void value_json(dw_smt *x, const sv *v, dw_buf *b)
         unsigned len = 0;
         Z3_char_ptr p = Z3_get_lstring(C, s, &len);
         if (!p) FAIL();
-        json_string(b, p, len);
+        json_string(x, b, p, len);
         return;
     }
     case DW_T_ENTITY: {
@@ -1383,7 +1379,7 @@ static void value_json(dw_smt *x, const sv *v, dw_buf *b)
             if (!mbool(x, v->rec->has[i])) continue;
             if (!first) dw_buf_printf(b, ", ");
             first = false;
-            json_string(b, v->rec->k[i].s, v->rec->k[i].len);
+            json_string(x, b, v->rec->k[i].s, v->rec->k[i].len);
             dw_buf_printf(b, ": ");
             value_json(x, &v->rec->v[i], b);
         }

@@ -378,22 +378,3 @@ const char *dw_json_kind_name(dw_json_kind k)
     static const char *names[] = { "null", "boolean", "integer", "number", "string", "array", "object" };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
-
-void dw_json_write_string(FILE *out, const char *s, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (c < 0x20) fprintf(out, "\\u%04x", c);
-            else fputc(c, out);
-        }
-    }
-    fputc('"', out);
-}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "ast.h"
+#include "../stdlib/json_escape.h"   /* the writer side: dw_json_escape* */
 #include "diag.h"
 
 #define DW_JSON_MAX_DEPTH 128
@@ -44,7 +45,5 @@ static inline const dw_json *dw_json_get(const dw_json *obj, const char *key) { 
 /* Number of members with this key (to reject duplicates). */
 size_t dw_json_count(const dw_json *obj, const char *key);
 const char *dw_json_kind_name(dw_json_kind k);
-/* Write a JSON string literal (with quotes), escaping as needed. */
-void dw_json_write_string(FILE *out, const char *s, size_t n);
 
 #endif

@@ -15,6 +15,7 @@
 #include "../compiler/pipeline.h"
 #include "../compiler/prove.h"
 #include "../vm/artifact.h"
+#include "../stdlib/json_escape.h"
 
 const char dw_check_usage[] =
     "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
@@ -111,16 +112,7 @@ static void print_human(FILE *out, const dw_source *src, const dw_findings *f, c
 static void json_str(FILE *out, const char *s)
 {
     if (!s) { fputs("null", out); return; }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", out);
-        else if (*p == '\r') fputs("\\r", out);
-        else if (*p == '\t') fputs("\\t", out);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
+    dw_json_escape_file(out, s, strlen(s), DW_JSON_REPLACE);   /* a report: stays JSON */
 }
 
 /* the counterexample object; request and entities are JSON already */

@@ -79,7 +79,7 @@ static void json_findings(const dw_diags *d, dw_severity sev)
         const dw_diag *g = &d->v[i];
         if (g->sev != sev) continue;
         printf("%s{\"message\":", first ? "" : ",");
-        dw_json_write_string(stdout, g->msg, strlen(g->msg));
+        dw_json_escape_file(stdout, g->msg, strlen(g->msg), DW_JSON_REPLACE);
         printf(",\"labels\":[");
         if (g->src) printf("[%u,%u]", g->loc.off, g->loc.end);
         printf("]}");
@@ -198,7 +198,7 @@ static int dogwood_check_parse(int argc, char **argv)
                    i ? "," : "", c.temporal, c.temporal ? "true" : "false", c.ncalls);
             for (size_t k = 0; k < c.ncalls; k++) {
                 if (k) printf(",");
-                dw_json_write_string(stdout, c.calls[k]->u.call.name.s, c.calls[k]->u.call.name.len);
+                dw_json_escape_file(stdout, c.calls[k]->u.call.name.s, c.calls[k]->u.call.name.len, DW_JSON_REPLACE);
             }
             printf("]}");
         } else {

@@ -50,26 +50,17 @@ void dwd_buf_printf(dwd_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+static int dwd_buf_sink(void *ctx, const char *p, size_t n)
+{
+    dwd_buf_put(ctx, p, n);
+    return ((dwd_buf *)ctx)->oom;
+}
+
+/* Responses and decision-log lines must parse: bytes that are not UTF-8
+ * become U+FFFD. */
 void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n)
 {
-    dwd_buf_put(b, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        dwd_buf_put(b, s + run, i - run);
-        run = i + 1;
-        switch (c) {
-        case '"': dwd_buf_put(b, "\\\"", 2); break;
-        case '\\': dwd_buf_put(b, "\\\\", 2); break;
-        case '\n': dwd_buf_put(b, "\\n", 2); break;
-        case '\r': dwd_buf_put(b, "\\r", 2); break;
-        case '\t': dwd_buf_put(b, "\\t", 2); break;
-        default: dwd_buf_printf(b, "\\u%04x", c);
-        }
-    }
-    dwd_buf_put(b, s + run, n - run);
-    dwd_buf_put(b, "\"", 1);
+    dw_json_escape(dwd_buf_sink, b, s, n, DW_JSON_REPLACE);
 }
 
 void dwd_buf_free(dwd_buf *b)

@@ -50,14 +50,20 @@ static int links_text(const char *path, const char *tid, const char *nid, const 
         free(ftext);
         return 1;
     }
-    size_t alen = strlen(args), cap = strlen(tid) * 2 + strlen(nid) * 2 + alen + 64;
+    size_t alen = strlen(args), cap = strlen(tid) * 6 + strlen(nid) * 6 + alen + 64;   /* \u00xx: 6 bytes a byte */
     char *one = dw_arena_alloc(a, cap);
     FILE *m = one ? fmemopen(one, cap, "w") : NULL;
     if (!m) { free(ftext); fprintf(stderr, "dwc link: error: out of memory\n"); return 1; }
     fputs("[{\"template_id\":", m);
-    dw_json_write_string(m, tid, strlen(tid));
+    int bad = dw_json_escape_file(m, tid, strlen(tid), DW_JSON_EXACT);
     fputs(",\"link_id\":", m);
-    dw_json_write_string(m, nid, strlen(nid));
+    bad |= dw_json_escape_file(m, nid, strlen(nid), DW_JSON_EXACT);
+    if (bad) {
+        fclose(m);
+        free(ftext);
+        fprintf(stderr, "dwc link: error: --template-id and --new-id must be UTF-8\n");
+        return 1;
+    }
     fprintf(m, ",\"args\":%s}]", args);
     long used = ftell(m);
     fclose(m);
@@ -76,9 +82,10 @@ static int links_text(const char *path, const char *tid, const char *nid, const 
     all[n] = nl[0];
     FILE *w = open_memstream(text, len);
     if (!w) { free(ftext); return 1; }
-    dw_links_write(w, all, n + 1);
+    int wr = dw_links_write(w, all, n + 1);
     fclose(w);
     free(ftext);
+    if (wr) { fprintf(stderr, "dwc link: error: the links do not write as JSON (a string is not UTF-8, or out of memory)\n"); return 1; }
     return 0;
 }
 

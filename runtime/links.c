@@ -57,25 +57,26 @@ int dw_links_parse(dw_arena *a, const dw_source *src, dw_template_link **out, si
     return 0;
 }
 
-void dw_links_write(FILE *out, const dw_template_link *links, size_t n)
+int dw_links_write(FILE *out, const dw_template_link *links, size_t n)
 {
-    fputc('[', out);
-    for (size_t i = 0; i < n; i++) {
+    int bad = fputc('[', out) == EOF;
+    for (size_t i = 0; i < n && !bad; i++) {
         const dw_template_link *l = &links[i];
         fputs(i ? ",{\"template_id\":" : "{\"template_id\":", out);
-        dw_json_write_string(out, l->template_id.s, l->template_id.len);
+        bad |= dw_json_escape_file(out, l->template_id.s, l->template_id.len, DW_JSON_EXACT) != 0;
         fputs(",\"link_id\":", out);
-        dw_json_write_string(out, l->link_id.s, l->link_id.len);
+        bad |= dw_json_escape_file(out, l->link_id.s, l->link_id.len, DW_JSON_EXACT) != 0;
         fputs(",\"args\":{", out);
         if (l->has_principal) {
             fputs("\"?principal\":", out);
-            dw_json_write_string(out, l->principal_text.s, l->principal_text.len);
+            bad |= dw_json_escape_file(out, l->principal_text.s, l->principal_text.len, DW_JSON_EXACT) != 0;
         }
         if (l->has_resource) {
             fputs(l->has_principal ? ",\"?resource\":" : "\"?resource\":", out);
-            dw_json_write_string(out, l->resource_text.s, l->resource_text.len);
+            bad |= dw_json_escape_file(out, l->resource_text.s, l->resource_text.len, DW_JSON_EXACT) != 0;
         }
         fputs("}}", out);
     }
     fputc(']', out);
+    return bad || ferror(out) ? -1 : 0;
 }

@@ -119,7 +119,7 @@ static void json_errors(const dw_verdict *v)
             const char *nl = strchr(m, '\n');
             size_t n = nl ? (size_t)(nl - m) : strlen(m);
             if (!first) printf(",");
-            dw_json_write_string(stdout, m, n);
+            dw_json_escape_file(stdout, m, n, DW_JSON_REPLACE);
             first = false;
             m += n + (nl ? 1 : 0);
         }
@@ -261,7 +261,7 @@ static void json_rule_names(dw_engine *e, const dw_verdict *v)
     for (uint32_t k = 0; k < v->ndetermining; k++) {
         const char *n = dw_engine_rule_name(e, v->determining[k]);
         if (k) printf(",");
-        dw_json_write_string(stdout, n, strlen(n));
+        dw_json_escape_file(stdout, n, strlen(n), DW_JSON_REPLACE);
     }
     printf("]");
 }
@@ -269,7 +269,7 @@ static void json_rule_names(dw_engine *e, const dw_verdict *v)
 static void json_decision(dw_engine *e, const dw_box_line *bl, size_t lineno, const dw_verdict *v, bool checked, bool ok, bool first)
 {
     printf("%s{\"line\":%zu,\"time\":", first ? "" : ",", lineno);
-    dw_json_write_string(stdout, bl->time_text, strlen(bl->time_text));
+    dw_json_escape_file(stdout, bl->time_text, strlen(bl->time_text), DW_JSON_REPLACE);
     printf(",\"verdict\":\"%s\",\"rules\":", v->allow ? "allow" : "deny");
     json_rule_names(e, v);
     printf(",\"cause\":\"%s\",\"errors\":", dw_cause_name(v->cause));
@@ -280,7 +280,7 @@ static void json_decision(dw_engine *e, const dw_box_line *bl, size_t lineno, co
             printf(",\"rules\":[");
             for (size_t i = 0; i < bl->rules->u.arr.n; i++) {
                 if (i) printf(",");
-                dw_json_write_string(stdout, bl->rules->u.arr.v[i]->u.str.s, bl->rules->u.arr.v[i]->u.str.len);
+                dw_json_escape_file(stdout, bl->rules->u.arr.v[i]->u.str.s, bl->rules->u.arr.v[i]->u.str.len, DW_JSON_REPLACE);
             }
             printf("]");
         }
