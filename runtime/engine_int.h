@@ -1,0 +1,134 @@
+/* engine_int.h - the engine's private parts, shared by the files that
+ * implement runtime/dogwood.h's engine (one concern each):
+ *   engine.c          open/close, the decision entry points, history append/retain
+ *   engine_event.c    events from Box's JSON form and the schema gate
+ *   engine_parts.c    events given by their parts (dw_engine_decide_event)
+ *   engine_state.c    the state codec (checkpoints, dw_engine_export_state)
+ *   engine_durable.c  durable history: log, checkpointer, recovery, reload
+ * Not installed: nothing outside runtime/engine*.c includes it. */
+#ifndef DW_ENGINE_INT_H
+#define DW_ENGINE_INT_H
+#include "dogwood_parts.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+#include "box_gate.h"
+#include "histlog.h"
+#include "load.h"
+#include "names.h"
+#include "retention.h"
+#include "../vm/artifact.h"
+#include "../vm/teval.h"
+#include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
+
+typedef struct history {
+    dw_event *ev;            /* events [0, n), oldest first */
+    uint64_t *seq;           /* their log positions (durable engines: the history log's seq) */
+    uint32_t n, cap;
+    dw_arena arena;          /* logged records of every retained event */
+    uint32_t dropped;        /* events dropped by retention since the arena was rebuilt */
+    uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
+                                (retention's cursor: each event is tested once, not per decision) */
+    uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
+    bool last_transient;     /* the last event points into the scratch arena (history_append_decision) */
+} history;
+
+/* A durable engine's logged event that missed the in-memory history (keep_lost). */
+typedef struct lost_event { char *json; size_t len; int64_t ts; uint64_t seq; } lost_event;
+
+struct dw_engine {
+    /* Every public entry point holds mu: decisions on many threads are
+     * serialised on the engine's state (microseconds), while durability
+     * waits happen after it is released, so concurrent deciders share one
+     * fsync (group commit, runtime/histlog.h). */
+    pthread_mutex_t mu;
+    dw_session s;
+    int64_t tps;
+    bool replay_ts;
+    int64_t last_ts;
+    bool have_ts;
+    history h;
+    dw_arena scratch;        /* per-decision */
+    uint64_t work_bound;     /* temporal steps per decision (dogwood.h) */
+    bool no_request_validation;   /* dw_engine_decide_event: the reference's unchecked requests (dogwood.h) */
+    const char **names;      /* Box rule names, built on demand (interned in rule_names) */
+    dw_names rule_names;     /* every name handed out: valid until close, across reloads */
+    dw_retention ret;        /* which events the leaves need (runtime/retention.h) */
+    int64_t floor;           /* replay: no later event is stamped before it (dw_engine_set_time_floor) */
+    bool have_floor;
+    uint32_t *leaf_policies; uint32_t nleaf_policies;   /* policies that own temporal leaves */
+    dw_monitors *mon;        /* incremental monitors of the idiom leaves; NULL: teval only */
+    int64_t *since;          /* per leaf: install position (ticks; INT64_MIN: all history), box.md §7 */
+    uint64_t next_seq;       /* position of the next appended event */
+    bool restoring;          /* recovery: monitors are rebuilt once at the end */
+    uint32_t generation;     /* reloads so far */
+    char lost[256];          /* why the in-memory history misses an event ("" if whole):
+                                every event is refused until it is whole again (history_lost) */
+    lost_event pend;         /* that event, retried by every later call (durable engines) */
+    /* durable history (dw_engine_open_durable) */
+    dw_histlog *log;
+    uint64_t log_last_ts;    /* the log's timestamp of record next_seq - 1 */
+    uint64_t ckpt_every, since_ckpt, ckpts, ckpt_failures;
+    uint32_t ckpt_ms;
+    pthread_t ckpt_thread;
+    pthread_cond_t ckpt_cv;
+    bool has_ckpt_thread, ckpt_stop, ckpt_busy;
+    uint32_t ckpt_waiters;   /* threads in wait_ckpt_idle: the checkpointer starts none meanwhile */
+    char ckpt_err[256];
+    uint64_t restored, replayed;
+    uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
+    dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
+};
+
+typedef struct built {
+    dw_event ev;             /* logged record in the scratch arena until appended */
+    dw_request req;          /* the Cedar request (decision kinds) */
+    bool decision;
+} built;
+
+/* State buffers (engine_state.c); log records are built in one too. */
+typedef struct wbuf { uint8_t *p; size_t n, cap; bool oom; } wbuf;
+/* Restored install table: identity -> position. */
+typedef struct itab { uint64_t *id; int64_t *since; uint32_t n; bool have; } itab;
+
+/* engine.c */
+dw_monitors *engine_new_monitors(dw_engine *e, const dw_program *p);
+void engine_reset_history_locked(dw_engine *e);
+int engine_history_append(dw_engine *e, const built *b, int64_t ts);
+void engine_history_retain(dw_engine *e);
+int64_t engine_stamp(dw_engine *e, int64_t ts);
+void engine_fault(dw_verdict *v, const char *fmt, const char *detail);
+void engine_verdict_init(dw_verdict *v);
+void engine_history_lost(dw_engine *e, dw_verdict *v);
+bool engine_refuse_lost(dw_engine *e, dw_verdict *v);
+int engine_evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v);
+int engine_observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+                          dw_engine_append_hook hook, void *ctx, dw_verdict *v, uint64_t *ticket);
+
+/* engine_event.c */
+int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, const char *aid, size_t aidlen,
+                       const char *kind, size_t klen, const dw_uid *principal, const dw_uid *resource,
+                       const dw_json *input_j, const dw_json *output_j, const dw_json *request_id,
+                       char *msg, size_t cap);
+int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
+
+/* engine_parts.c */
+int engine_decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v);
+
+/* engine_state.c */
+void engine_wb_put(wbuf *b, const void *s, size_t n);
+int engine_export_locked(dw_engine *e, const dw_program *prog, const int64_t *since, wbuf *b, uint64_t *keep);
+int engine_import_locked(dw_engine *e, const void *data, size_t len, itab *it, char *err, size_t cap);
+bool engine_apply_installs(dw_engine *e, const itab *it);
+void engine_feed_monitors(dw_engine *e, dw_monitors *m, const dw_program *p, const int64_t *since);
+
+/* engine_durable.c */
+void engine_stop_checkpointer(dw_engine *e);
+int engine_log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket);
+
+#endif
