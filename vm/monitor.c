@@ -22,15 +22,10 @@
  *    than every P in it, so Q state expires with the window too.
  *  - previous: the event before i in the (partition's) history. */
 #include "monitor.h"
+#include "monitor_keys.h"
 #include "teval.h"
-#include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
-#include <xxhash.h>
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -112,176 +107,6 @@ static bool bytes_eq(dw_bytes a, dw_bytes b)
     return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
 }
 
-/* Keys are agent-controlled event values: with a known hash, keys chosen to
- * share a bucket make every lookup walk one chain (hash flooding, O(n) per
- * event).  XXH3 with a secret per-process seed; nothing persisted depends
- * on it (monitor state is rebuilt from the history at every open). */
-static uint64_t hash_seed;
-static pthread_once_t hash_seed_once = PTHREAD_ONCE_INIT;
-
-static void hash_seed_init(void)
-{
-    uint64_t s = 0;
-    ssize_t r;
-    do r = getrandom(&s, sizeof s, 0);
-    while (r < 0 && errno == EINTR);
-    if (r != (ssize_t)sizeof s) {   /* no getrandom (old kernel, or confined): still per process */
-        struct { struct timespec mono, real; pid_t pid; const void *addr; } w = { .pid = getpid(), .addr = &s };
-        clock_gettime(CLOCK_MONOTONIC, &w.mono);
-        clock_gettime(CLOCK_REALTIME, &w.real);
-        s = XXH3_64bits(&w, sizeof w);
-    }
-    hash_seed = s;
-}
-
-void dw_monitors_seed(void) { pthread_once(&hash_seed_once, hash_seed_init); }
-
-static uint64_t hash_bytes(const uint8_t *p, size_t n) { return XXH3_64bits_withSeed(p, n, hash_seed); }
-
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-    int64_t d;
-    if (__builtin_sub_overflow(a, b, &d)) d = a < b ? INT64_MIN : INT64_MAX;
-    return d;
-}
-
-/* ---------------------------------------------------------------- keyed map */
-
-typedef struct prevrec { bool present, matched; int64_t ts; uint8_t *v; uint32_t n, cap; } prevrec;
-
-typedef struct knode {
-    struct knode *hnext, *prev, *next;   /* hash chain; time order (oldest first) */
-    uint64_t h;
-    int64_t ts;              /* last touch (FORMERLY, SINCE_NEG, PREVIOUS) */
-    uint64_t seq;            /* SINCE_NEG: sequence number of the latest match */
-    uint64_t count;          /* COUNT/SUM */
-    __int128 sum;
-    prevrec cur, prv;        /* PREVIOUS */
-    uint32_t klen;
-    uint8_t key[];
-} knode;
-
-typedef struct kmap {
-    knode **tab; uint32_t cap, n;   /* cap a power of two (0: empty) */
-    knode *head, *tail;
-    size_t bytes;
-    uint64_t probes;         /* chain links visited by lookups (dw_monitors_probes) */
-} kmap;
-
-static knode *km_find(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
-{
-    if (!m->cap) return NULL;
-    for (knode *x = m->tab[h & (m->cap - 1)]; x; x = x->hnext) {
-        m->probes++;
-        if (x->h == h && x->klen == klen && (klen == 0 || memcmp(x->key, key, klen) == 0)) return x;
-    }
-    return NULL;
-}
-
-static void lru_unlink(kmap *m, knode *x)
-{
-    if (x->prev) x->prev->next = x->next; else m->head = x->next;
-    if (x->next) x->next->prev = x->prev; else m->tail = x->prev;
-    x->prev = x->next = NULL;
-}
-
-static void lru_append(kmap *m, knode *x)
-{
-    x->prev = m->tail;
-    x->next = NULL;
-    if (m->tail) m->tail->next = x; else m->head = x;
-    m->tail = x;
-}
-
-static knode *km_insert(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
-{
-    if (m->n + 1 > m->cap) {     /* load factor <= 1 */
-        uint32_t cap = m->cap ? m->cap * 2 : 16;
-        if (cap < m->cap) return NULL;
-        knode **t = calloc(cap, sizeof *t);
-        if (!t) return NULL;
-        for (uint32_t i = 0; i < m->cap; i++)
-            for (knode *x = m->tab[i], *nx; x; x = nx) {
-                nx = x->hnext;
-                x->hnext = t[x->h & (cap - 1)];
-                t[x->h & (cap - 1)] = x;
-            }
-        free(m->tab);
-        m->bytes += (size_t)(cap - m->cap) * sizeof *t;
-        m->tab = t;
-        m->cap = cap;
-    }
-    knode *x = calloc(1, sizeof *x + klen);
-    if (!x) return NULL;
-    x->h = h;
-    x->klen = klen;
-    if (klen) memcpy(x->key, key, klen);
-    x->hnext = m->tab[h & (m->cap - 1)];
-    m->tab[h & (m->cap - 1)] = x;
-    lru_append(m, x);
-    m->n++;
-    m->bytes += sizeof *x + klen;
-    return x;
-}
-
-static void node_free(kmap *m, knode *x)
-{
-    m->bytes -= sizeof *x + x->klen + x->cur.cap + x->prv.cap;
-    free(x->cur.v);
-    free(x->prv.v);
-    free(x);
-}
-
-static void km_remove(kmap *m, knode *x)
-{
-    knode **pp = &m->tab[x->h & (m->cap - 1)];
-    while (*pp != x) pp = &(*pp)->hnext;
-    *pp = x->hnext;
-    lru_unlink(m, x);
-    m->n--;
-    node_free(m, x);
-}
-
-static void km_touch(kmap *m, knode *x, int64_t ts)
-{
-    x->ts = ts;
-    if (m->tail != x) { lru_unlink(m, x); lru_append(m, x); }
-}
-
-/* Drop the nodes last touched more than wt ticks before now. */
-static void km_expire(kmap *m, int64_t now, int64_t wt)
-{
-    while (m->head && sat_sub(now, m->head->ts) > wt) km_remove(m, m->head);
-}
-
-static void km_clear(kmap *m)
-{
-    for (knode *x = m->head, *nx; x; x = nx) { nx = x->next; node_free(m, x); }
-    free(m->tab);
-    memset(m, 0, sizeof *m);
-}
-
-/* ---------------------------------------------------------------- window FIFO */
-
-typedef struct fent { int64_t ts; knode *node; int64_t amt; } fent;
-typedef struct fifo { fent *e; size_t cap, head, n; } fifo;   /* cap a power of two */
-
-static bool fifo_push(fifo *f, fent x)
-{
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        fent *e = malloc(cap * sizeof *e);
-        if (!e) return false;
-        for (size_t i = 0; i < f->n; i++) e[i] = f->e[(f->head + i) & (f->cap - 1)];
-        free(f->e);
-        f->e = e;
-        f->cap = cap;
-        f->head = 0;
-    }
-    f->e[(f->head + f->n) & (f->cap - 1)] = x;
-    f->n++;
-    return true;
-}
 
 /* ---------------------------------------------------------------- monitors */
 
@@ -318,15 +143,6 @@ struct dw_monitors {
 };
 
 typedef struct idrun { uint64_t h; uint32_t first, n; } idrun;
-
-/* Event identities are agent-chosen too: the same seeded hash, per field. */
-static uint64_t ident_hash(dw_bytes type, dw_bytes id, dw_bytes kind)
-{
-    uint64_t h = XXH3_64bits_withSeed(type.s, type.len, hash_seed);
-    h = XXH3_64bits_withSeed(id.s, id.len, h);
-    h = XXH3_64bits_withSeed(kind.s, kind.len, h);
-    return h ? h : 1;            /* 0 marks an empty slot */
-}
 
 static const idrun *id_find(const dw_monitors *m, uint64_t h)
 {
@@ -540,8 +356,8 @@ static int build_dispatch(dw_monitors *m)
         const mon *mo = &m->mons[l];
         if (mo->kind == DW_MON_KIND_NONE) continue;
         if (mo->kind == DW_MON_KIND_PREVIOUS) { m->prevs[m->nprev++] = l; continue; }
-        es[n++] = (ident_ent){ ident_hash(mo->p.type, mo->p.id, mo->p.kind), l << 1 };
-        if (mo->kind == DW_MON_KIND_SINCE_NEG) es[n++] = (ident_ent){ ident_hash(mo->q.type, mo->q.id, mo->q.kind), l << 1 | 1 };
+        es[n++] = (ident_ent){ dw_km_ident_hash(mo->p.type, mo->p.id, mo->p.kind), l << 1 };
+        if (mo->kind == DW_MON_KIND_SINCE_NEG) es[n++] = (ident_ent){ dw_km_ident_hash(mo->q.type, mo->q.id, mo->q.kind), l << 1 | 1 };
     }
     qsort(es, n, sizeof *es, ident_cmp);   /* at load time only */
     uint32_t nruns = 0;
@@ -625,8 +441,8 @@ bool dw_monitors_active(const dw_monitors *m) { return m && !m->disabled; }
 
 static void mon_clear_state(mon *mo)
 {
-    km_clear(&mo->a);
-    km_clear(&mo->b);
+    dw_km_clear(&mo->a);
+    dw_km_clear(&mo->b);
     free(mo->f.e);
     memset(&mo->f, 0, sizeof mo->f);
 }
@@ -723,9 +539,9 @@ static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int6
 
 static knode *upsert(kmap *km, const mbuf *b)
 {
-    uint64_t h = hash_bytes(b->p, b->n);
-    knode *x = km_find(km, h, b->p, (uint32_t)b->n);
-    return x ? x : km_insert(km, h, b->p, (uint32_t)b->n);
+    uint64_t h = dw_km_hash(b->p, b->n);
+    knode *x = dw_km_find(km, h, b->p, (uint32_t)b->n);
+    return x ? x : dw_km_insert(km, h, b->p, (uint32_t)b->n);
 }
 
 static bool prev_set(kmap *km, prevrec *r, bool matched, int64_t ts, const uint8_t *v, size_t n)
@@ -757,17 +573,17 @@ static void mon_expire(mon *mo, int64_t now)
             if (sat_sub(now, e->ts) <= mo->wt) break;
             e->node->count--;
             e->node->sum -= e->amt;
-            if (!e->node->count) km_remove(&mo->a, e->node);
+            if (!e->node->count) dw_km_remove(&mo->a, e->node);
             mo->f.head = (mo->f.head + 1) & (mo->f.cap - 1);
             mo->f.n--;
         }
         return;
     case DW_MON_KIND_SINCE_NEG:
-        km_expire(&mo->b, now, mo->wt);
-        km_expire(&mo->a, now, mo->wt);
+        dw_km_expire(&mo->b, now, mo->wt);
+        dw_km_expire(&mo->a, now, mo->wt);
         return;
     default:
-        km_expire(&mo->a, now, mo->wt);
+        dw_km_expire(&mo->a, now, mo->wt);
         return;
     }
 }
@@ -783,15 +599,15 @@ static int observe_side(dw_monitors *m, mon *mo, int side, const dw_event *ev)
         if ((r = match_event(m, &mo->p, ev, &amt)) < 0) return -1;
         if (r) {
             if (!(x = upsert(&mo->a, &m->kb))) return -1;
-            km_touch(&mo->a, x, now);
+            dw_km_touch(&mo->a, x, now);
         }
         return 0;
     case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM:
         if ((r = match_event(m, &mo->p, ev, &amt)) < 0) return -1;
         if (r) {
             if (!(x = upsert(&mo->a, &m->kb))) return -1;
-            if (!fifo_push(&mo->f, (fent){ now, x, amt })) {
-                if (!x->count) km_remove(&mo->a, x);
+            if (!dw_fifo_push(&mo->f, (fent){ now, x, amt })) {
+                if (!x->count) dw_km_remove(&mo->a, x);
                 return -1;
             }
             x->count++;
@@ -804,7 +620,7 @@ static int observe_side(dw_monitors *m, mon *mo, int side, const dw_event *ev)
         if (r) {
             if (!(x = upsert(km, &m->kb))) return -1;
             x->seq = m->seq;
-            km_touch(km, x, now);
+            dw_km_touch(km, x, now);
         }
         return 0;
     }
@@ -818,7 +634,7 @@ static int observe_side(dw_monitors *m, mon *mo, int side, const dw_event *ev)
         x->prv = x->cur;
         x->cur = tmp;
         if (!prev_set(&mo->a, &x->cur, r == 1, now, tv, tn)) return -1;
-        km_touch(&mo->a, x, now);
+        dw_km_touch(&mo->a, x, now);
         return 0;
     }
     default:
@@ -838,7 +654,7 @@ int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
     if (!partition(m, ev)) { disable(m); return -1; }
     /* only the predicates naming this event's identity (plus every
      * `previous`, which sees all events): O(applicable), not O(leaves) */
-    const idrun *run = id_find(m, ident_hash(ev->atype, ev->aid, ev->kind));
+    const idrun *run = id_find(m, dw_km_ident_hash(ev->atype, ev->aid, ev->kind));
     for (uint32_t k = 0; run && k < run->n; k++) {
         uint32_t e = m->ident[run->first + k];
         mon *mo = &m->mons[e >> 1];
@@ -929,7 +745,7 @@ static int anchor_tuple(dw_monitors *m, const dw_program *p, const mpred *pr, co
 
 static knode *lookup(kmap *km, const mbuf *b)
 {
-    return km_find(km, hash_bytes(b->p, b->n), b->p, (uint32_t)b->n);
+    return dw_km_find(km, dw_km_hash(b->p, b->n), b->p, (uint32_t)b->n);
 }
 
 /* §8.6 on values: ==/!= by ≐, orderings on Longs only. */
