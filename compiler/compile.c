@@ -486,7 +486,8 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     /* the parser keeps byte offsets; the line of the effect keyword comes from the text */
     const dw_source *src = c->ps->src;
     if (src && src->text && p->effect_loc.off < src->len && (p->effect_loc.off || p->effect_loc.end)) {
-        dw_loc at = dw_loc_at(src, p->effect_loc.off, p->effect_loc.end);
+        dw_loc at = dw_loc_from(src, c->src_cursor, p->effect_loc.off, p->effect_loc.end);
+        c->src_cursor = at;
         pc.src_line = at.line;
         pc.src_col = at.col;
     }

@@ -21,6 +21,7 @@ typedef struct compiler {
     uint32_t *str_slots; uint32_t str_cap;
     int depth, max_depth;      /* stack depth while emitting one policy */
     uint32_t cur_policy;       /* index of the policy being compiled */
+    dw_loc src_cursor;         /* the last policy's effect location: lines are counted on from it */
     bool failed;
 } compiler;
 

@@ -48,17 +48,24 @@ void dw_diag_add(dw_diags *d, dw_severity sev, const dw_source *src, dw_loc loc,
     g->code = NULL;
 }
 
-dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end)
+dw_loc dw_loc_from(const dw_source *src, dw_loc from, uint32_t off, uint32_t end)
 {
     dw_loc l = { 1, 1, off, end };
     if (!src || !src->text) return l;
     if (off > src->len) off = (uint32_t)src->len;
-    for (uint32_t i = 0; i < off; i++) {
+    uint32_t i = 0;
+    if (from.line && from.off <= off && from.off <= src->len) { l.line = from.line; l.col = from.col; i = from.off; }
+    for (; i < off; i++) {
         unsigned char c = (unsigned char)src->text[i];
         if (c == '\n') { l.line++; l.col = 1; }
         else if ((c & 0xC0) != 0x80) l.col++;
     }
     return l;
+}
+
+dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end)
+{
+    return dw_loc_from(src, (dw_loc){ 0 }, off, end);
 }
 
 static const char *sev_name(dw_severity s)

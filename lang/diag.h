@@ -59,6 +59,10 @@ void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc);
 
 /* Compute line/col for a byte offset (used by parsers that track only offsets). */
 dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);
+/* The same, scanning on from a location `from` computed earlier in the same text (its line, col
+ * and off; a zero line, or an off past the target, scans from the start): callers that walk a
+ * text in order (the compiler's policy lines) stay linear instead of rescanning from byte 0. */
+dw_loc dw_loc_from(const dw_source *src, dw_loc from, uint32_t off, uint32_t end);
 
 /* Levenshtein distance for "did you mean" hints; SIZE_MAX when either string
  * is longer than 64 bytes (no hint is worth that much work). */
