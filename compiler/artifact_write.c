@@ -180,7 +180,7 @@ static long positional_prefix(const dw_program *p, const char **prefix)
     for (uint32_t i = 0; i < p->npolicies; i++) {
         char num[16];
         int n = snprintf(num, sizeof num, "%u", i);
-        const dw_bytes *id = &p->policies[i].id;
+        const dw_str *id = &p->policies[i].id;
         if (id->len >= (size_t)n && memcmp(id->s + id->len - n, num, (size_t)n) == 0) {
             *prefix = id->s;
             return (long)(id->len - (size_t)n);
@@ -189,7 +189,7 @@ static long positional_prefix(const dw_program *p, const char **prefix)
     return -1;
 }
 
-static bool is_positional(const dw_bytes *id, const char *prefix, long plen, uint32_t index)
+static bool is_positional(const dw_str *id, const char *prefix, long plen, uint32_t index)
 {
     char num[16];
     int n = snprintf(num, sizeof num, "%u", index);

@@ -69,7 +69,7 @@ uint32_t dw_emit_str(compiler *c, const char *s, size_t len)
         uint32_t *slots = calloc(cap, sizeof *slots);
         if (!slots) { dw_compile_oom(c); return 0; }
         for (uint32_t i = 0; i < c->strs.n; i++) {
-            dw_bytes *b = &((dw_bytes *)c->strs.p)[i];
+            dw_str *b = &((dw_str *)c->strs.p)[i];
             uint32_t j = (uint32_t)XXH3_64bits(b->s, b->len) & (cap - 1);
             while (slots[j]) j = (j + 1) & (cap - 1);
             slots[j] = i + 1;
@@ -80,11 +80,11 @@ uint32_t dw_emit_str(compiler *c, const char *s, size_t len)
     }
     uint32_t j = (uint32_t)XXH3_64bits(s, len) & (c->str_cap - 1);
     while (c->str_slots[j]) {
-        dw_bytes *b = &((dw_bytes *)c->strs.p)[c->str_slots[j] - 1];
+        dw_str *b = &((dw_str *)c->strs.p)[c->str_slots[j] - 1];
         if (b->len == len && memcmp(b->s, s, len) == 0) return c->str_slots[j] - 1;
         j = (j + 1) & (c->str_cap - 1);
     }
-    dw_bytes b = { dw_arena_memdup(&c->prog->arena, s, len), len };
+    dw_str b = { dw_arena_memdup(&c->prog->arena, s, len), len };
     if (!b.s || dw_vec_push(&c->strs, &b, sizeof b)) { dw_compile_oom(c); return 0; }
     c->str_slots[j] = c->strs.n;
     return c->strs.n - 1;
@@ -198,7 +198,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
         compile_expr(c, e->u.like.kids0);
         const dw_like_pattern *src = &e->u.like.pat;
         dw_like_pattern p = { src->nseg, NULL };
-        dw_bytes *segs = dw_arena_alloc(&c->prog->arena, (src->nseg ? src->nseg : 1) * sizeof *segs);
+        dw_str *segs = dw_arena_alloc(&c->prog->arena, (src->nseg ? src->nseg : 1) * sizeof *segs);
         if (!segs) { dw_compile_oom(c); break; }
         for (size_t i = 0; i < src->nseg; i++) {
             segs[i].s = dw_arena_memdup(&c->prog->arena, src->seg[i].s, src->seg[i].len);
@@ -549,7 +549,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     if (!c.failed) {
         c.prog->code = to_arena(&c, &c.code, sizeof(uint32_t)); c.prog->ncode = c.code.n;
         c.prog->consts = to_arena(&c, &c.consts, sizeof(dw_value)); c.prog->nconsts = c.consts.n;
-        c.prog->strs = to_arena(&c, &c.strs, sizeof(dw_bytes)); c.prog->nstrs = c.strs.n;
+        c.prog->strs = to_arena(&c, &c.strs, sizeof(dw_str)); c.prog->nstrs = c.strs.n;
         c.prog->pats = to_arena(&c, &c.pats, sizeof(dw_like_pattern)); c.prog->npats = c.pats.n;
         c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
         c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;

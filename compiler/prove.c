@@ -233,7 +233,7 @@ static bool alts_meet(const galt *a, const galt *b)
     if (p->nseg == 1 && q->nseg == 1) return bytes_is(p->seg[0].s, p->seg[0].len, q->seg[0].s, q->seg[0].len);
     if (p->nseg == 1) return dw_like_match(q, p->seg[0].len ? p->seg[0].s : "", p->seg[0].len);
     if (q->nseg == 1) return dw_like_match(p, q->seg[0].len ? q->seg[0].s : "", q->seg[0].len);
-    const dw_bytes *pp = &p->seg[0], *qp = &q->seg[0], *ps = &p->seg[p->nseg - 1], *qs = &q->seg[q->nseg - 1];
+    const dw_str *pp = &p->seg[0], *qp = &q->seg[0], *ps = &p->seg[p->nseg - 1], *qs = &q->seg[q->nseg - 1];
     size_t m = pp->len < qp->len ? pp->len : qp->len;
     if (m && memcmp(pp->s, qp->s, m) != 0) return false;
     m = ps->len < qs->len ? ps->len : qs->len;

@@ -924,7 +924,7 @@ static sv method(dw_smt *x, const dw_expr *e)
  * containment (cheaper for the string solver than a regular expression) */
 static Z3_ast like_fast(dw_smt *x, Z3_ast s, const dw_like_pattern *p)
 {
-    const dw_bytes *g = p->seg;
+    const dw_str *g = p->seg;
     if (p->nseg == 1) return Z3_mk_eq(C, s, Z3_mk_lstring(C, (unsigned)g[0].len, g[0].s));
     if (p->nseg == 2) {
         Z3_ast pre = Z3_mk_lstring(C, (unsigned)g[0].len, g[0].s), suf = Z3_mk_lstring(C, (unsigned)g[1].len, g[1].s);

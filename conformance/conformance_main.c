@@ -104,13 +104,13 @@ static bool same_ids(const dw_json *expected, const dw_program *prog, const uint
         if (e->kind != DW_JSON_STRING) { *bad_form = true; return false; }
         bool found = false;
         for (uint32_t k = 0; k < n && !found; k++) {
-            const dw_bytes *id = &prog->policies[idx[k]].id;
+            const dw_str *id = &prog->policies[idx[k]].id;
             found = id->len == e->u.str.len && memcmp(id->s, e->u.str.s, id->len) == 0;
         }
         if (!found) return false;
     }
     for (uint32_t k = 0; k < n; k++) {
-        const dw_bytes *id = &prog->policies[idx[k]].id;
+        const dw_str *id = &prog->policies[idx[k]].id;
         bool found = false;
         for (size_t i = 0; i < expected->u.arr.n && !found; i++)
             found = expected->u.arr.v[i]->u.str.len == id->len && memcmp(expected->u.arr.v[i]->u.str.s, id->s, id->len) == 0;

@@ -10,16 +10,10 @@
 #include <string.h>
 #include "diag.h"
 #include "../stdlib/arena.h"
+#include "../stdlib/bytes.h"
 #include "../stdlib/ext.h"
 
 #define DW_MAX_EXPR_DEPTH 256   /* dogwood.md §19 */
-
-typedef struct dw_str { const char *s; size_t len; } dw_str;
-
-/* Byte equality of two strings, and of a string with a C string.  An empty
- * dw_str may carry a NULL pointer, so memcmp only runs on a length > 0. */
-static inline bool dw_str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static inline bool dw_str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
 
 /* An entity uid written in source: Type path joined with "::" ("Box::Action")
  * and the decoded id string. */

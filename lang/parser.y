@@ -321,7 +321,7 @@ static dw_expr *mk_like(dw_parser *P, dw_expr *a, dw_str raw, dw_loc sloc, dw_lo
         if (!err.len) longjmp(P->oom, 1);
         uint32_t at = (uint32_t)(raw.s - P->src->text + err.off);
         ERRH(dw_loc_at(P->src, at, at + (uint32_t)err.len), err.hint, err.msg, (int)err.len, raw.s + err.off);
-        static const dw_bytes empty = { "", 0 };
+        static const dw_str empty = { "", 0 };
         e->u.like.pat.nseg = 1;
         e->u.like.pat.seg = &empty;
     }

@@ -155,7 +155,7 @@ bool dw_like_decode(dw_arena *a, const char *raw, size_t n, dw_like_pattern *out
         size_t ncut = cuts.len / sizeof(size_t);
         const size_t *cut = (const size_t *)(void *)cuts.p;
         char *p = dw_arena_memdup(a, b.p ? b.p : "", b.len);
-        dw_bytes *seg = dw_arena_alloc(a, (ncut + 1) * sizeof *seg);
+        dw_str *seg = dw_arena_alloc(a, (ncut + 1) * sizeof *seg);
         if (!p || !seg) ok = fail(err, "out of memory", NULL, 0, 0);
         else {
             size_t prev = 0;

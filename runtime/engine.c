@@ -29,9 +29,9 @@ dw_monitors *engine_new_monitors(dw_engine *e, const dw_program *p)
 {
     dw_monitors *m = p->temporal.nleaves ? dw_monitors_new(p, e->tps) : NULL;
     if (m && e->s.es && e->s.es->nkey) {   /* key-local (§8.9): partition the monitors' state too */
-        dw_bytes kp[16];
+        dw_str kp[16];
         size_t nk = e->s.es->nkey;
-        for (size_t k = 0; k < nk && k < 16; k++) kp[k] = (dw_bytes){ e->s.es->key[k].path.s, e->s.es->key[k].path.len };
+        for (size_t k = 0; k < nk && k < 16; k++) kp[k] = e->s.es->key[k].path;
         if (nk > 16 || dw_monitors_set_partition(m, kp, (uint32_t)nk)) { dw_monitors_free(m); m = NULL; }
     }
     return m;
@@ -182,9 +182,9 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
         ev->kind = b->ev.kind;
         ev->logged = b->ev.logged;
     } else {
-        ev->atype = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
-        ev->aid = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
-        ev->kind = (dw_bytes){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
+        ev->atype = (dw_str){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
+        ev->aid = (dw_str){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
+        ev->kind = (dw_str){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
         if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
     }
     h->n++;
@@ -247,9 +247,9 @@ void engine_history_retain(dw_engine *e)
         const dw_event *ev = &h->ev[keep_from + i];
         dw_event *d = &nev[i];
         d->ts = ev->ts;
-        d->atype = (dw_bytes){ dw_arena_memdup(&fresh, ev->atype.s, ev->atype.len), ev->atype.len };
-        d->aid = (dw_bytes){ dw_arena_memdup(&fresh, ev->aid.s, ev->aid.len), ev->aid.len };
-        d->kind = (dw_bytes){ dw_arena_memdup(&fresh, ev->kind.s, ev->kind.len), ev->kind.len };
+        d->atype = (dw_str){ dw_arena_memdup(&fresh, ev->atype.s, ev->atype.len), ev->atype.len };
+        d->aid = (dw_str){ dw_arena_memdup(&fresh, ev->aid.s, ev->aid.len), ev->aid.len };
+        d->kind = (dw_str){ dw_arena_memdup(&fresh, ev->kind.s, ev->kind.len), ev->kind.len };
         if (!d->atype.s || !d->aid.s || !d->kind.s || !dw_value_clone(&fresh, &ev->logged, &d->logged)) {
             free(nev);
             nev = NULL;

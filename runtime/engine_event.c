@@ -107,9 +107,9 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     memset(b, 0, sizeof *b);
     /* aid and kind are NUL-terminated strings of the scratch arena already
      * (the event's JSON or its request's uid): only atype is copied */
-    b->ev.atype = (dw_bytes){ dw_arena_memdup(a, atype, atlen), atlen };
-    b->ev.aid = (dw_bytes){ aid, aidlen };
-    b->ev.kind = (dw_bytes){ kind, klen };
+    b->ev.atype = (dw_str){ dw_arena_memdup(a, atype, atlen), atlen };
+    b->ev.aid = (dw_str){ aid, aidlen };
+    b->ev.kind = (dw_str){ kind, klen };
     b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
     const dw_action_decl *ad = e->s.schema ? dw_schema_action(e->s.schema, atype, atlen, aid, aidlen) : NULL;
     if (e->s.schema && !ad) {

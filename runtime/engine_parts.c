@@ -290,9 +290,9 @@ int engine_decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdic
     dw_arena_reset(&e->scratch);
     built b;
     memset(&b, 0, sizeof b);
-    b.ev.atype = (dw_bytes){ in->atype, in->atype_len };
-    b.ev.aid = (dw_bytes){ in->aid, in->aid_len };
-    b.ev.kind = (dw_bytes){ in->kind, in->kind_len };
+    b.ev.atype = (dw_str){ in->atype, in->atype_len };
+    b.ev.aid = (dw_str){ in->aid, in->aid_len };
+    b.ev.kind = (dw_str){ in->kind, in->kind_len };
     b.decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, in->kind, in->kind_len)
                          : (in->kind_len == 7 && !memcmp(in->kind, "request", 7));
     v->decided = b.decision;

@@ -208,9 +208,9 @@ int engine_import_locked(dw_engine *e, const void *data, size_t len, itab *it, c
         int64_t ts = (int64_t)rb_u64(&r);
         const char *at = rb_str(&r, &n1), *id = rb_str(&r, &n2), *kd = rb_str(&r, &n3);
         if (!at || !id || !kd || !dec_val(&r, &e->scratch, &b.ev.logged, 0)) { r.bad = true; break; }
-        b.ev.atype = (dw_bytes){ at, n1 };
-        b.ev.aid = (dw_bytes){ id, n2 };
-        b.ev.kind = (dw_bytes){ kd, n3 };
+        b.ev.atype = (dw_str){ at, n1 };
+        b.ev.aid = (dw_str){ id, n2 };
+        b.ev.kind = (dw_str){ kd, n3 };
         e->next_seq = seq;
         if (engine_history_append(e, &b, ts)) { snprintf(err, cap, "out of memory"); return -1; }
     }

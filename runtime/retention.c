@@ -123,7 +123,7 @@ bool dw_retention_retired_since(const dw_retention *r, uint64_t identity, int64_
 
 static int put_u32(dw_buf *b, uint32_t x) { uint8_t t[4]; dw_put_le32(t, x); return dw_buf_append(b, t, 4); }
 static int put_u64(dw_buf *b, uint64_t x) { uint8_t t[8]; dw_put_le64(t, x); return dw_buf_append(b, t, 8); }
-static int put_str(dw_buf *b, dw_bytes s) { return put_u32(b, (uint32_t)s.len) || dw_buf_append(b, s.s, s.len); }
+static int put_str(dw_buf *b, dw_str s) { return put_u32(b, (uint32_t)s.len) || dw_buf_append(b, s.s, s.len); }
 
 static int put_leaf(dw_buf *b, const dw_retain_leaf *l, int64_t since)
 {
@@ -178,12 +178,12 @@ static uint64_t get_u(rd *d, int bytes)
     if (!p) return 0;
     return bytes == 8 ? dw_le64(p) : bytes == 4 ? dw_le32(p) : p[0];
 }
-static bool get_str(rd *d, dw_arena *a, dw_bytes *out)
+static bool get_str(rd *d, dw_arena *a, dw_str *out)
 {
     uint32_t n = (uint32_t)get_u(d, 4);
     const uint8_t *s = take(d, n);
     char *c = s ? dw_arena_memdup(a, s, n) : NULL;
-    *out = (dw_bytes){ c, n };
+    *out = (dw_str){ c, n };
     return c != NULL;
 }
 

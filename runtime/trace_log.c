@@ -64,7 +64,7 @@ static bool expect(lp *s, char c, const char *what)
 /* ---- lexical pieces ---- */
 
 /* A string literal at s->p: decoded into *out.  Cedar escapes. */
-static bool string_lit(lp *s, dw_bytes *out)
+static bool string_lit(lp *s, dw_str *out)
 {
     skip_ws(s);
     size_t o = s->p;
@@ -91,7 +91,7 @@ static bool string_lit(lp *s, dw_bytes *out)
     return true;
 }
 
-static bool ident(lp *s, dw_bytes *out)
+static bool ident(lp *s, dw_str *out)
 {
     skip_ws(s);
     size_t o = s->p;
@@ -103,7 +103,7 @@ static bool ident(lp *s, dw_bytes *out)
 }
 
 /* KEY = IDENT | STRING */
-static bool key(lp *s, dw_bytes *out, size_t *off)
+static bool key(lp *s, dw_str *out, size_t *off)
 {
     skip_ws(s);
     *off = s->p;
@@ -123,7 +123,7 @@ static const dw_uid *entity_rest(lp *s, size_t start)
         if (s->p + 1 < s->end && s->t[s->p] == ':' && s->t[s->p + 1] == ':') {
             s->p += 2;
             if (s->p < s->end && s->t[s->p] == '"') break;
-            dw_bytes seg;
+            dw_str seg;
             if (s->p >= s->end || !is_id0(s->t[s->p]) || !ident(s, &seg)) {
                 ERR(s, s->p, s->p + 1, "expected an identifier or a quoted entity id after `::`");
                 return NULL;
@@ -134,7 +134,7 @@ static const dw_uid *entity_rest(lp *s, size_t start)
         return NULL;
     }
     size_t tend = s->p - 2;
-    dw_bytes id;
+    dw_str id;
     if (!string_lit(s, &id)) return NULL;
     const dw_uid *u = dw_make_uid(s->a, s->t + start, tend - start, id.s, id.len);
     if (!u) ERR(s, start, s->p, "out of memory");
@@ -145,7 +145,7 @@ static const dw_uid *entity(lp *s)
 {
     skip_ws(s);
     size_t o = s->p;
-    dw_bytes first;
+    dw_str first;
     if (!ident(s, &first)) { ERR(s, o, o + 1, "expected an entity (Type::\"id\")"); return NULL; }
     return entity_rest(s, o);
 }
@@ -180,7 +180,7 @@ static bool fields(lp *s, char close, dw_value *out, int depth, const char *what
                 if (no) offs = no;
                 if (!nf || !no) { ERR(s, s->p, s->p + 1, "out of memory"); goto out; }
             }
-            dw_bytes k;
+            dw_str k;
             if (!key(s, &k, &offs[n])) goto out;
             if (!expect(s, ':', "`:` after the key")) goto out;
             memset(&f[n], 0, sizeof f[n]);
@@ -323,7 +323,7 @@ static bool value(lp *s, dw_value *out, int depth)
         return true;
     }
     if (c == '"') {
-        dw_bytes str;
+        dw_str str;
         if (!string_lit(s, &str)) return false;
         memset(out, 0, sizeof *out);
         out->kind = DW_V_STRING;
@@ -553,7 +553,7 @@ static bool parse_line(lp *s, dw_tlog_event *ev)
     /* the event: path::"id"::kind( fields ) */
     skip_ws(s);
     size_t po = s->p;
-    dw_bytes seg;
+    dw_str seg;
     if (!ident(s, &seg)) { ERR(s, po, po + 1, "expected the event (Ns::Action::\"id\"::kind(…))"); return false; }
     for (;;) {
         if (s->p + 1 < s->end && s->t[s->p] == ':' && s->t[s->p + 1] == ':') {
@@ -566,8 +566,8 @@ static bool parse_line(lp *s, dw_tlog_event *ev)
         ERR(s, s->p, s->p + 1, "expected `::` and the quoted action id");
         return false;
     }
-    ev->atype = (dw_bytes){ dw_arena_memdup(s->a, s->t + po, s->p - 2 - po), s->p - 2 - po };
-    dw_bytes aid;
+    ev->atype = (dw_str){ dw_arena_memdup(s->a, s->t + po, s->p - 2 - po), s->p - 2 - po };
+    dw_str aid;
     if (!string_lit(s, &aid)) return false;
     ev->aid = aid;
     if (!(s->p + 1 < s->end && s->t[s->p] == ':' && s->t[s->p + 1] == ':')) {
@@ -577,7 +577,7 @@ static bool parse_line(lp *s, dw_tlog_event *ev)
     s->p += 2;
     size_t ko = s->p;
     if (ko >= s->end || !is_id0(s->t[ko]) || !ident(s, &seg)) { ERR(s, ko, ko + 1, "expected the event kind (an identifier)"); return false; }
-    ev->kind = (dw_bytes){ dw_arena_memdup(s->a, seg.s, seg.len), seg.len };
+    ev->kind = (dw_str){ dw_arena_memdup(s->a, seg.s, seg.len), seg.len };
     if (!ev->atype.s || !ev->kind.s) { ERR(s, po, po + 1, "out of memory"); return false; }
     skip_ws(s);
     if (s->p >= s->end || s->t[s->p] != '(') { ERR(s, s->p, s->p + 1, "expected `(` and the event's logged fields"); return false; }

@@ -34,7 +34,7 @@ typedef struct dw_tlog_event {
     dw_tlog_entity *entities; uint32_t nentities;
     bool has_context;
     dw_value context;                /* RECORD: the request-context groups */
-    dw_bytes atype, aid, kind;       /* "Drupe::Action", "Read", "request" */
+    dw_str atype, aid, kind;       /* "Drupe::Action", "Read", "request" */
     dw_value logged;                 /* RECORD: the logged record, exactly as listed */
 } dw_tlog_event;
 

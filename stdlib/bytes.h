@@ -1,12 +1,16 @@
-/* bytes.h - byte-string equality for the short strings that dominate policy
- * evaluation (attribute names, entity ids, paths): overlapping word loads
- * instead of a call to memcmp. */
+/* bytes.h - the one byte-string type (pointer, length: Cedar strings may hold
+ * NUL) and equality for the short strings that dominate policy evaluation
+ * (attribute names, entity ids, paths): overlapping word loads instead of a
+ * call to memcmp. */
 #ifndef DW_BYTES_H
 #define DW_BYTES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+/* Bytes not owned by the holder; the AST, the program and history all use it. */
+typedef struct dw_str { const char *s; size_t len; } dw_str;
 
 static inline bool dw_mem_eq(const void *pa, const void *pb, size_t n)
 {
@@ -27,5 +31,10 @@ static inline bool dw_mem_eq(const void *pa, const void *pb, size_t n)
     for (size_t i = 0; i < n; i++) if (a[i] != b[i]) return false;
     return true;
 }
+
+/* Byte equality of two strings, and of a string with a C string.  An empty
+ * dw_str may carry a NULL pointer, so memcmp only runs on a length > 0. */
+static inline bool dw_str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
+static inline bool dw_str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bytes.h"
 
 /* ---- decimal: i64 scaled by 10^4 (§4.6) ---- */
 bool dw_decimal_parse(const char *s, size_t n, int64_t *out);
@@ -50,8 +51,7 @@ void dw_duration_format(int64_t ms, char *buf, size_t cap);   /* e.g. "1h30m", "
  *   seg[0] * seg[1] * ... * seg[nseg-1]     (nseg >= 1; segments may be empty)
  * so "abc" is one segment, "*" is two empty segments, "a*b*" is {"a","b",""}.
  * Matching is on UTF-8 bytes, which equals matching on scalar values. */
-typedef struct dw_bytes { const char *s; size_t len; } dw_bytes;
-typedef struct dw_like_pattern { size_t nseg; const dw_bytes *seg; } dw_like_pattern;
+typedef struct dw_like_pattern { size_t nseg; const dw_str *seg; } dw_like_pattern;
 bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n);
 
 /* ---- shared by the decimal and duration parsers ---- */

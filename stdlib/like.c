@@ -29,10 +29,10 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
         return false;   /* not a pattern; ext.h promises nseg >= 1 */
     if (!s)
         s = "";         /* an empty string may arrive as NULL; offsets need a base */
-    const dw_bytes *first = &p->seg[0];
+    const dw_str *first = &p->seg[0];
     if (p->nseg == 1)
         return first->len == n && bytes_equal(first->s, s, n);
-    const dw_bytes *last = &p->seg[p->nseg - 1];
+    const dw_str *last = &p->seg[p->nseg - 1];
     /* The prefix and the suffix must not overlap. */
     if (first->len > n || last->len > n - first->len)
         return false;
@@ -42,7 +42,7 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
     size_t pos = first->len;
     size_t end = n - last->len;
     for (size_t i = 1; i + 1 < p->nseg; i++) {
-        const dw_bytes *seg = &p->seg[i];
+        const dw_str *seg = &p->seg[i];
         const char *found = find_bytes(s + pos, end - pos, seg->s, seg->len);
         if (!found)
             return false;

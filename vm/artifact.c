@@ -50,7 +50,7 @@ typedef struct loader {
 } loader;
 
 /* String idx of STRTAB: [start_idx, start_{idx+1} - 1), NUL-terminated. */
-static int str_at(loader *L, uint32_t idx, dw_bytes *out)
+static int str_at(loader *L, uint32_t idx, dw_str *out)
 {
     const section *t = &L->sec[DW_SEC_STRTAB], *d = &L->sec[DW_SEC_STRDATA];
     if (idx >= t->count) return refuse(L->msg, L->cap, "string index %u out of range", idx);
@@ -94,14 +94,14 @@ static int rebuild_values(loader *L, dw_value **out)
         case DW_V_BOOL: if (pl > 1) return refuse(L->msg, L->cap, "value %u: bad Bool", i); v->u.b = pl; break;
         case DW_V_LONG: case DW_V_DECIMAL: case DW_V_DATETIME: case DW_V_DURATION: v->u.i = (int64_t)pl; break;
         case DW_V_STRING: {
-            dw_bytes b;
+            dw_str b;
             if (pl > UINT32_MAX || str_at(L, (uint32_t)pl, &b)) return refuse(L->msg, L->cap, "value %u: bad string", i);
             v->u.s = b.s; v->n = (uint32_t)b.len;
             break;
         }
         case DW_V_ENTITY: {
             const section *us = &L->sec[DW_SEC_UIDS];
-            dw_bytes t, id;
+            dw_str t, id;
             if (pl >= us->count || str_at(L, dw_le32(us->p + 8 * pl), &t) || str_at(L, dw_le32(us->p + 8 * pl + 4), &id))
                 return refuse(L->msg, L->cap, "value %u: bad entity uid", i);
             dw_uid *u = dw_arena_alloc(a, sizeof *u);
@@ -126,7 +126,7 @@ static int rebuild_values(loader *L, dw_value **out)
                 dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
                 if (n && !f) return refuse(L->msg, L->cap, "out of memory");
                 for (uint32_t k = 0; k < n; k++) {
-                    dw_bytes key;
+                    dw_str key;
                     uint32_t vi = dw_le32(fs->p + 8 * (pl + k) + 4);
                     if (str_at(L, dw_le32(fs->p + 8 * (pl + k)), &key)) return -1;
                     if (vi >= i) return refuse(L->msg, L->cap, "value %u: field %u is not stored before it", i, vi);
@@ -306,7 +306,7 @@ static int build(loader *L)
     for (uint32_t i = 0; i < ps->count; i++) {
         uint32_t first = dw_le32(ps->p + 8 * (size_t)i), n = dw_le32(ps->p + 8 * (size_t)i + 4);
         if (!p->pats || n == 0 || first > sg->count || n > sg->count - first) return refuse(L->msg, L->cap, "pattern %u: bad segments", i);
-        dw_bytes *seg = dw_arena_alloc(a, n * sizeof *seg);
+        dw_str *seg = dw_arena_alloc(a, n * sizeof *seg);
         if (!seg) return refuse(L->msg, L->cap, "out of memory");
         for (uint32_t k = 0; k < n; k++) if (str_at(L, dw_le32(sg->p + 4 * ((size_t)first + k)), &seg[k])) return -1;
         p->pats[i].seg = seg;
@@ -329,7 +329,7 @@ static int build(loader *L)
     uint32_t id_prefix = dw_le32(m->p + 4);
     p->schema_digest = dw_le64(m->p + 8);
     if (p->max_stack > 1u << 20) return refuse(L->msg, L->cap, "max_stack %u is implausible", p->max_stack);
-    dw_bytes prefix = { "", 0 };
+    dw_str prefix = { "", 0 };
     bool have_prefix = id_prefix != UINT32_MAX;
     if (have_prefix && str_at(L, id_prefix, &prefix)) return -1;
     const section *pol = &L->sec[DW_SEC_POLICIES], *an = &L->sec[DW_SEC_ANNOTS];

@@ -21,7 +21,7 @@ static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t va
     return NULL;
 }
 
-static bool uid_is(const dw_bytes *t, const dw_bytes *i, const dw_uid *u)
+static bool uid_is(const dw_str *t, const dw_str *i, const dw_uid *u)
 {
     return t->len == u->tlen && i->len == u->idlen && dw_mem_eq(t->s, u->type, u->tlen) && dw_mem_eq(i->s, u->id, u->idlen);
 }

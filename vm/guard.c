@@ -35,7 +35,7 @@ enum { GUARD_EXACT = 1, GUARD_PREFIX = 2 };
 
 #define GUARD_MAX_ALT 16            /* alternatives of one `||` chain */
 
-typedef struct guard_alt { uint8_t kind; dw_bytes lit; } guard_alt;   /* GUARD_EXACT or _PREFIX */
+typedef struct guard_alt { uint8_t kind; dw_str lit; } guard_alt;   /* GUARD_EXACT or _PREFIX */
 
 typedef struct policy_guard {
     uint8_t nalt;                   /* 0: no guard */
@@ -111,7 +111,7 @@ static policy_guard analyse(const dw_program *p, uint32_t i)
                 if (el->kind != DW_V_STRING) continue;      /* never equal to a String field */
                 if (g.nalt == GUARD_MAX_ALT) return (policy_guard){ 0 };
                 g.alt[g.nalt].kind = GUARD_EXACT;
-                g.alt[g.nalt].lit = (dw_bytes){ .s = el->u.s, .len = el->n };
+                g.alt[g.nalt].lit = (dw_str){ .s = el->u.s, .len = el->n };
                 g.nalt++;
             }
             if (g.nalt == 0) return (policy_guard){ 0 };
@@ -149,7 +149,7 @@ static bool same_path(const dw_program *p, const policy_guard *a, const policy_g
 {
     if (!a->nalt || !b->nalt || a->npath != b->npath) return false;
     for (uint8_t i = 0; i < a->npath; i++) {
-        const dw_bytes *x = &p->strs[a->path[i]], *y = &p->strs[b->path[i]];
+        const dw_str *x = &p->strs[a->path[i]], *y = &p->strs[b->path[i]];
         if (x->len != y->len || !dw_mem_eq(x->s, y->s, x->len)) return false;
     }
     return true;

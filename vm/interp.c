@@ -192,7 +192,7 @@ static dw_eval_status op_arith(dw_opcode op, const dw_value *a, const dw_value *
 #endif
 
 /* An attribute lookup: records are short, so scan comparing the key hash. */
-static inline const dw_value *record_find(const dw_value *rec, const dw_bytes *key, uint32_t khash)
+static inline const dw_value *record_find(const dw_value *rec, const dw_str *key, uint32_t khash)
 {
     if (rec->n > 12) return dw_record_get(rec, key->s, key->len);
     for (uint32_t i = 0; i < rec->n; i++) {
@@ -275,7 +275,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             sp[-1] = dw_bool(r);
             vmbreak;
         vmcase(DW_OP_HAS) vmcase(DW_OP_GETATTR) {
-            const dw_bytes *key = &P->strs[A];
+            const dw_str *key = &P->strs[A];
             dw_value *v = &sp[-1];
             const dw_value *rec;
             if (v->kind == DW_V_RECORD) rec = v;
@@ -299,7 +299,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             vmbreak;
         vmcase(DW_OP_IS) {
             if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");
-            const dw_bytes *t = &P->strs[A];
+            const dw_str *t = &P->strs[A];
             const dw_uid *u = sp[-1].u.uid;
             sp[-1] = dw_bool(u->tlen == t->len && memcmp(u->type, t->s, t->len) == 0);
             vmbreak;
@@ -318,7 +318,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             if (kl->n && !f) FAIL(DW_ERR_OOM, "out of memory");
             sp -= kl->n;
             for (uint32_t i = 0; i < kl->n; i++) {
-                const dw_bytes *k = &P->strs[P->keyidx[kl->first + i]];
+                const dw_str *k = &P->strs[P->keyidx[kl->first + i]];
                 f[i].key = k->s;
                 f[i].klen = (uint32_t)k->len;
                 f[i].v = sp[i];

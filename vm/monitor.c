@@ -22,6 +22,7 @@
  *    than every P in it, so Q state expires with the window too.
  *  - previous: the event before i in the (partition's) history. */
 #include "monitor.h"
+#include "../stdlib/bytes.h"
 #include "monitor_keys.h"
 #include "teval.h"
 #include <stdlib.h>
@@ -102,18 +103,13 @@ static bool enc_value(mbuf *b, const dw_value *v, bool raw, int depth)
 }
 
 
-static bool bytes_eq(dw_bytes a, dw_bytes b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
-}
-
 
 /* ---------------------------------------------------------------- monitors */
 
 enum { PC_WILD, PC_CONST, PC_ANCH, PC_SUMVAR };
 
-typedef struct mpat { dw_bytes path; uint8_t cls; uint32_t term; const dw_value *cval; } mpat;
-typedef struct mpred { dw_bytes type, id, kind; mpat *pats; uint32_t n; } mpred;
+typedef struct mpat { dw_str path; uint8_t cls; uint32_t term; const dw_value *cval; } mpat;
+typedef struct mpred { dw_str type, id, kind; mpat *pats; uint32_t n; } mpred;
 
 typedef struct mon {
     uint8_t kind;            /* dw_monitor_kind */
@@ -131,7 +127,7 @@ struct dw_monitors {
     uint32_t nleaves, nactive;
     mon *mons;
     int64_t tps;
-    dw_bytes *ppaths; uint32_t npaths;
+    dw_str *ppaths; uint32_t npaths;
     bool disabled, have_last;
     int64_t last_ts;
     uint64_t seq;
@@ -168,7 +164,7 @@ typedef struct cls {
     uint32_t nvars;
 } cls;
 
-static bool str_ok(const cls *c, uint32_t k, dw_bytes *out)
+static bool str_ok(const cls *c, uint32_t k, dw_str *out)
 {
     if (k >= c->p->nstrs) return false;
     *out = c->p->strs[k];
@@ -401,7 +397,7 @@ dw_monitors *dw_monitors_new(const dw_program *p, int64_t ticks_per_second)
     return m;
 }
 
-int dw_monitors_set_partition(dw_monitors *m, const dw_bytes *paths, uint32_t n)
+int dw_monitors_set_partition(dw_monitors *m, const dw_str *paths, uint32_t n)
 {
     free(m->ppaths);
     m->ppaths = NULL;
@@ -520,7 +516,7 @@ static void kb_start(dw_monitors *m, mbuf *b)
  * to m->kb, the Long amount of the summed field in *amt), 0 not, -1 error. */
 static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
 {
-    if (!bytes_eq(ev->atype, pr->type) || !bytes_eq(ev->aid, pr->id) || !bytes_eq(ev->kind, pr->kind)) return 0;
+    if (!dw_str_eq(ev->atype, pr->type) || !dw_str_eq(ev->aid, pr->id) || !dw_str_eq(ev->kind, pr->kind)) return 0;
     kb_start(m, &m->kb);
     *amt = 0;
     for (uint32_t k = 0; k < pr->n; k++) {
@@ -674,7 +670,7 @@ int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
 /* ---- deciding ---- */
 
 /* ρ0["@principal.path"] / ["@resource.path"] (teval.c's resolve_scope). */
-static bool resolve_scope(const dw_value *uid, const dw_value *attrs, dw_bytes p, dw_value *out)
+static bool resolve_scope(const dw_value *uid, const dw_value *attrs, dw_str p, dw_value *out)
 {
     if (p.len == 0) {
         if (uid->kind == DW_V_ENTITY) { *out = *uid; return true; }
@@ -700,7 +696,7 @@ static int resolve_scalar(const dw_program *p, const dw_tanchor *an, uint32_t ti
     switch (tt->kind) {
     case DW_TT_CONST: *out = p->consts[tt->a]; return 1;
     case DW_TT_CONTEXT: {
-        dw_bytes s = p->strs[tt->a];
+        dw_str s = p->strs[tt->a];
         const dw_value *v = an->context.kind == DW_V_RECORD ? dw_record_path(&an->context, s.s, s.len) : NULL;
         if (!v) return 0;
         *out = *v;

@@ -69,7 +69,7 @@ dw_monitors *dw_monitors_new(const dw_program *p, int64_t ticks_per_second);
 
 /* Key-local semantics: partition state by these top-level logged fields.
  * Call before the first observe.  0, or -1 (OOM). */
-int dw_monitors_set_partition(dw_monitors *m, const dw_bytes *paths, uint32_t n);
+int dw_monitors_set_partition(dw_monitors *m, const dw_str *paths, uint32_t n);
 
 /* A leaf's install position (box.md §7: an edited formula starts empty):
  * observe ignores events with ts < since for that leaf (INT64_MIN, the

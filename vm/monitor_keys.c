@@ -38,7 +38,7 @@ void dw_monitors_seed(void) { pthread_once(&hash_seed_once, hash_seed_init); }
 uint64_t dw_km_hash(const uint8_t *p, size_t n) { return XXH3_64bits_withSeed(p, n, hash_seed); }
 
 /* Event identities are agent-chosen too: the same seeded hash, per field. */
-uint64_t dw_km_ident_hash(dw_bytes type, dw_bytes id, dw_bytes kind)
+uint64_t dw_km_ident_hash(dw_str type, dw_str id, dw_str kind)
 {
     uint64_t h = XXH3_64bits_withSeed(type.s, type.len, hash_seed);
     h = XXH3_64bits_withSeed(id.s, id.len, h);

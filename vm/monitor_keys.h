@@ -49,6 +49,6 @@ void dw_km_expire(kmap *m, int64_t now, int64_t wt);
 void dw_km_clear(kmap *m);
 bool dw_fifo_push(fifo *f, fent x);
 uint64_t dw_km_hash(const uint8_t *p, size_t n);
-uint64_t dw_km_ident_hash(dw_bytes type, dw_bytes id, dw_bytes kind);   /* never 0 */
+uint64_t dw_km_ident_hash(dw_str type, dw_str id, dw_str kind);   /* never 0 */
 
 #endif

@@ -113,7 +113,7 @@ void dw_program_free(dw_program *p)
     free(p);
 }
 
-static void print_bytes(FILE *out, const dw_bytes *b)
+static void print_bytes(FILE *out, const dw_str *b)
 {
     fputc('"', out);
     for (size_t i = 0; i < b->len; i++) {

@@ -54,13 +54,13 @@ uint64_t dw_isa_digest(void);
 
 typedef enum dw_effect_code { DW_EFFECT_PERMIT = 0, DW_EFFECT_FORBID = 1 } dw_effect_code;
 
-typedef struct dw_annot { dw_bytes key, value; } dw_annot;
+typedef struct dw_annot { dw_str key, value; } dw_annot;
 
 typedef struct dw_policy_code {
     uint8_t effect;          /* dw_effect_code */
     uint32_t entry, end;     /* code range [entry, end) */
     uint32_t max_stack;      /* computed by the compiler, checked by the verifier */
-    dw_bytes id;             /* "policy0", ... (positional unless named by the caller) */
+    dw_str id;             /* "policy0", ... (positional unless named by the caller) */
     dw_annot *annots; uint32_t nannots;
     uint32_t src_line, src_col;   /* where the policy starts, for reports */
     uint32_t first_leaf, nleaves; /* its temporal leaves: temporal.leaves[first_leaf ..) */
@@ -100,12 +100,12 @@ typedef struct dw_index_entry {
 typedef struct dw_guard_key {
     uint64_t hash;
     uint8_t kind;            /* 1 exact string, 2 prefix (of a `like` pattern) */
-    dw_bytes lit;
+    dw_str lit;
     uint32_t first, n;       /* run in dw_guard_table.policies, ascending */
 } dw_guard_key;
 
 typedef struct dw_guard_table {
-    dw_bytes path[3]; uint32_t path_hash[3]; uint8_t npath;   /* context.path[0]... */
+    dw_str path[3]; uint32_t path_hash[3]; uint8_t npath;   /* context.path[0]... */
     uint32_t *policies;      /* the unguarded run [0, rest_n), then the key runs */
     uint32_t rest_n;
     dw_guard_key *keys; uint32_t nkeys;
@@ -116,8 +116,8 @@ typedef struct dw_guard_table {
 typedef struct dw_index_bucket {
     uint64_t hash;
     uint8_t kind, var;
-    dw_bytes type, id;
-    dw_bytes atype, aid;     /* PAIR: the action */
+    dw_str type, id;
+    dw_str atype, aid;     /* PAIR: the action */
     uint32_t first, n;       /* run in dw_index.policies */
     const dw_guard_table *guard;   /* NULL, or the run split by a condition guard */
 } dw_index_bucket;
@@ -135,7 +135,7 @@ typedef struct dw_program {
     dw_arena arena;          /* owns everything below */
     uint32_t *code;   uint32_t ncode;
     dw_value *consts; uint32_t nconsts;
-    dw_bytes *strs;   uint32_t nstrs;
+    dw_str *strs;   uint32_t nstrs;
     uint32_t *str_hash;      /* dw_key_hash of each strs[i], for attribute lookups */
     dw_like_pattern *pats; uint32_t npats;
     dw_keylist *keylists; uint32_t nkeylists;

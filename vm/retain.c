@@ -1,5 +1,6 @@
 /* retain.c - which events a temporal leaf can ever need (vm/retain.h). */
 #include "retain.h"
+#include "../stdlib/bytes.h"
 #include "teval.h"             /* dw_tval_eq: predicate matching's equality */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@ typedef struct absval { bool never, always, insens; } absval;
 
 typedef struct actx {
     const dw_temporal_tables *t;
-    const dw_bytes *strs; uint32_t nstrs;
+    const dw_str *strs; uint32_t nstrs;
     const dw_tf *x;          /* a predicate of identity X, or NULL: an identity no predicate names */
     uint32_t depth;
     bool bad;                /* malformed or too deep: keep everything */
@@ -25,7 +26,7 @@ static const absval UNKNOWN = { false, false, false };
 static bool str_eq(const actx *c, uint32_t a, uint32_t b)
 {
     if (a >= c->nstrs || b >= c->nstrs) return false;
-    return c->strs[a].len == c->strs[b].len && (!c->strs[a].len || !memcmp(c->strs[a].s, c->strs[b].s, c->strs[a].len));
+    return dw_str_eq(c->strs[a], c->strs[b]);
 }
 
 static bool same_identity(const actx *c, const dw_tf *p, const dw_tf *q)
@@ -157,12 +158,11 @@ static void collect(const dw_temporal_tables *t, uint32_t fi, uint8_t *seen, uin
     }
 }
 
-static bool bytes_eq(dw_bytes a, dw_bytes b) { return a.len == b.len && (!a.len || !memcmp(a.s, b.s, a.len)); }
 
-static bool dup_bytes(dw_arena *a, const dw_bytes *in, dw_bytes *out)
+static bool dup_bytes(dw_arena *a, const dw_str *in, dw_str *out)
 {
     char *c = dw_arena_memdup(a, in->s, in->len);
-    *out = (dw_bytes){ c, in->len };
+    *out = (dw_str){ c, in->len };
     return c != NULL;
 }
 
@@ -208,7 +208,7 @@ static int add_id(dw_retain_leaf *l, const actx *c, const uint8_t *seen, const d
     return 0;
 }
 
-int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_bytes *strs, uint32_t nstrs, const dw_value *consts,
+int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_str *strs, uint32_t nstrs, const dw_value *consts,
                          uint32_t nconsts, uint32_t leaf, dw_retain_leaf *out)
 {
     memset(out, 0, sizeof *out);
@@ -265,7 +265,7 @@ int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_bytes *strs, uint
 
 static bool id_eq(const dw_retain_id *d, const dw_event *ev)
 {
-    return bytes_eq(d->atype, ev->atype) && bytes_eq(d->aid, ev->aid) && bytes_eq(d->kind, ev->kind);
+    return dw_str_eq(d->atype, ev->atype) && dw_str_eq(d->aid, ev->aid) && dw_str_eq(d->kind, ev->kind);
 }
 
 /* Can some predicate of d match ev, under some environment? */
@@ -303,12 +303,12 @@ void dw_retain_leaf_free(dw_retain_leaf *l)
 
 /* ---- the union ---- */
 
-static uint64_t id_hash(dw_bytes atype, dw_bytes aid, dw_bytes kind)
+static uint64_t id_hash(dw_str atype, dw_str aid, dw_str kind)
 {
     /* FNV-1a over program-defined keys: lookups of other keys only probe the
      * clusters the program's keys form, so agent input cannot lengthen them */
     uint64_t h = 1469598103934665603ull;
-    const dw_bytes *p[3] = { &atype, &aid, &kind };
+    const dw_str *p[3] = { &atype, &aid, &kind };
     for (int k = 0; k < 3; k++) {
         for (size_t i = 0; i < p[k]->len; i++) h = (h ^ (unsigned char)p[k]->s[i]) * 1099511628211ull;
         h = (h ^ 0xff) * 1099511628211ull;

@@ -26,13 +26,13 @@
 
 /* What a predicate asks of an event's logged record: each path present
  * and, where the pattern is a constant, equal to it (dw_tval_eq). */
-typedef struct dw_retain_pat { dw_bytes path; const dw_value *value; /* NULL: any value */ } dw_retain_pat;
+typedef struct dw_retain_pat { dw_str path; const dw_value *value; /* NULL: any value */ } dw_retain_pat;
 typedef struct dw_retain_pred { dw_retain_pat *pats; uint32_t npats; } dw_retain_pred;
 
 /* An identity whose events the leaf needs when one of its predicates can
  * match them (events that none can match are dropped: a predicate that
  * cannot match is as false as one naming another identity). */
-typedef struct dw_retain_id { dw_bytes atype, aid, kind; dw_retain_pred *preds; uint32_t npreds; } dw_retain_id;
+typedef struct dw_retain_id { dw_str atype, aid, kind; dw_retain_pred *preds; uint32_t npreds; } dw_retain_id;
 
 typedef struct dw_retain_leaf {
     uint64_t identity;       /* the leaf's (dw_tleaf.identity) */
@@ -46,7 +46,7 @@ typedef struct dw_retain_leaf {
 /* The needs of leaf `leaf` of t (strings strs[0..nstrs), constants
  * consts[0..nconsts) of the program; copied).  0, or -1 on OOM (*out is
  * then keep_all, which is always safe). */
-int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_bytes *strs, uint32_t nstrs, const dw_value *consts,
+int dw_retain_leaf_build(const dw_temporal_tables *t, const dw_str *strs, uint32_t nstrs, const dw_value *consts,
                          uint32_t nconsts, uint32_t leaf, dw_retain_leaf *out);
 /* Does the leaf need this event once it has been decided? */
 bool dw_retain_leaf_needs(const dw_retain_leaf *l, const dw_event *ev);

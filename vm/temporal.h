@@ -94,7 +94,7 @@ typedef struct dw_temporal_tables {
 /* ---- history, as the evaluator sees it ---- */
 typedef struct dw_event {
     int64_t ts;              /* ticks */
-    dw_bytes atype, aid, kind;   /* identity: "Box::Action", "fs:read", "request" */
+    dw_str atype, aid, kind;   /* identity: "Box::Action", "fs:read", "request" */
     dw_value logged;         /* RECORD: input, output, callerPrincipal, ... */
 } dw_event;
 

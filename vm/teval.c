@@ -14,6 +14,7 @@
  * nothing the consumer reads (per the masks of dw_teval_masks), and is
  * exactly "rel() is non-empty" for every formula, well-formed or not. */
 #include "teval.h"
+#include "../stdlib/bytes.h"
 #include "tjoin.h"
 #include "tmask.h"
 #include <string.h>
@@ -83,11 +84,6 @@ int dw_tval_cmp(const dw_value *a, const dw_value *b)
 }
 
 
-static bool bytes_eq(dw_bytes a, dw_bytes b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
-}
-
 /* ---------------------------------------------------------------- state */
 
 static int fail(dw_tstate *s, int err)
@@ -115,7 +111,7 @@ static int masks_of(dw_tstate *s, uint32_t fi, uint64_t *bind, uint64_t *men)
     return 0;
 }
 
-static int str_of(dw_tstate *s, uint32_t k, dw_bytes *out)
+static int str_of(dw_tstate *s, uint32_t k, dw_str *out)
 {
     if (k >= s->cx->nstrs) return fail(s, DW_TEVAL_EMALFORMED);
     *out = s->cx->strs[k];
@@ -256,7 +252,7 @@ static int rows_append(dw_tstate *s, dw_trows *dst, const dw_trows *src)
 /* ---------------------------------------------------------------- terms (§8.2) */
 
 /* ρ0["@principal.path"] / ["@resource.path"] (§8.1). */
-static void resolve_scope(const dw_value *uid, const dw_value *attrs, dw_bytes p, bool *ok, dw_value *out)
+static void resolve_scope(const dw_value *uid, const dw_value *attrs, dw_str p, bool *ok, dw_value *out)
 {
     *ok = false;
     if (p.len == 0) {
@@ -328,7 +324,7 @@ static int resolve(dw_tstate *s, uint32_t ti, uint32_t i, bool *ok, dw_value *ou
     if (ti >= t->ntterms) return fail(s, DW_TEVAL_EMALFORMED);
     if (++s->depth > DW_TEVAL_MAX_DEPTH) return fail(s, DW_TEVAL_EDEPTH);
     const dw_tterm *tt = &t->tterms[ti];
-    dw_bytes p;
+    dw_str p;
     int rc = 0;
     switch ((dw_tt_kind)tt->kind) {
     case DW_TT_CONST:
@@ -390,16 +386,16 @@ static int match(dw_tstate *s, const dw_tf *f, uint32_t j, bool *ok)
 {
     const dw_temporal_tables *t = s->t;
     const dw_event *e = event(s, j);
-    dw_bytes ty, id, kind;
+    dw_str ty, id, kind;
     *ok = false;
     if (str_of(s, f->type_str, &ty) || str_of(s, f->id_str, &id) || str_of(s, f->kind_str, &kind)) return -1;
     /* 1. identity */
-    if (!bytes_eq(e->atype, ty) || !bytes_eq(e->aid, id) || !bytes_eq(e->kind, kind)) return 0;
+    if (!dw_str_eq(e->atype, ty) || !dw_str_eq(e->aid, id) || !dw_str_eq(e->kind, kind)) return 0;
     if (f->n > t->ntpatterns || f->first > t->ntpatterns - f->n) return fail(s, DW_TEVAL_EMALFORMED);
     /* 2. each field pattern, in order */
     for (uint32_t k = 0; k < f->n; k++) {
         const dw_tpattern *fp = &t->tpatterns[f->first + k];
-        dw_bytes path;
+        dw_str path;
         if (str_of(s, fp->path_str, &path)) return -1;
         if (fp->term >= t->ntterms) return fail(s, DW_TEVAL_EMALFORMED);
         const dw_value *v = dw_record_path(&e->logged, path.s, path.len);

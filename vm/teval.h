@@ -27,7 +27,7 @@ typedef enum dw_teval_err {
 
 typedef struct dw_teval_ctx {
     const dw_temporal_tables *t;
-    const dw_bytes *strs; uint32_t nstrs;
+    const dw_str *strs; uint32_t nstrs;
     const dw_value *consts; uint32_t nconsts;
     const dw_history_view *h;      /* events 0..n-1; the decision event is h->ev[n-1] */
     const dw_tanchor *anchor;      /* ρ0 */

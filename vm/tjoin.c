@@ -4,6 +4,7 @@
  * them ordered by (key, position): the latest position <= i of one key is
  * then the entry just before the first one greater than (probe, i). */
 #include "tjoin.h"
+#include "../stdlib/bytes.h"
 #include "teval.h"
 #include <string.h>
 
@@ -21,22 +22,17 @@ static int take(uint64_t *budget, uint64_t n)
     return DW_TJOIN_OK;
 }
 
-static bool bytes_eq(dw_bytes a, dw_bytes b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
-}
-
 /* The event's key into key[0 .. nkey), or false if p's identity differs or a
  * path is absent (such an event never matches p). */
-static bool event_key(const dw_temporal_tables *t, const dw_bytes *strs, const dw_tf *p, const dw_event *e,
+static bool event_key(const dw_temporal_tables *t, const dw_str *strs, const dw_tf *p, const dw_event *e,
                       const dw_value **key)
 {
-    if (!bytes_eq(e->atype, strs[p->type_str]) || !bytes_eq(e->aid, strs[p->id_str]) || !bytes_eq(e->kind, strs[p->kind_str]))
+    if (!dw_str_eq(e->atype, strs[p->type_str]) || !dw_str_eq(e->aid, strs[p->id_str]) || !dw_str_eq(e->kind, strs[p->kind_str]))
         return false;
     uint32_t c = 0;
     for (uint32_t k = 0; k < p->n; k++) {
         const dw_tpattern *fp = &t->tpatterns[p->first + k];
-        dw_bytes path = strs[fp->path_str];
+        dw_str path = strs[fp->path_str];
         const dw_value *v = dw_record_path(&e->logged, path.s, path.len);
         if (!v) return false;
         if (t->tterms[fp->term].kind != DW_TT_WILD) key[c++] = v;
@@ -77,7 +73,7 @@ static int sort_entries(dw_tjoin *x, dw_arena *a, uint64_t *budget)
     return DW_TJOIN_OK;
 }
 
-int dw_tjoin_build(const dw_temporal_tables *t, const dw_bytes *strs, const dw_history_view *h, const dw_tf *p,
+int dw_tjoin_build(const dw_temporal_tables *t, const dw_str *strs, const dw_history_view *h, const dw_tf *p,
                    dw_arena *a, uint64_t *budget, dw_tjoin **out)
 {
     *out = NULL;

@@ -24,7 +24,7 @@ enum { DW_TJOIN_OK = 0, DW_TJOIN_EBUDGET = -1, DW_TJOIN_ENOMEM = -2 };
  * present.  The key of an event is the values at p's non-wildcard paths, in
  * pattern order.  p's string indices must be valid (the caller checked).
  * DW_TJOIN_OK with *out (allocated in a), DW_TJOIN_EBUDGET, DW_TJOIN_ENOMEM. */
-int dw_tjoin_build(const dw_temporal_tables *t, const dw_bytes *strs, const dw_history_view *h, const dw_tf *p,
+int dw_tjoin_build(const dw_temporal_tables *t, const dw_str *strs, const dw_history_view *h, const dw_tf *p,
                    dw_arena *a, uint64_t *budget, dw_tjoin **out);
 
 /* The number of key components (p's non-wildcard patterns). */

@@ -317,7 +317,7 @@ out:
  * TYPE(v, T) for `is`.  An ALWAYS entry certifies anything.  Only conjuncts
  * after error-free ones count: the index may skip a false scope, not an
  * erroring one (errors are reported). */
-static bool bytes_eq(dw_bytes a, const char *s, size_t n) { return a.len == n && (n == 0 || memcmp(a.s, s, n) == 0); }
+static bool bytes_eq(dw_str a, const char *s, size_t n) { return a.len == n && (n == 0 || memcmp(a.s, s, n) == 0); }
 
 static bool has_entry(const dw_program *p, const dw_index_entry *es, uint32_t n, uint8_t kind, uint8_t var,
                       const char *type, size_t tlen, const char *id, size_t idlen)

@@ -63,9 +63,9 @@ static void run_leaves(const dw_program *p, dw_arena *scratch)
     const dw_event *evp[3];
     for (int i = 0; i < 3; i++) {
         ev[i].ts = i * 30;
-        ev[i].atype = (dw_bytes){ "Box::Action", 11 };
-        ev[i].aid = (dw_bytes){ "http:request", 12 };
-        ev[i].kind = i == 1 ? (dw_bytes){ "response", 8 } : (dw_bytes){ "request", 7 };
+        ev[i].atype = (dw_str){ "Box::Action", 11 };
+        ev[i].aid = (dw_str){ "http:request", 12 };
+        ev[i].kind = i == 1 ? (dw_str){ "response", 8 } : (dw_str){ "request", 7 };
         dw_make_record(&lf, 1, &ev[i].logged);
         evp[i] = &ev[i];
     }

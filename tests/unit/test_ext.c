@@ -149,7 +149,7 @@ static void check_duration_bad(const char *s, size_t n, int line)
 /* Builds a like pattern from text where every '*' is a wildcard (test-only:
  * a literal star is tested with a hand-built pattern). */
 typedef struct {
-    dw_bytes seg[64];
+    dw_str seg[64];
     dw_like_pattern pattern;
 } star_pattern;
 
@@ -937,33 +937,33 @@ static void test_like_basics(void **state)
 static void test_like_literal_star_and_nul(void **state)
 {
     /* A literal `*` lives inside a segment (from the escape `\*`). */
-    dw_bytes star_seg[] = {{"a*b", 3}};
+    dw_str star_seg[] = {{"a*b", 3}};
     dw_like_pattern star_literal = {1, star_seg};
     assert_true(dw_like_match(&star_literal, "a*b", 3));
     assert_false(dw_like_match(&star_literal, "axb", 3));
-    dw_bytes star_then_wild[] = {{"*", 1}, {"", 0}};
+    dw_str star_then_wild[] = {{"*", 1}, {"", 0}};
     dw_like_pattern starts_with_star = {2, star_then_wild};
     assert_true(dw_like_match(&starts_with_star, "*abc", 4));
     assert_false(dw_like_match(&starts_with_star, "abc", 3));
 
     /* NUL bytes are ordinary characters. */
-    dw_bytes around_nul[] = {{"a", 1}, {"b", 1}};
+    dw_str around_nul[] = {{"a", 1}, {"b", 1}};
     dw_like_pattern a_star_b = {2, around_nul};
     assert_true(dw_like_match(&a_star_b, "a\0b", 3));
     assert_true(dw_like_match(&a_star_b, "ab", 2));
     assert_false(dw_like_match(&a_star_b, "a\0c", 3));
-    dw_bytes nul_seg[] = {{"a\0b", 3}};
+    dw_str nul_seg[] = {{"a\0b", 3}};
     dw_like_pattern nul_literal = {1, nul_seg};
     assert_true(dw_like_match(&nul_literal, "a\0b", 3));
     assert_false(dw_like_match(&nul_literal, "a", 1));
     assert_false(dw_like_match(&nul_literal, "a\0c", 3));
-    dw_bytes nul_middle[] = {{"", 0}, {"\0", 1}, {"", 0}};
+    dw_str nul_middle[] = {{"", 0}, {"\0", 1}, {"", 0}};
     dw_like_pattern contains_nul = {3, nul_middle};
     assert_true(dw_like_match(&contains_nul, "xy\0z", 4));
     assert_false(dw_like_match(&contains_nul, "xyz", 3));
 
     /* The empty string may arrive as NULL; empty segments may have NULL. */
-    dw_bytes empty_segs[] = {{NULL, 0}, {NULL, 0}};
+    dw_str empty_segs[] = {{NULL, 0}, {NULL, 0}};
     dw_like_pattern any = {2, empty_segs};
     assert_true(dw_like_match(&any, NULL, 0));
     dw_like_pattern only_empty = {1, empty_segs};
@@ -990,18 +990,18 @@ static void test_like_no_backtracking_blowup(void **state)
     enum { TEXT_LEN = 200000, SEGMENTS = 60 };
     static char text[TEXT_LEN];
     memset(text, 'a', sizeof text);
-    dw_bytes segs[SEGMENTS];
-    segs[0] = (dw_bytes){"", 0};
+    dw_str segs[SEGMENTS];
+    segs[0] = (dw_str){"", 0};
     for (int i = 1; i < SEGMENTS - 1; i++)
-        segs[i] = (dw_bytes){"a", 1};
-    segs[SEGMENTS - 1] = (dw_bytes){"b", 1};
+        segs[i] = (dw_str){"a", 1};
+    segs[SEGMENTS - 1] = (dw_str){"b", 1};
     dw_like_pattern p = {SEGMENTS, segs};
     clock_t start = clock();
     assert_false(dw_like_match(&p, text, sizeof text));
     text[TEXT_LEN - 1] = 'b';
     assert_true(dw_like_match(&p, text, sizeof text));
-    segs[SEGMENTS - 1] = (dw_bytes){"", 0};
-    segs[SEGMENTS - 2] = (dw_bytes){"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 31};
+    segs[SEGMENTS - 1] = (dw_str){"", 0};
+    segs[SEGMENTS - 2] = (dw_str){"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 31};
     assert_true(dw_like_match(&p, text, sizeof text));
     double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
     assert_true(seconds < 5.0);

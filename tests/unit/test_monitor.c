@@ -103,7 +103,7 @@ typedef struct tb {
     dw_tagg aggs[MAXN];         uint32_t naggs;
     uint16_t aggvars[MAXN];     uint32_t naggvars;
     dw_tleaf leaves[MAXLEAVES]; uint32_t nleaves;
-    dw_bytes strs[MAXN];        uint32_t nstrs;
+    dw_str strs[MAXN];        uint32_t nstrs;
     dw_value consts[MAXN];      uint32_t nconsts;
     dw_program prog;
     dw_event evs[MAXEV];        uint32_t nev;
@@ -123,7 +123,7 @@ static uint32_t S(const char *s)
 {
     for (uint32_t i = 0; i < B->nstrs; i++)
         if (B->strs[i].len == strlen(s) && memcmp(B->strs[i].s, s, B->strs[i].len) == 0) return i;
-    B->strs[B->nstrs] = (dw_bytes){ s, strlen(s) };   /* string literals: static storage */
+    B->strs[B->nstrs] = (dw_str){ s, strlen(s) };   /* string literals: static storage */
     return B->nstrs++;
 }
 
@@ -178,9 +178,9 @@ static void make_event(dw_event *e, int64_t ts)
 {
     e->ts = ts;
     const char *a = ACTS[rnd(3)], *k = KINDS[rnd(3)];
-    e->atype = (dw_bytes){ "Ns::Action", 10 };
-    e->aid = (dw_bytes){ a, strlen(a) };
-    e->kind = (dw_bytes){ k, strlen(k) };
+    e->atype = (dw_str){ "Ns::Action", 10 };
+    e->aid = (dw_str){ a, strlen(a) };
+    e->kind = (dw_str){ k, strlen(k) };
     const char *ik[4]; dw_value iv[4]; int ni = 0;
     if (rnd(8)) { ik[ni] = "amt"; iv[ni++] = rval(true); }
     if (rnd(6)) { ik[ni] = "x"; iv[ni++] = rval(false); }
@@ -383,7 +383,7 @@ static void run_trace(stats *st, bool regress)
     for (uint32_t l = 0; l < nleaves; l++) assert_int_equal(dw_monitors_leaf_kind(m, l), want[l]);
     bool keyed = rnd(3) == 0;
     if (keyed) {
-        dw_bytes kp[1] = { { "sess", 4 } };
+        dw_str kp[1] = { { "sess", 4 } };
         assert_int_equal(dw_monitors_set_partition(m, kp, 1), 0);
     }
     uint32_t nev = 10 + rnd(MAXEV - 10);
@@ -541,9 +541,9 @@ static void test_bench(void **state)
         for (uint32_t k = 0; k < total; k++) {
             bool dec = k >= n;
             ev[k].ts = 1000 * (int64_t)tps + (int64_t)k * (step ? step : 1);
-            ev[k].atype = (dw_bytes){ "Box::Action", 11 };
-            ev[k].aid = (dw_bytes){ "http:request", 12 };
-            ev[k].kind = dec ? (dw_bytes){ "request", 7 } : (dw_bytes){ "response", 8 };
+            ev[k].atype = (dw_str){ "Box::Action", 11 };
+            ev[k].aid = (dw_str){ "http:request", 12 };
+            ev[k].kind = dec ? (dw_str){ "request", 7 } : (dw_str){ "response", 8 };
             ev[k].logged = k % 2 ? lg_no : lg_yes;
             view[k] = &ev[k];
         }

@@ -59,7 +59,7 @@ typedef struct tb {
     dw_tagg aggs[MAXN];         uint32_t naggs;
     uint16_t aggvars[4];
     dw_tleaf leaves[1];
-    dw_bytes strs[MAXN];        uint32_t nstrs;
+    dw_str strs[MAXN];        uint32_t nstrs;
     dw_value consts[MAXN];      uint32_t nconsts;
     dw_temporal_tables t;
     dw_event evs[MAXEV];
@@ -81,7 +81,7 @@ static uint32_t rnd(uint32_t n)
 static uint32_t S(const char *s)
 {
     assert_true(B->nstrs < sizeof B->strs / sizeof *B->strs);
-    B->strs[B->nstrs] = (dw_bytes){ s, strlen(s) };
+    B->strs[B->nstrs] = (dw_str){ s, strlen(s) };
     return B->nstrs++;
 }
 
@@ -162,9 +162,9 @@ static void make_event(dw_event *e, int64_t ts)
 {
     e->ts = ts;
     const char *a = ACTS[rnd(4)], *k = KINDS[rnd(2)];
-    e->atype = (dw_bytes){ "Ns::Action", 10 };
-    e->aid = (dw_bytes){ a, strlen(a) };
-    e->kind = (dw_bytes){ k, strlen(k) };
+    e->atype = (dw_str){ "Ns::Action", 10 };
+    e->aid = (dw_str){ a, strlen(a) };
+    e->kind = (dw_str){ k, strlen(k) };
     dw_field *in = dw_arena_alloc(&B->a, sizeof *in), *lf = dw_arena_alloc(&B->a, sizeof *lf);
     in->key = "x"; in->klen = 1; in->v = dw_long((int64_t)rnd(2));
     lf->key = "input"; lf->klen = 5;

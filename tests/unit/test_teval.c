@@ -36,7 +36,7 @@ typedef struct tb {
     dw_tagg aggs[MAXN];         uint32_t naggs;
     uint16_t aggvars[MAXN];     uint32_t naggvars;
     dw_tleaf leaves[1];
-    dw_bytes strs[MAXN];        uint32_t nstrs;
+    dw_str strs[MAXN];        uint32_t nstrs;
     dw_value consts[MAXN];      uint32_t nconsts;
     dw_temporal_tables t;
     dw_event evs[MAXEV];
@@ -226,9 +226,9 @@ static void EV(int64_t ts, const char *act, const char *kind, dw_value logged)
     assert_true(B->nev < MAXEV);
     dw_event *e = &B->evs[B->nev];
     e->ts = ts;
-    e->atype = (dw_bytes){ TYPE, strlen(TYPE) };
-    e->aid = (dw_bytes){ dw_arena_memdup(&B->a, act, strlen(act)), strlen(act) };
-    e->kind = (dw_bytes){ dw_arena_memdup(&B->a, kind, strlen(kind)), strlen(kind) };
+    e->atype = (dw_str){ TYPE, strlen(TYPE) };
+    e->aid = (dw_str){ dw_arena_memdup(&B->a, act, strlen(act)), strlen(act) };
+    e->kind = (dw_str){ dw_arena_memdup(&B->a, kind, strlen(kind)), strlen(kind) };
     e->logged = logged;
     B->evp[B->nev] = e;
     B->nev++;
