@@ -359,99 +359,44 @@ bool engine_refuse_lost(dw_engine *e, dw_verdict *v)
     return true;
 }
 
-/* Evaluate the leaves of every rule whose scope admits the request (D3). */
-int engine_evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v)
+/* Cedar's decision of req over store, the temporal leaves of every rule whose
+ * scope admits it first (vm/leaves.h, D3).  anchor_context: the leaves' ρ0
+ * context when it is not req's (NULL).  0, or -1 with v a deny that says why. */
+int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
+                     dw_response *resp, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
-    uint32_t nl = p->temporal.nleaves;
-    if (!nl) return 0;
-    uint8_t *vals = dw_arena_alloc_raw(&e->scratch, nl);
-    if (!vals) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
-    memset(vals, 2, nl);
-    req->leaf_values = vals;
-    req->nleaf_values = nl;
-
-    /* the history view (every retained event, or only the current key's,
-     * §8.9) is built only when some leaf has no monitor (teval fallback):
-     * an all-idiom decision then costs O(1) in the window (vm/monitor.h) */
-    const dw_event **view = NULL;
-    uint32_t nv = 0;
-    const dw_event *cur = &e->h.ev[e->h.n - 1];
-    const dw_event_schema *es = e->s.es;
-    dw_history_view hv = { NULL, 0, e->tps };
-    dw_tanchor anchor = { 0 };
-    anchor.context = req->vars[DW_VAR_C];
-    anchor.principal = req->vars[DW_VAR_P];
-    anchor.resource = req->vars[DW_VAR_R];
-    anchor.principal_attrs.kind = DW_V_RECORD;
-    anchor.resource_attrs.kind = DW_V_RECORD;
-    if (req->ent[0]) anchor.principal_attrs = req->ent[0]->attrs;
-    if (req->ent[2]) anchor.resource_attrs = req->ent[2]->attrs;
-
-    dw_value *stack = dw_arena_alloc_raw(&e->scratch, (p->max_stack + 1) * sizeof *stack);
-    if (!stack) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
-    dw_eval_ctx cx = { .prog = p, .store = &e->s.store, .req = req, .scratch = &e->scratch, .stack = stack };
-    uint64_t budget = e->work_bound;   /* shared by every leaf of the decision */
-    for (uint32_t k = 0; k < e->nleaf_policies; k++) {
-        const dw_policy_code *pc = &p->policies[e->leaf_policies[k]];
-        bool in_scope = false;
-        if (dw_eval_code(&cx, pc->scope_entry, &in_scope) != DW_EVAL_OK) { engine_fault(v, "temporal evaluation: scope test failed%s", NULL); return -1; }
-        if (!in_scope) continue;
-        for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
-            bool holds = false;
-            int mrc = e->mon ? dw_monitors_eval(e->mon, p, l, &anchor, cur, &holds) : DW_MON_FALLBACK;
-            if (mrc == 0) { vals[l] = holds ? 1 : 0; continue; }   /* incremental */
-            if (!view) {        /* first fallback of this decision: build the view */
-                view = dw_arena_alloc_raw(&e->scratch, (e->h.n + 1) * sizeof *view);
-                if (!view) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
-                for (uint32_t i = 0; i < e->h.n; i++) {
-                    const dw_event *ev = &e->h.ev[i];
-                    bool same_key = true;
-                    for (size_t q = 0; es && q < es->nkey && same_key; q++) {
-                        const dw_str *path = &es->key[q].path;
-                        const dw_value *a = dw_record_get(&ev->logged, path->s, path->len);
-                        const dw_value *b = dw_record_get(&cur->logged, path->s, path->len);
-                        same_key = (!a && !b) || (a && b && dw_value_eq(a, b));
-                    }
-                    if (same_key) view[nv++] = ev;
-                }
-            }
-            /* a leaf installed by a reload reads only the events from its
-             * install position on (box.md §7): the view's suffix */
-            uint32_t from = 0;
-            if (e->since[l] != INT64_MIN) {
-                uint32_t lo = 0, hi = nv;
-                while (lo < hi) {
-                    uint32_t mid = lo + (hi - lo) / 2;
-                    if (view[mid]->ts < e->since[l]) lo = mid + 1;
-                    else hi = mid;
-                }
-                from = lo;
-            }
-            if (from >= nv && nv) from = nv - 1;   /* the decision event itself is never before it */
-            hv.ev = view + from;
-            hv.n = nv - from;
-            dw_teval_ctx tc = {
-                .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
-                .h = &hv, .anchor = &anchor, .scratch = &e->scratch, .budget = budget,
-            };
-            int trc = dw_teval_leaf(&tc, l, &holds);
-            budget = tc.budget;
-            if (trc) {
-                char msg[sizeof v->message];
-                const char *rule = rule_name_locked(e, e->leaf_policies[k]);
-                if (tc.err == DW_TEVAL_EBUDGET)
-                    snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s exceeded the work bound of %" PRIu64
-                             " steps per decision (temporal_work_bound)", rule, e->work_bound);
-                else snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s failed (%s)", rule,
-                              tc.err == DW_TEVAL_ENOMEM ? "out of memory" : tc.err == DW_TEVAL_EDEPTH ? "nested too deep" : "malformed tables");
-                engine_fault(v, "%s", msg);
-                return -1;
-            }
-            vals[l] = holds ? 1 : 0;
-        }
+    if (!p->temporal.nleaves) {
+        if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
+        engine_fault(v, "decision: out of memory%s", NULL);
+        return -1;
     }
-    return 0;
+    const dw_event_schema *es = e->s.es;
+    dw_str *key = es && es->nkey ? dw_arena_alloc_raw(&e->scratch, es->nkey * sizeof *key) : NULL;
+    if (es && es->nkey && !key) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
+    for (size_t q = 0; key && q < es->nkey; q++) key[q] = es->key[q].path;
+    dw_leaf_env env = {
+        .hist = e->h.ev, .nhist = e->h.n, .ticks_per_second = e->tps, .key = key, .nkey = key ? (uint32_t)es->nkey : 0,
+        .since = e->since, .mon = e->mon, .work_bound = e->work_bound, .anchor_context = anchor_context,
+    };
+    dw_leaf_fault f;
+    if (!dw_authorize_leaves(p, store, req, &env, &e->scratch, resp, &f)) return 0;
+    char msg[sizeof v->message];
+    const char *rule = rule_name_locked(e, f.policy);
+    switch (f.err) {
+    case DW_LEAF_ESCOPE: snprintf(msg, sizeof msg, "temporal evaluation: scope test failed"); break;
+    case DW_LEAF_ETEVAL:
+        if (f.teval_err == DW_TEVAL_EBUDGET)
+            snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s exceeded the work bound of %" PRIu64
+                     " steps per decision (temporal_work_bound)", rule, e->work_bound);
+        else snprintf(msg, sizeof msg, "temporal evaluation: leaf of %s failed (%s)", rule,
+                      f.teval_err == DW_TEVAL_ENOMEM ? "out of memory" : f.teval_err == DW_TEVAL_EDEPTH ? "nested too deep" : "malformed tables");
+        break;
+    case DW_LEAF_EDECIDE: snprintf(msg, sizeof msg, "decision: out of memory"); break;
+    default: snprintf(msg, sizeof msg, "temporal evaluation: out of memory"); break;
+    }
+    engine_fault(v, "%s", msg);
+    return -1;
 }
 
 static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
@@ -466,13 +411,8 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
     }
     v->decided = true;
     dw_request_bind(&b->req, e->s.prog, &e->s.store);
-    if (engine_evaluate_leaves(e, &b->req, v)) { engine_history_retain(e); return 0; }
     dw_response resp;
-    if (dw_authorize(e->s.prog, &e->s.store, &b->req, &e->scratch, &resp)) {
-        engine_fault(v, "decision: out of memory%s", NULL);
-        engine_history_retain(e);
-        return 0;
-    }
+    if (engine_authorize(e, &e->s.store, &b->req, NULL, &resp, v)) { engine_history_retain(e); return 0; }
     e->evaluated += resp.evaluated;
     v->ndetermining = resp.ndetermining < DW_VERDICT_MAX_RULES ? resp.ndetermining : DW_VERDICT_MAX_RULES;
     memcpy(v->determining, resp.determining, v->ndetermining * sizeof *v->determining);

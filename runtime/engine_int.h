@@ -25,6 +25,7 @@
 #include "../vm/artifact.h"
 #include "../vm/teval.h"
 #include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
+#include "../vm/leaves.h"    /* the leaf pass before a decision */
 
 typedef struct history {
     dw_event *ev;            /* events [0, n), oldest first */
@@ -106,7 +107,8 @@ void engine_fault(dw_verdict *v, const char *fmt, const char *detail);
 void engine_verdict_init(dw_verdict *v);
 void engine_history_lost(dw_engine *e, dw_verdict *v);
 bool engine_refuse_lost(dw_engine *e, dw_verdict *v);
-int engine_evaluate_leaves(dw_engine *e, dw_request *req, dw_verdict *v);
+int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
+                     dw_response *resp, dw_verdict *v);
 int engine_observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_engine_append_hook hook, void *ctx, dw_verdict *v, uint64_t *ticket);
 

@@ -254,18 +254,10 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     req.vars[DW_VAR_A].u.uid = dw_make_uid(a, in->atype, in->atype_len, in->aid, in->aid_len);
     dw_value lctx;
     if (!req.vars[DW_VAR_A].u.uid || !ev_carry(a, ectx, &lctx, 0)) { engine_fault(v, "request: out of memory%s", NULL); dw_store_free(&st); return; }
-    req.vars[DW_VAR_C] = lctx;
-    dw_store saved = e->s.store;
-    e->s.store = st;
-    dw_request_bind(&req, e->s.prog, &e->s.store);
+    req.vars[DW_VAR_C] = cctx;
+    dw_request_bind(&req, e->s.prog, &st);
     dw_response resp;
-    int rc = engine_evaluate_leaves(e, &req, v);
-    if (!rc) {
-        req.vars[DW_VAR_C] = cctx;
-        if (dw_authorize(e->s.prog, &e->s.store, &req, a, &resp)) { engine_fault(v, "decision: out of memory%s", NULL); rc = -1; }
-    }
-    st = e->s.store;
-    e->s.store = saved;
+    int rc = engine_authorize(e, &st, &req, &lctx, &resp, v);
     dw_store_free(&st);
     if (rc) return;
     v->allow = resp.allow;

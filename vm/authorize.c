@@ -217,14 +217,32 @@ static const dw_request *bound_request(const dw_program *prog, const dw_store *s
     return local;
 }
 
+int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
+                        dw_arena *scratch, dw_candidates *out)
+{
+    out->v = NULL;
+    out->n = prog->npolicies;
+    if (!prog->index.nslots) return 0;
+    cands c = { .a = scratch, .req = req };
+    if (candidates(prog, store, req, &c)) return -1;
+    out->v = c.v;
+    out->n = c.n;
+    return 0;
+}
+
+int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
+                            dw_arena *scratch, const dw_candidates *c, dw_response *resp)
+{
+    return decide(prog, store, req, scratch, resp, c->v, c->n);
+}
+
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp)
 {
     dw_request local;
     req = bound_request(prog, store, req, &local);
-    if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
-    cands c = { .a = scratch, .req = req };
-    if (candidates(prog, store, req, &c)) return -1;
+    dw_candidates c;
+    if (dw_index_candidates(prog, store, req, scratch, &c)) return -1;
     return decide(prog, store, req, scratch, resp, c.v, c.n);
 }
 

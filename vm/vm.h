@@ -84,6 +84,15 @@ typedef struct dw_response {
  * `scratch`.  Returns 0, or -1 on OOM (the caller must deny). */
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp);
+/* The two halves of dw_authorize, for a pass that runs between them (the
+ * temporal leaves, vm/leaves.h): the index's candidates of a bound request
+ * (ascending, distinct, in scratch; v NULL: every policy, the program has no
+ * index), and the decision over them. */
+typedef struct dw_candidates { uint32_t *v; uint32_t n; } dw_candidates;
+int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
+                        dw_arena *scratch, dw_candidates *out);
+int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
+                            dw_arena *scratch, const dw_candidates *c, dw_response *resp);
 /* The same with the decision index switched off: every policy runs.  Used to
  * check the index's soundness (decisions must be identical). */
 int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
