@@ -121,7 +121,7 @@ SO_REAL = libdogwood.so.$(VERSION)
 # (compiler/lint_run.c, ICU's tables); compiler/lint.c's rules stay in: the
 # loader's Box profile runs them.
 SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dogwood_cli.o validate_files.o \
-    check_filter.o check_set.o) $(BUILD)/obj/compiler/lint_run.o
+    check_filter.o check_set.o check_lint.o) $(BUILD)/obj/compiler/lint_run.o
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map

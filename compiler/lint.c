@@ -78,6 +78,7 @@ void dw_findings_free(dw_findings *f)
         free(f->v[i].cex_leaves);
     }
     free(f->v);
+    dw_lines_free(&f->lines);
     memset(f, 0, sizeof *f);
 }
 
@@ -115,8 +116,8 @@ int dw_findings_push(dw_findings *f, const dw_source *src, const char *id, int s
     g->rule = dw_lint_rules[r].id;
     g->sev = sev >= 0 ? (dw_lint_sev)sev : dw_lint_rules[r].sev;
     uint32_t end = loc.end < loc.off ? loc.off : loc.end;
-    g->loc = dw_loc_at(src, loc.off, end);
-    dw_loc e = dw_loc_at(src, end, end);
+    g->loc = dw_lines_loc(&f->lines, src, loc.off, end);
+    dw_loc e = dw_lines_loc(&f->lines, src, end, end);
     g->end_line = e.line;
     g->end_col = e.col;
     g->policy = policy;
@@ -193,8 +194,8 @@ void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const cha
     g->rule_index = (size_t)rule;
     g->rule = reported_id(rule, l->opt->box);
     g->sev = sev >= 0 ? (dw_lint_sev)sev : l->opt->box ? r->box_sev : r->sev;
-    g->loc = dw_loc_at(l->src, off, end);
-    dw_loc e = dw_loc_at(l->src, end, end);
+    g->loc = dw_lines_loc(&f->lines, l->src, off, end);
+    dw_loc e = dw_lines_loc(&f->lines, l->src, end, end);
     g->end_line = e.line;
     g->end_col = e.col;
     g->msg = xstrdup(l, msg);
@@ -817,7 +818,7 @@ static void each_cmp(L *l, size_t pi, const dw_expr *e, void *ud)
         const char *p = ctx_path(l, e->u.like.kids0);
         size_t rl = e->u.like.raw.len;
         uint32_t off = e->loc.end >= rl + 2 ? e->loc.end - (uint32_t)rl - 2 : e->loc.off;
-        if (p) fn(l, pi, &(cmp_site){ p, e, true, dw_loc_at(l->src, off, e->loc.end), e->u.like.kids0 });
+        if (p) fn(l, pi, &(cmp_site){ p, e, true, dw_lines_loc(&l->out->lines, l->src, off, e->loc.end), e->u.like.kids0 });
     } else if (e->kind == DW_E_METHOD && dw_str_is(e->u.call.name, "contains") && e->u.call.nargs == 1 &&
                e->u.call.recv && e->u.call.recv->kind == DW_E_SET) {
         const char *p = ctx_path(l, e->u.call.args[0]);
@@ -1327,7 +1328,7 @@ int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
     /* each error finding is a refusal, reported as `dwc check` reports it and
      * in its order (by position), so the loader's first error is check's */
     if (rc == 0) {
-        dw_findings mine = { fe->findings.v + first, fe->findings.n - first, fe->findings.n - first };
+        dw_findings mine = { fe->findings.v + first, fe->findings.n - first, fe->findings.n - first, { 0 } };
         dw_findings_sort(&mine);
     }
     for (size_t i = first; rc == 0 && i < fe->findings.n; i++) {

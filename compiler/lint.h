@@ -54,7 +54,11 @@ typedef struct dw_finding {
     uint32_t cex_nleaves;
 } dw_finding;
 
-typedef struct dw_findings { dw_finding *v; size_t n, cap; } dw_findings;
+typedef struct dw_findings {
+    dw_finding *v;
+    size_t n, cap;
+    dw_lines lines;           /* line starts of the text findings were last located in */
+} dw_findings;
 
 void dw_findings_free(dw_findings *f);
 /* Sort by byte offset, then rule id, then message (deterministic output). */

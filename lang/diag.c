@@ -68,6 +68,40 @@ dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end)
     return dw_loc_from(src, (dw_loc){ 0 }, off, end);
 }
 
+static bool lines_build(dw_lines *ln, const dw_source *src)
+{
+    dw_lines_free(ln);
+    size_t n = 1;
+    for (size_t i = 0; i < src->len; i++) n += src->text[i] == '\n';
+    if (!(ln->start = malloc(n * sizeof *ln->start))) return false;
+    ln->start[0] = 0;
+    ln->n = 1;
+    for (size_t i = 0; i < src->len; i++) if (src->text[i] == '\n') ln->start[ln->n++] = (uint32_t)(i + 1);
+    ln->text = src->text;
+    ln->len = src->len;
+    return true;
+}
+
+dw_loc dw_lines_loc(dw_lines *ln, const dw_source *src, uint32_t off, uint32_t end)
+{
+    if (!src || !src->text || src->len > UINT32_MAX) return dw_loc_at(src, off, end);
+    if ((ln->text != src->text || ln->len != src->len || !ln->start) && !lines_build(ln, src)) return dw_loc_at(src, off, end);
+    uint32_t at = off > src->len ? (uint32_t)src->len : off;
+    size_t lo = 0, hi = ln->n;   /* the last line starting at or before it */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ln->start[mid] <= at) lo = mid;
+        else hi = mid;
+    }
+    return dw_loc_from(src, (dw_loc){ (uint32_t)lo + 1, 1, ln->start[lo], 0 }, off, end);
+}
+
+void dw_lines_free(dw_lines *ln)
+{
+    free(ln->start);
+    memset(ln, 0, sizeof *ln);
+}
+
 static const char *sev_name(dw_severity s)
 {
     return s == DW_SEV_ERROR ? "error" : s == DW_SEV_WARNING ? "warning" : "note";

@@ -63,6 +63,14 @@ dw_loc dw_loc_at(const dw_source *src, uint32_t off, uint32_t end);
  * and off; a zero line, or an off past the target, scans from the start): callers that walk a
  * text in order (the compiler's policy lines) stay linear instead of rescanning from byte 0. */
 dw_loc dw_loc_from(const dw_source *src, dw_loc from, uint32_t off, uint32_t end);
+/* The line starts of one text, for callers that locate many offsets in no
+ * particular order (dwc check's findings): each lookup is a binary search
+ * and a scan of one line, not of the text from byte 0. */
+typedef struct dw_lines { const char *text; size_t len; uint32_t *start; size_t n; } dw_lines;
+/* dw_loc_at(src, off, end), through *lines (built for src's text when it is
+ * not; without memory for it, dw_loc_at itself). */
+dw_loc dw_lines_loc(dw_lines *lines, const dw_source *src, uint32_t off, uint32_t end);
+void dw_lines_free(dw_lines *lines);
 
 /* Levenshtein distance for "did you mean" hints; SIZE_MAX when either string
  * is longer than 64 bytes (no hint is worth that much work). */

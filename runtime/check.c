@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_filter.h"
+#include "check_lint.h"
 #include "check_set.h"
 #include "cli.h"
 #include "dogwood.h"
@@ -21,6 +22,7 @@ const char dw_check_usage[] =
     "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
     "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
+    "                 [--lint-only]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -44,6 +46,7 @@ const char dw_check_usage[] =
     "      --assert FILE     forbid-shaped assertions (\"the set never allows ...\"): each is\n"
     "                        proved or refuted with a counterexample\n"
     "      --timeout MS      Z3's limit per query (default 2000); a timeout is reported as unknown\n"
+    "      --lint-only       every finding but the proofs' (no Z3): fast, for editors and pre-commit hooks\n"
     "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
     "counterexample is re-run on the VM and reported only when the VM agrees.\n"
@@ -478,7 +481,7 @@ out:
     return rc;
 }
 
-static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, const char *sch,
+static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout,
                       const char *fmt, const char *level);
 
@@ -487,22 +490,22 @@ int dw_cmd_check(int argc, char **argv)
     const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
     const char *timeout = NULL, *fmt = NULL, *level = NULL;
     dw_cli_list pols = { 0 }, disable = { 0 };
-    bool exit_zero = false;
+    bool exit_zero = false, lint_only = false;
     const dw_cli_opt opts[] = {
         { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
         { "timeout", 0, &timeout, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
-        { "exit-zero", 0, NULL, &exit_zero }, { 0 },
+        { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { 0 },
     };
     const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
     int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
-    int rc = check_main(pr, bare, &pols, &disable, exit_zero, sch, events, home, against, asserts, timeout, fmt, level);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, fmt, level);
     free(pols.v);
     free(disable.v);
     return rc;
 }
 
-static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, const char *sch,
+static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout,
                       const char *fmt, const char *level)
 {
@@ -556,7 +559,8 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     bool front_end_errors = false;
     for (size_t i = 0; i < f.n; i++)
         if (!strcmp(f.v[i].rule, "dw-parse") || !strcmp(f.v[i].rule, "dw-macro") || !strcmp(f.v[i].rule, "dw-temporal")) front_end_errors = true;
-    if (!s.schema) ri.skipped = "no schema";
+    if (lint_only) ri.skipped = "--lint-only";
+    else if (!s.schema) ri.skipped = "no schema";
     else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
     else {
         int pr = run_proofs(&s, &f, against, asserts, timeout_ms, &ri);
@@ -576,8 +580,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
         names.ps = dw_parse_policy_set(&s.policy_src, &d);
         dw_diags_free(&d);
     }
-    dw_check_attribute(&f, names.ps);
-    dw_check_suppress(&f, disable, names.ps);
+    dw_check_lint_finish(&s.policy_src, names.ps, disable, &f);
     if (joined) dw_check_set_map(&cs, &f);
     dw_findings_sort(&f);
     {
