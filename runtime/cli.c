@@ -33,8 +33,22 @@ int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **ope
     return dw_cli_parse_lists(argc, argv, opts, NULL, operand, usage);
 }
 
+static int parse(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
+                 dw_cli_list *operands, const char *usage);
+
 int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
                        const char *usage)
+{
+    return parse(argc, argv, opts, lists, operand, NULL, usage);
+}
+
+int dw_cli_parse_operands(int argc, char **argv, const dw_cli_opt *opts, dw_cli_list *operands, const char *usage)
+{
+    return parse(argc, argv, opts, NULL, NULL, operands, usage);
+}
+
+static int parse(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
+                 dw_cli_list *operands, const char *usage)
 {
     struct option longs[MAX_OPTS + 2];
     char shorts[2 * MAX_OPTS + 4] = ":h";     /* ':' first: a missing value is ':', an unknown option '?' */
@@ -83,6 +97,8 @@ int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_c
         else *opts[k].flag = true;
     }
     if (operand && !*operand && optind < argc) *operand = argv[optind++];
+    while (operands && optind < argc)
+        if (!list_add(operands, argv[optind++])) { fprintf(stderr, "dwc %s: error: out of memory\n", argv[0]); return -1; }
     if (optind < argc) {
         fprintf(stderr, "dwc %s: error: unexpected argument `%s`\n", argv[0], argv[optind]);
         fputs(usage, stderr);

@@ -33,6 +33,10 @@ typedef struct dw_cli_list_opt { const char *name; char letter; dw_cli_list *lis
 int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_cli_list_opt *lists, const char **operand,
                        const char *usage);
 
+/* For a command that takes any number of positional arguments: each is
+ * appended to *operands (free operands->v after use). */
+int dw_cli_parse_operands(int argc, char **argv, const dw_cli_opt *opts, dw_cli_list *operands, const char *usage);
+
 /* A decimal count in [min, max] into *out; false (message printed) if the
  * text is anything else. */
 bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long min, long long max, long long *out);

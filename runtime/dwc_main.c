@@ -7,6 +7,7 @@
 #include "load.h"
 #include "bench.h"
 #include "replay.h"
+#include "dwtest.h"
 #include "validate_files.h"
 #include "dogwood_cli.h"
 #include "check.h"
@@ -562,6 +563,7 @@ static const command commands[] = {
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
+    { "test", dw_cmd_test, "run policy unit tests (*.dwtest files; human, tap, junit, json)", dw_test_usage },
     { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "dogwood", dw_cmd_dogwood, "the Dogwood reference's commands: check-parse, validate, replay (dogwood.md §18)", dw_dogwood_usage },

@@ -46,34 +46,6 @@ const char dw_replay_usage[] =
     "{\"decisions\":[...],\"passed\":N,\"failed\":N}; exit 0 when all hold, 3 on a mismatch,\n"
     "1 or 2 on an error.\n";
 
-/* Do the verdict's rules equal the expected Box names (as sets)? */
-static bool rules_match(dw_engine *e, const dw_verdict *v, const dw_json *rules)
-{
-    if (!rules || rules->kind != DW_JSON_ARRAY) return true;
-    for (size_t i = 0; i < rules->u.arr.n; i++) {
-        const dw_json *r = rules->u.arr.v[i];
-        if (r->kind != DW_JSON_STRING) return false;
-        bool found = false;
-        for (uint32_t k = 0; k < v->ndetermining && !found; k++)
-            found = strcmp(dw_engine_rule_name(e, v->determining[k]), r->u.str.s) == 0;
-        if (!found) return false;
-    }
-    for (uint32_t k = 0; k < v->ndetermining; k++) {
-        bool found = false;
-        for (size_t i = 0; i < rules->u.arr.n && !found; i++)
-            found = rules->u.arr.v[i]->kind == DW_JSON_STRING && strcmp(dw_engine_rule_name(e, v->determining[k]), rules->u.arr.v[i]->u.str.s) == 0;
-        if (!found) return false;
-    }
-    return true;
-}
-
-static void print_rules(dw_engine *e, const dw_verdict *v)
-{
-    printf("[");
-    for (uint32_t k = 0; k < v->ndetermining; k++) printf("%s%s", k ? ", " : "", dw_engine_rule_name(e, v->determining[k]));
-    printf("]");
-}
-
 /* ---- retention: replay keeps what the runtime keeps ----
  * Replay timestamps may go back (dogwood.md §7.3), so an event out of
  * every window now may be back in one later.  The whole trace is at hand,
@@ -243,18 +215,6 @@ static bool blank_line(const char *line, size_t ll)
     return true;
 }
 
-/* What the line expects, in the words of the output: "deny [a, b] forbidden" */
-static void print_expected(const dw_box_line *bl)
-{
-    printf("%s", bl->expect->u.str.s);
-    if (bl->rules) {
-        printf(" [");
-        for (size_t i = 0; i < bl->rules->u.arr.n; i++) printf("%s%s", i ? ", " : "", bl->rules->u.arr.v[i]->u.str.s);
-        printf("]");
-    }
-    if (bl->cause) printf(" %s", bl->cause->u.str.s);
-}
-
 static void json_rule_names(dw_engine *e, const dw_verdict *v)
 {
     printf("[");
@@ -353,20 +313,17 @@ static int replay_box(const char *trace, FILE *f, const char *pol, const char *s
         }
         dw_verdict v;
         dw_engine_decide_json(e, line, ll, DW_TS_NOW, &v);
-        bool checked = bl.expect != NULL;
-        bool ok = checked && (strcmp(bl.expect->u.str.s, "allow") == 0) == v.allow && rules_match(e, &v, bl.rules);
-        if (bl.cause) ok = ok && strcmp(bl.cause->u.str.s, dw_cause_name(v.cause)) == 0;
+        bool checked = bl.expect != NULL, unexpected_fault;
         /* a fault (a gate failure: input that does not conform) is never an
          * expected deny unless the line says so */
-        bool unexpected_fault = v.cause == DW_CAUSE_INTERNAL_FAULT && !bl.cause;
-        ok = ok && !unexpected_fault;
+        bool ok = dw_box_line_holds(e, &bl, &v, &unexpected_fault);
         if (checked) { if (ok) pass++; else fail++; }
         if (json) { json_decision(e, &bl, lineno, &v, checked, ok, ndecided == 0); ndecided++; continue; }
         printf("line %zu @%s: %s ", lineno, bl.time_text, v.allow ? "ALLOW" : "DENY");
-        print_rules(e, &v);
+        dw_box_print_rules(stdout, e, &v);
         printf(" %s", dw_cause_name(v.cause));
         if (checked && ok) printf("  ok");
-        else if (checked) { printf("  MISMATCH (expected "); print_expected(&bl); printf(")"); }
+        else if (checked) { printf("  MISMATCH (expected "); dw_box_print_expected(stdout, &bl); printf(")"); }
         if (v.cause == DW_CAUSE_INTERNAL_FAULT && v.message[0]) printf("  (%s)", v.message);
         if (checked && unexpected_fault) printf("  (an internal fault; a line that expects one says \"cause\":\"internal_fault\")");
         printf("\n");

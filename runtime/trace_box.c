@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../stdlib/ext.h"
+#include "dogwood.h"
 
 /* box.md §15.2's members, in its order */
 #define M(s) { s, sizeof s - 1 }
@@ -125,7 +126,8 @@ static int check_expectations(dw_box_trace *t, const dw_json *j, const dw_json *
     int rc = 0;
     out->expect = string_member(j, "expect", out->decision && !t->no_expect, msg, cap, &rc);
     if (rc && !dw_json_get(j, "expect"))
-        return bad(msg, cap, "a \"%s\" line needs \"expect\": \"allow\" or \"deny\" (or run with --no-expect)", kind->u.str.s);
+        return bad(msg, cap, "a \"%s\" line needs \"expect\": \"allow\" or \"deny\"%s", kind->u.str.s,
+                   t->test_file ? "" : " (or run with --no-expect)");
     if (!rc) out->cause = string_member(j, "cause", false, msg, cap, &rc);
     out->rules = dw_json_get(j, "rules");
     if (rc) return rc;
@@ -160,19 +162,21 @@ int dw_box_trace_line(dw_box_trace *t, const dw_json *j, size_t lineno, dw_box_l
     if (j->kind != DW_JSON_OBJECT) return bad(msg, cap, "a trace line is a JSON object, not %s", dw_json_kind_name(j->kind));
     if (check_members(j, msg, cap)) return -1;
     int rc = 0;
-    const dw_json *time = string_member(j, "time", true, msg, cap, &rc);
+    const dw_json *time = string_member(j, "time", !t->test_file, msg, cap, &rc);
     const dw_json *action = rc ? NULL : string_member(j, "action", true, msg, cap, &rc);
     const dw_json *ns = rc ? NULL : string_member(j, "namespace", false, msg, cap, &rc);
     const dw_json *kind = rc ? NULL : string_member(j, "kind", true, msg, cap, &rc);
     if (!rc) string_member(j, "request_id", false, msg, cap, &rc);
     if (!rc) string_member(j, "note", false, msg, cap, &rc);
     if (rc) return rc;
-    if (!dw_rfc3339_parse_ns(time->u.str.s, time->u.str.len, &out->time_ns))
+    if (!time)       /* implied: box.md §15.1's request time, then a second apart */
+        out->time_ns = t->have_last ? t->last_ns + 1000000000 : INT64_C(1735689600000000000);
+    else if (!dw_rfc3339_parse_ns(time->u.str.s, time->u.str.len, &out->time_ns))
         return bad(msg, cap, "\"time\" \"%.*s\" is not RFC 3339 UTC: YYYY-MM-DDThh:mm:ss[.fffffffff]Z",
                    (int)(time->u.str.len > 64 ? 64 : time->u.str.len), time->u.str.s);
-    if (t->have_last && out->time_ns <= t->last_ns)
+    if (time && t->have_last && out->time_ns <= t->last_ns)
         return bad(msg, cap, "\"time\" \"%s\" is not after line %zu's: times increase strictly within a trace", time->u.str.s, t->last_line);
-    out->time_text = time->u.str.s;
+    out->time_text = time ? time->u.str.s : NULL;
     if (check_action(t, action, ns, msg, cap) || check_kind(t, kind, &out->decision, msg, cap)) return -1;
     const dw_json *input = dw_json_get(j, "input"), *output = dw_json_get(j, "output");
     if (!input) return bad(msg, cap, "member \"input\" is missing (the action's input record; {} when it has none)");
@@ -184,4 +188,46 @@ int dw_box_trace_line(dw_box_trace *t, const dw_json *j, size_t lineno, dw_box_l
     t->last_ns = out->time_ns;
     t->last_line = lineno;
     return 0;
+}
+
+bool dw_box_line_holds(dw_engine *e, const dw_box_line *bl, const dw_verdict *v, bool *unexpected_fault)
+{
+    *unexpected_fault = v->cause == DW_CAUSE_INTERNAL_FAULT && !bl->cause;
+    if (!bl->expect || (strcmp(bl->expect->u.str.s, "allow") == 0) != v->allow) return false;
+    if (bl->cause && strcmp(bl->cause->u.str.s, dw_cause_name(v->cause))) return false;
+    if (*unexpected_fault) return false;
+    if (!bl->rules) return true;
+    /* the same set: every expected name determines, every determining rule is expected */
+    const dw_json *rules = bl->rules;
+    for (size_t i = 0; i < rules->u.arr.n; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < v->ndetermining && !found; k++)
+            found = strcmp(dw_engine_rule_name(e, v->determining[k]), rules->u.arr.v[i]->u.str.s) == 0;
+        if (!found) return false;
+    }
+    for (uint32_t k = 0; k < v->ndetermining; k++) {
+        bool found = false;
+        for (size_t i = 0; i < rules->u.arr.n && !found; i++)
+            found = strcmp(dw_engine_rule_name(e, v->determining[k]), rules->u.arr.v[i]->u.str.s) == 0;
+        if (!found) return false;
+    }
+    return true;
+}
+
+void dw_box_print_rules(FILE *f, dw_engine *e, const dw_verdict *v)
+{
+    fputc('[', f);
+    for (uint32_t k = 0; k < v->ndetermining; k++) fprintf(f, "%s%s", k ? ", " : "", dw_engine_rule_name(e, v->determining[k]));
+    fputc(']', f);
+}
+
+void dw_box_print_expected(FILE *f, const dw_box_line *bl)
+{
+    fprintf(f, "%s", bl->expect->u.str.s);
+    if (bl->rules) {
+        fprintf(f, " [");
+        for (size_t i = 0; i < bl->rules->u.arr.n; i++) fprintf(f, "%s%s", i ? ", " : "", bl->rules->u.arr.v[i]->u.str.s);
+        fprintf(f, "]");
+    }
+    if (bl->cause) fprintf(f, " %s", bl->cause->u.str.s);
 }

@@ -6,11 +6,14 @@
 #define DW_TRACE_BOX_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "load.h"
 
 typedef struct dw_box_trace {
     dw_session s;            /* the action and event schemas the lines are checked against */
     bool no_expect;          /* --no-expect: a decision line may omit `expect` */
+    bool test_file;          /* a `dwc test` file: a line without `time` is 1 s after the previous
+                                (the first at box.md §15.1's 2025-01-01T00:00:00Z) */
     bool have_last;
     int64_t last_ns;         /* the previous line's time (strictly increasing) */
     size_t last_line;
@@ -20,7 +23,7 @@ typedef struct dw_box_trace {
 typedef struct dw_box_line {
     bool decision;           /* its kind is a decision kind: decided and compared */
     int64_t time_ns;
-    const char *time_text;
+    const char *time_text;   /* NULL when the time was implied (test_file) */
     const dw_json *expect;   /* "allow"/"deny" string, or NULL (--no-expect) */
     const dw_json *rules;    /* array of strings, or NULL */
     const dw_json *cause;    /* a cause name, or NULL */
@@ -33,5 +36,16 @@ void dw_box_trace_close(dw_box_trace *t);
 /* Check line `lineno`, already parsed to j.  0 with *out filled, or -1 with
  * the reason in msg. */
 int dw_box_trace_line(dw_box_trace *t, const dw_json *j, size_t lineno, dw_box_line *out, char *msg, size_t cap);
+
+/* Does verdict v (of engine e) meet line bl's expectations: expect, rules by
+ * Box name as a set, cause?  A deny by internal fault meets them only when
+ * the line expects that cause (*unexpected_fault says it was one). */
+struct dw_engine;
+struct dw_verdict;
+bool dw_box_line_holds(struct dw_engine *e, const dw_box_line *bl, const struct dw_verdict *v, bool *unexpected_fault);
+/* "[a, b]": the verdict's determining rules by Box name */
+void dw_box_print_rules(FILE *f, struct dw_engine *e, const struct dw_verdict *v);
+/* What the line expects, in the words of the output: "deny [a, b] forbidden" */
+void dw_box_print_expected(FILE *f, const dw_box_line *bl);
 
 #endif
