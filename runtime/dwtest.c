@@ -92,7 +92,7 @@ static int walk(paths *out, const char *dir)
         else free(p);
     }
     closedir(d);
-    qsort(out->v + from, out->n - from, sizeof *out->v, cmp_path);
+    if (out->n > from) qsort(out->v + from, out->n - from, sizeof *out->v, cmp_path);
     return rc;
 }
 
