@@ -5,13 +5,17 @@
  * decision) or a failed record, and never enters the history. */
 #ifndef DW_BOX_GATE_H
 #define DW_BOX_GATE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include "../lang/json.h"
 #include "../vm/value.h"
 
 /* 0 if the event may be taken; -1 with the reason in msg.  event: the
- * event's (or Cedar request's) JSON object, or NULL; principal, resource:
- * its scope (NULL: absent, left to the schema gate). */
-int dw_box_gate(const dw_json *event, const dw_uid *principal, const dw_uid *resource, char *msg, size_t cap);
+ * event's (or Cedar request's) JSON object, or NULL; text, len: the JSON text
+ * it was read from (NULL: unknown), which spares the walk for NUL bytes when
+ * it holds no escape; principal, resource: its scope (NULL: absent, left to
+ * the schema gate). */
+int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid *principal, const dw_uid *resource,
+                char *msg, size_t cap);
 
 #endif

@@ -159,7 +159,7 @@ static int64_t clock_ticks(const dw_engine *e)
 
 /* ---- history ---- */
 
-static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
+static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient, int8_t needed)
 {
     history *h = &e->h;
     if (h->n == h->cap) {
@@ -176,6 +176,7 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
     dw_event *ev = &h->ev[h->n];
     ev->ts = ts;
     h->last_transient = transient;
+    h->last_needed = needed;
     if (transient) {
         ev->atype = b->ev.atype;
         ev->aid = b->ev.aid;
@@ -185,7 +186,7 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
         ev->atype = (dw_str){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
         ev->aid = (dw_str){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
         ev->kind = (dw_str){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
-        if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !dw_value_clone(&h->arena, &b->ev.logged, &ev->logged)) return -1;
+        if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !engine_clone_logged(e, &h->arena, &b->ev.logged, &ev->logged)) return -1;
     }
     h->n++;
     e->next_seq++;
@@ -196,7 +197,7 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient)
     return 0;
 }
 
-int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, b, ts, false); }
+int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, b, ts, false, -1); }
 
 /* An event that no leaf needs (retention) is read only by its own decision
  * (monitors copy what they keep) and dropped by the engine_history_retain that
@@ -204,7 +205,8 @@ int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return his
  * scratch arena that lives until the next event. */
 static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
 {
-    return history_put(e, b, ts, !dw_retention_needs(&e->ret, &b->ev));
+    bool needed = dw_retention_needs(&e->ret, &b->ev);
+    return history_put(e, b, ts, !needed, needed);
 }
 
 /* Drop events no leaf can reach any more (dogwood.md §7.3): the event just
@@ -215,11 +217,12 @@ static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
 void engine_history_retain(dw_engine *e)
 {
     history *h = &e->h;
-    if (h->n && !dw_retention_needs(&e->ret, &h->ev[h->n - 1])) {
+    if (h->n && !(h->last_needed >= 0 ? h->last_needed : dw_retention_needs(&e->ret, &h->ev[h->n - 1]))) {
         h->n--;
         if (!h->last_transient) h->dropped++;   /* its bytes stay in the arena until the next rebuild */
     }
     h->last_transient = false;   /* a transient event never outlives its decision */
+    h->last_needed = -1;
     bool waste = h->dropped > h->n + 1024;
     if (!waste && h->n < 1024) return;
     int64_t horizon, d;
@@ -250,7 +253,7 @@ void engine_history_retain(dw_engine *e)
         d->atype = (dw_str){ dw_arena_memdup(&fresh, ev->atype.s, ev->atype.len), ev->atype.len };
         d->aid = (dw_str){ dw_arena_memdup(&fresh, ev->aid.s, ev->aid.len), ev->aid.len };
         d->kind = (dw_str){ dw_arena_memdup(&fresh, ev->kind.s, ev->kind.len), ev->kind.len };
-        if (!d->atype.s || !d->aid.s || !d->kind.s || !dw_value_clone(&fresh, &ev->logged, &d->logged)) {
+        if (!d->atype.s || !d->aid.s || !d->kind.s || !engine_clone_logged(e, &fresh, &ev->logged, &d->logged)) {
             free(nev);
             nev = NULL;
         }
@@ -488,7 +491,7 @@ static int decide_request_json_locked(dw_engine *e, const char *json, size_t len
     const dw_json *input = ctx ? dw_json_get(ctx, "input") : NULL;
     built b;
     if (engine_build_event(e, &b, A->type, A->tlen, A->id, A->idlen, "request", 7, P, R, input, NULL, NULL, v->message, sizeof v->message) ||
-        (e->s.box && dw_box_gate(j, P, R, v->message, sizeof v->message))) {
+        (e->s.box && dw_box_gate(j, json, len, P, R, v->message, sizeof v->message))) {
         v->allow = false;
         v->cause = DW_CAUSE_INTERNAL_FAULT;
         return 0;

@@ -3,14 +3,14 @@
  * gate a decision kind must pass before it is recorded. */
 #include "engine_int.h"
 
-static const dw_attr_decl *record_attr(const dw_type *t, const char *name)
+static const dw_attr_decl *record_attr(const dw_type *t, dw_str name)
 {
     if (!t || t->kind != DW_T_RECORD) return NULL;
     for (size_t i = 0; i < t->nattrs; i++)
-        if (t->attrs[i].name.len == strlen(name) && memcmp(t->attrs[i].name.s, name, t->attrs[i].name.len) == 0)
-            return &t->attrs[i];
+        if (dw_str_eq(t->attrs[i].name, name)) return &t->attrs[i];
     return NULL;
 }
+
 
 /* Box lets callers give an enumerated entity as its bare id ("read_content"
  * for Box::FsReadOperation::"read_content"; issue 7, box.md §6): where the
@@ -26,7 +26,7 @@ static const dw_json *enum_strings(dw_arena *a, const dw_schema *sc, const dw_ty
         const dw_entity_decl *d = dw_schema_entity(sc, t->name.s, t->name.len);
         if (!d || !d->is_enum) return j;
         size_t q = 0;
-        while (q < d->nenum && !(d->enum_ids[q].len == j->u.str.len && !memcmp(d->enum_ids[q].s, j->u.str.s, j->u.str.len))) q++;
+        while (q < d->nenum && !dw_str_eq(d->enum_ids[q], j->u.str)) q++;
         if (q == d->nenum) { *bad = j; return j; }
         dw_json *o = dw_arena_alloc(a, sizeof *o), *in = dw_arena_alloc(a, sizeof *in);
         dw_json *ty = dw_arena_alloc(a, sizeof *ty), *id = dw_arena_alloc(a, sizeof *id);
@@ -68,7 +68,7 @@ static const dw_json *enum_strings(dw_arena *a, const dw_schema *sc, const dw_ty
             const dw_json_member *mb = &j->u.obj.v[k];
             const dw_type *ft = NULL;
             for (size_t q = 0; q < t->nattrs && !ft; q++)
-                if (t->attrs[q].name.len == mb->key.len && !memcmp(t->attrs[q].name.s, mb->key.s, mb->key.len)) ft = t->attrs[q].type;
+                if (dw_str_eq(t->attrs[q].name, mb->key)) ft = t->attrs[q].type;
             const dw_json *x = enum_strings(a, sc, ft, mb->value, depth + 1, bad);
             if (!x) return NULL;
             if (x == mb->value) continue;
@@ -85,12 +85,40 @@ static const dw_json *enum_strings(dw_arena *a, const dw_schema *sc, const dw_ty
     return j;
 }
 
+/* The logged record's own member names (§7.1): static, so a history copy
+ * of a record built here shares them instead of duplicating each. */
+static const char K_INPUT[] = "input", K_OUTPUT[] = "output", K_PRINCIPAL[] = "callerPrincipal",
+                  K_RESOURCE[] = "callerResource", K_REQUEST_ID[] = "requestId";
+
 static bool set_field(dw_arena *a, dw_field *f, const char *key, dw_value v)
 {
     f->key = key;
     f->klen = (uint32_t)strlen(key);
     f->v = v;
     (void)a;
+    return true;
+}
+
+/* A deep copy of a logged record into a (the history's arena), sharing what
+ * lives as long as the engine: the member names above and Box's fixed scope
+ * entities (box_self, box_unused).  Anything else is copied. */
+bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_value *out)
+{
+    if (logged->kind != DW_V_RECORD || !logged->n) return dw_value_clone(a, logged, out);
+    dw_field *f = dw_arena_alloc_raw(a, logged->n * sizeof *f);
+    if (!f) return false;
+    for (uint32_t i = 0; i < logged->n; i++) {
+        const dw_field *src = &logged->u.fields[i];
+        f[i] = *src;
+        const char *k = src->key;
+        if (k != K_INPUT && k != K_OUTPUT && k != K_PRINCIPAL && k != K_RESOURCE && k != K_REQUEST_ID &&
+            !(f[i].key = dw_arena_memdup(a, k, src->klen)))
+            return false;
+        if (src->v.kind == DW_V_ENTITY && (src->v.u.uid == &e->box_self || src->v.u.uid == &e->box_unused)) continue;
+        if (!dw_value_clone(a, &src->v, &f[i].v)) return false;
+    }
+    *out = *logged;
+    out->u.fields = f;
     return true;
 }
 
@@ -117,8 +145,8 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
         return -1;
     }
     /* input and output, parsed against the declared context where there is one */
-    const dw_attr_decl *in_d = ad ? record_attr(ad->context, "input") : NULL;
-    const dw_attr_decl *out_d = ad ? record_attr(ad->context, "output") : NULL;
+    const dw_attr_decl *in_d = ad ? record_attr(ad->context, (dw_str){ "input", 5 }) : NULL;
+    const dw_attr_decl *out_d = ad ? record_attr(ad->context, (dw_str){ "output", 6 }) : NULL;
     dw_value in = { .kind = DW_V_RECORD }, out = { .kind = DW_V_RECORD };
     bool have_in = input_j != NULL, have_out = output_j != NULL;
     const dw_json *bad_enum = NULL;
@@ -144,17 +172,17 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_field *lf = dw_arena_alloc(a, 5 * sizeof *lf);
     if (!lf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nf = 0;
-    if (have_in) set_field(a, &lf[nf++], "input", in);
-    if (have_out) set_field(a, &lf[nf++], "output", out);
+    if (have_in) set_field(a, &lf[nf++], K_INPUT, in);
+    if (have_out) set_field(a, &lf[nf++], K_OUTPUT, out);
     dw_value pv = { .kind = DW_V_ENTITY }, rv = { .kind = DW_V_ENTITY };
     pv.u.uid = principal;
     rv.u.uid = resource;
-    if (principal) set_field(a, &lf[nf++], "callerPrincipal", pv);
-    if (resource) set_field(a, &lf[nf++], "callerResource", rv);
+    if (principal) set_field(a, &lf[nf++], K_PRINCIPAL, pv);
+    if (resource) set_field(a, &lf[nf++], K_RESOURCE, rv);
     if (request_id && request_id->kind == DW_JSON_STRING) {
         dw_value s;
         if (!dw_make_string(a, request_id->u.str.s, request_id->u.str.len, &s)) { snprintf(msg, cap, "out of memory"); return -1; }
-        set_field(a, &lf[nf++], "requestId", s);
+        set_field(a, &lf[nf++], K_REQUEST_ID, s);
     }
     dw_make_record(lf, nf, &b->ev.logged);
     if (!b->decision) return 0;
@@ -164,7 +192,7 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_field *cf = dw_arena_alloc(a, sizeof *cf);
     if (!cf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nc = 0;
-    if (have_in) set_field(a, &cf[nc++], "input", in);
+    if (have_in) set_field(a, &cf[nc++], K_INPUT, in);
     dw_make_record(cf, nc, &b->req.vars[DW_VAR_C]);
     b->req.vars[DW_VAR_P] = pv;
     b->req.vars[DW_VAR_R] = rv;
@@ -181,15 +209,11 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
             if (d->required && !present) { snprintf(msg, cap, "request does not conform to the schema: context.%s is required", d->name.s); return -1; }
         }
         for (uint32_t k = 0; k < b->req.vars[DW_VAR_C].n; k++)
-            if (!record_attr(ad->context, b->req.vars[DW_VAR_C].u.fields[k].key)) {
+            if (!record_attr(ad->context, (dw_str){ b->req.vars[DW_VAR_C].u.fields[k].key, b->req.vars[DW_VAR_C].u.fields[k].klen })) {
                 snprintf(msg, cap, "request does not conform to the schema: context.%s is not declared", b->req.vars[DW_VAR_C].u.fields[k].key);
                 return -1;
             }
-        bool pok = false, rok = false;
-        for (size_t k = 0; k < ad->nprincipals; k++)
-            if (ad->principals[k].len == principal->tlen && !memcmp(ad->principals[k].s, principal->type, principal->tlen)) pok = true;
-        for (size_t k = 0; k < ad->nresources; k++)
-            if (ad->resources[k].len == resource->tlen && !memcmp(ad->resources[k].s, resource->type, resource->tlen)) rok = true;
+        bool pok = dw_type_listed(ad->principals, ad->nprincipals, principal), rok = dw_type_listed(ad->resources, ad->nresources, resource);
         if (!pok || !rok) { snprintf(msg, cap, "request does not conform to the schema: %s type is not allowed for this action", pok ? "resource" : "principal"); return -1; }
     }
     return 0;
@@ -208,8 +232,17 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     const dw_json *j = dw_json_parse(&e->scratch, &src, &d);
     dw_diags_free(&d);
     if (!j || j->kind != DW_JSON_OBJECT) { engine_fault(v, "event is not a JSON object%s", NULL); return -1; }
-    const dw_json *action = dw_json_get(j, "action"), *kind = dw_json_get(j, "kind"), *ns = dw_json_get(j, "namespace");
-    const dw_json *time = dw_json_get(j, "time");
+    /* the members an event may have, in one pass (the first of a name counts, as dw_json_get) */
+    enum { M_ACTION, M_KIND, M_NAMESPACE, M_TIME, M_PRINCIPAL, M_RESOURCE, M_INPUT, M_OUTPUT, M_REQUEST_ID, M__N };
+    static const dw_str names[M__N] = {
+        { "action", 6 }, { "kind", 4 }, { "namespace", 9 }, { "time", 4 }, { "principal", 9 },
+        { "resource", 8 }, { "input", 5 }, { "output", 6 }, { "request_id", 10 },
+    };
+    const dw_json *m[M__N] = { 0 };
+    for (size_t i = 0; i < j->u.obj.n; i++)
+        for (int k = 0; k < M__N; k++)
+            if (!m[k] && dw_str_eq(j->u.obj.v[i].key, names[k])) { m[k] = j->u.obj.v[i].value; break; }
+    const dw_json *action = m[M_ACTION], *kind = m[M_KIND], *ns = m[M_NAMESPACE], *time = m[M_TIME];
     if (!action || action->kind != DW_JSON_STRING || !kind || kind->kind != DW_JSON_STRING) {
         engine_fault(v, "event needs string members \"action\" and \"kind\"%s", NULL);
         return -1;
@@ -228,15 +261,15 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
         *ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
     }
     const dw_uid *P = &e->box_self, *R = &e->box_unused;
-    const dw_json *pj = dw_json_get(j, "principal"), *rj = dw_json_get(j, "resource");
+    const dw_json *pj = m[M_PRINCIPAL], *rj = m[M_RESOURCE];
     dw_buf err = { 0 };
     if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
     if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
     dw_buf_free(&err);
     if (engine_build_event(e, b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
-                    P, R, dw_json_get(j, "input"), dw_json_get(j, "output"), dw_json_get(j, "request_id"),
+                    P, R, m[M_INPUT], m[M_OUTPUT], m[M_REQUEST_ID],
                     v->message, sizeof v->message) ||
-        (e->s.box && dw_box_gate(j, P, R, v->message, sizeof v->message))) {
+        (e->s.box && dw_box_gate(j, json, len, P, R, v->message, sizeof v->message))) {
         v->allow = false;          /* a gate failure: denied and not recorded (box.md §6.1) */
         v->cause = DW_CAUSE_INTERNAL_FAULT;
         return -2;

@@ -37,6 +37,7 @@ typedef struct history {
                                 (retention's cursor: each event is tested once, not per decision) */
     uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
     bool last_transient;     /* the last event points into the scratch arena (history_append_decision) */
+    int8_t last_needed;      /* whether a leaf needs the last event (retention): 1, 0, -1 not asked yet */
 } history;
 
 /* A durable engine's logged event that missed the in-memory history (keep_lost). */
@@ -118,6 +119,7 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
                        const dw_json *input_j, const dw_json *output_j, const dw_json *request_id,
                        char *msg, size_t cap);
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
+bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_value *out);
 
 /* engine_parts.c */
 int engine_decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v);

@@ -164,11 +164,8 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     }
     /* step 6: principal and resource types */
     if (ad && !e->no_request_validation) {
-        bool pok = false, rok = false;
-        for (size_t k = 0; k < ad->nprincipals; k++)
-            if (ad->principals[k].len == in->principal->tlen && !memcmp(ad->principals[k].s, in->principal->type, in->principal->tlen)) pok = true;
-        for (size_t k = 0; k < ad->nresources; k++)
-            if (ad->resources[k].len == in->resource->tlen && !memcmp(ad->resources[k].s, in->resource->type, in->resource->tlen)) rok = true;
+        bool pok = dw_type_listed(ad->principals, ad->nprincipals, in->principal);
+        bool rok = dw_type_listed(ad->resources, ad->nresources, in->resource);
         if (!pok || !rok) {
             engine_fault(v, "request does not conform to the schema: %s type is not allowed for this action", pok ? "resource" : "principal");
             return;

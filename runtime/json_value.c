@@ -364,10 +364,10 @@ int dw_store_load_json_unchecked(dw_store *s, const dw_json *arr, const dw_schem
     return load_json(s, arr, schema, false, err);
 }
 
-static bool type_listed(const dw_str *list, size_t n, const dw_uid *u)
+bool dw_type_listed(const dw_str *list, size_t n, const dw_uid *u)
 {
     for (size_t i = 0; i < n; i++)
-        if (list[i].len == u->tlen && memcmp(list[i].s, u->type, u->tlen) == 0) return true;
+        if (dw_str_eq(list[i], (dw_str){ u->type, u->tlen })) return true;
     return false;
 }
 
@@ -407,9 +407,9 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
     }
     if (ad && validate) {
         if (!ad->has_applies_to) return fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
-        if (!type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
+        if (!dw_type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
             return fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
-        if (!type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
+        if (!dw_type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
             return fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
         /* Cedar's request validation: an enumerated type's entity must be one of its ids */
         for (int i = 0; i < 3; i += 2) {

@@ -25,6 +25,9 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
  * requests (dw_engine_config.no_request_validation). */
 int dw_store_load_json_unchecked(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err);
 
+/* Is u's type in list (an action's appliesTo principal or resource types)? */
+bool dw_type_listed(const dw_str *list, size_t n, const dw_uid *u);
+
 /* Build a request.  context may be NULL (empty record).  With a schema the
  * context is parsed against the action's declared context type; with
  * `validate` the principal/resource types must be allowed by the action's

@@ -33,8 +33,8 @@ static inline bool dw_mem_eq(const void *pa, const void *pb, size_t n)
 }
 
 /* Byte equality of two strings, and of a string with a C string.  An empty
- * dw_str may carry a NULL pointer, so memcmp only runs on a length > 0. */
-static inline bool dw_str_eq(dw_str a, dw_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0); }
-static inline bool dw_str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && (n == 0 || memcmp(a.s, z, n) == 0); }
+ * dw_str may carry a NULL pointer: dw_mem_eq reads nothing for length 0. */
+static inline bool dw_str_eq(dw_str a, dw_str b) { return a.len == b.len && dw_mem_eq(a.s, b.s, a.len); }
+static inline bool dw_str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && dw_mem_eq(a.s, z, n); }
 
 #endif
