@@ -38,8 +38,7 @@ static bool names_rule(const char *s, size_t n, const char *rule)
     return false;
 }
 
-/* A rule id as given: a dw-… id or its Box name. */
-static bool known_rule(const char *s, size_t n)
+bool dw_check_rule_known(const char *s, size_t n)
 {
     for (size_t i = 0; i < dw_lint_nrules; i++) {
         const dw_lint_rule *r = &dw_lint_rules[i];
@@ -58,7 +57,7 @@ bool dw_check_disable_valid(const dw_cli_list *disable)
             while (i < n && (s[i] == ',' || s[i] == ' ')) i++;
             size_t b = i;
             while (i < n && s[i] != ',' && s[i] != ' ') i++;
-            if (i > b && !known_rule(s + b, i - b)) {
+            if (i > b && !dw_check_rule_known(s + b, i - b)) {
                 size_t best = (size_t)-1;
                 const char *hit = NULL;
                 for (size_t r = 0; r < dw_lint_nrules; r++) {

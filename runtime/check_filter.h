@@ -12,6 +12,9 @@
  * set (NULL: nothing to do). */
 void dw_check_attribute(dw_findings *f, const dw_policy_set *ps);
 
+/* Is s[0..n) a rule id as given: a dw-… id or its Box name? */
+bool dw_check_rule_known(const char *s, size_t n);
+
 /* Check --disable's names (each may be a comma-separated list): false, with
  * a message, if one names no rule. */
 bool dw_check_disable_valid(const dw_cli_list *disable);

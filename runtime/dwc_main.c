@@ -11,6 +11,7 @@
 #include "validate_files.h"
 #include "dogwood_cli.h"
 #include "check.h"
+#include "lsp.h"
 #include "cli.h"
 #include "dogwood_parts.h"
 #include "../compiler/artifact_write.h"
@@ -565,6 +566,7 @@ static const command commands[] = {
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "test", dw_cmd_test, "run policy unit tests (*.dwtest files; human, tap, junit, json)", dw_test_usage },
     { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
+    { "lsp", dw_cmd_lsp, "a language server for editors (LSP over stdio; docs/EDITORS.md)", dw_lsp_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },
     { "dogwood", dw_cmd_dogwood, "the Dogwood reference's commands: check-parse, validate, replay (dogwood.md §18)", dw_dogwood_usage },
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },

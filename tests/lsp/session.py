@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""A scripted LSP session against `dwc lsp` over pipes (issue 20's Done-when):
+initialize, open a policy with three planted mistakes, their diagnostics at
+the right ranges, an incremental change fixing one, the features, malformed
+frames and unknown methods answered with protocol errors, shutdown and exit.
+
+    tests/lsp/session.py DWC        (prints "N passed, N failed")
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from lsp_client import Client, file_uri, position, span  # noqa: E402
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=''):
+    global passed, failed
+    if ok:
+        passed += 1
+        print('ok   %s' % name)
+    else:
+        failed += 1
+        print('FAIL %s %s' % (name, detail))
+
+
+def error_code(resp):
+    return resp.get('error', {}).get('code')
+
+
+def start(dwc, tmp):
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, 'cache'))
+    return Client([dwc, 'lsp', '--stdio'], env=env, cwd=tmp)
+
+
+def init_params(tmp, options=None, encodings=None):
+    p = {'processId': os.getpid(), 'rootUri': file_uri(tmp),
+         'capabilities': {'general': {'positionEncodings': encodings or ['utf-16']}}}
+    if options is not None:
+        p['initializationOptions'] = options
+    return p
+
+
+def by_code(diags):
+    return sorted((d.get('code'), json.dumps(d['range'], sort_keys=True)) for d in diags)
+
+
+def expect_ranges(name, diags, want):
+    got = by_code(diags)
+    exp = sorted((c, json.dumps(r, sort_keys=True)) for c, r in want)
+    check(name, got == exp, '\n  got  %s\n  want %s' % (got, exp))
+
+
+def main_session(dwc, tmp):
+    text = open(os.path.join(HERE, 'planted.dw'), encoding='utf-8').read()
+    path = os.path.join(tmp, 'planted.dw')
+    open(path, 'w', encoding='utf-8').write(text)
+    uri = file_uri(path)
+    c = start(dwc, tmp)
+
+    r = c.request('textDocument/hover', {'textDocument': {'uri': uri}, 'position': {'line': 0, 'character': 0}})
+    check('a request before initialize: -32002', error_code(r) == -32002, r)
+
+    r = c.request('initialize', init_params(tmp, {'schema': 'box'}))
+    caps = r.get('result', {}).get('capabilities', {})
+    check('initialize: UTF-16 positions, incremental sync',
+          caps.get('positionEncoding') == 'utf-16' and caps.get('textDocumentSync', {}).get('change') == 2, r)
+    c.notify('initialized', {})
+    r = c.request('initialize', init_params(tmp))
+    check('a second initialize: -32600', error_code(r) == -32600, r)
+
+    c.notify('textDocument/didOpen', {'textDocument': {'uri': uri, 'languageId': 'dogwood', 'version': 1, 'text': text}})
+    d = c.diagnostics(uri, 1)['diagnostics']
+    planted = [('dw-validation', span(text, 'context.input.pth')),
+               ('box-unknown-action', span(text, 'Box::Action::"fs:wirte"')),
+               ('box-duplicate-id', span(text, '@id("read_project")', 1))]
+    expect_ranges('didOpen: the three planted mistakes at their ranges', d, planted)
+    check('diagnostics carry the hint', any('did you mean `path`?' in x['message'] for x in d), d)
+    check('diagnostics are errors from dwc', all(x.get('severity') == 1 and x.get('source') == 'dwc' for x in d), d)
+
+    # fix the attribute: an incremental change of three UTF-16 units, after a
+    # non-BMP character on the same line (two units, four bytes)
+    at = text.index('context.input.pth') + len('context.input.')
+    c.notify('textDocument/didChange', {
+        'textDocument': {'uri': uri, 'version': 2},
+        'contentChanges': [{'range': {'start': position(text, at), 'end': position(text, at + 3)}, 'text': 'path'}]})
+    text = text[:at] + 'path' + text[at + 3:]
+    d = c.diagnostics(uri, 2)['diagnostics']
+    expect_ranges('didChange fixing one: two remain', d, planted[1:])
+
+    features(c, uri, text, tmp)
+    malformed(c)
+
+    r = c.request('shutdown')
+    check('shutdown', 'result' in r and r['result'] is None, r)
+    r = c.request('textDocument/hover', {'textDocument': {'uri': uri}, 'position': {'line': 0, 'character': 0}})
+    check('a request after shutdown: -32600', error_code(r) == -32600, r)
+    c.notify('exit')
+    rc = c.close()
+    check('exit after shutdown: status 0', rc == 0, 'status %s; stderr %s' % (rc, c.stderr[-500:]))
+
+
+def features(c, uri, text, tmp):
+    """hover, completion, definition, symbols, code actions, formatting"""
+
+
+def malformed(c):
+    """frames and messages that are not requests: protocol errors, never a crash"""
+    def err_null(code):
+        return lambda m: 'error' in m and m.get('id') is None and m['error'].get('code') == code
+
+    c.send_raw(b'Content-Length: 9\r\n\r\n{"jsonrpc')
+    m = c.wait(err_null(-32700))
+    check('a body that is not JSON: -32700', True, m)
+    c.send_raw(b'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n')
+    c.wait(err_null(-32700))
+    check('a frame without Content-Length: -32700', True)
+    c.send_raw(b'Content-Length: 12x\r\n\r\n')
+    c.wait(err_null(-32700))
+    check('a Content-Length that is not a number: -32700', True)
+    c.send_raw(b'X-Long: ' + b'a' * 9000 + b'\r\n\r\n')
+    c.wait(err_null(-32700))
+    check('a header block over the limit: -32700', True)
+    c.send_raw(b'Content-Length: 2\r\n\r\n[]')
+    c.wait(err_null(-32600))
+    check('a batch: -32600', True)
+    c.send({'id': 77, 'method': 'shutdown'})
+    m = c.wait(lambda m: m.get('id') == 77)
+    check('no "jsonrpc": "2.0": -32600', error_code(m) == -32600, m)
+    c.send({'jsonrpc': '2.0', 'id': 78, 'method': 12})
+    m = c.wait(lambda m: m.get('id') == 78)
+    check('a method that is not a string: -32600', error_code(m) == -32600, m)
+    r = c.request('dwc/noSuchMethod', {})
+    check('an unknown request: -32601', error_code(r) == -32601, r)
+    r = c.request('shutdown', [1, 2])
+    check('params that are not an object: -32602', error_code(r) == -32602, r)
+    c.notify('dwc/noSuchNotification', {'x': 1})
+    c.notify('$/cancelRequest', {'id': 1})
+    # split across writes, two messages in one write
+    body = json.dumps({'jsonrpc': '2.0', 'id': 90, 'method': 'dwc/none'}).encode()
+    frame = b'Content-Length: %d\r\n\r\n' % len(body) + body
+    c.send_raw(frame[:7])
+    c.send_raw(frame[7:30])
+    c.send_raw(frame[30:] + frame.replace(b'90', b'91'))
+    a = c.wait(lambda m: m.get('id') == 90)
+    b = c.wait(lambda m: m.get('id') == 91)
+    check('frames split and joined across writes', error_code(a) == -32601 and error_code(b) == -32601, (a, b))
+    stray = [m for m in c.pending if 'error' in m]
+    check('unknown notifications get no answer', not stray, stray)
+
+
+def other_sessions(dwc, tmp):
+    text = open(os.path.join(HERE, 'planted.dw'), encoding='utf-8').read()
+    path = os.path.join(tmp, 'planted.dw')
+    uri = file_uri(path)
+
+    # utf-8 positions when the client offers them
+    c = start(dwc, tmp)
+    r = c.request('initialize', init_params(tmp, {'schema': 'box'}, ['utf-8', 'utf-16']))
+    check('positionEncoding utf-8 negotiated', r['result']['capabilities'].get('positionEncoding') == 'utf-8', r)
+    c.notify('initialized', {})
+    c.notify('textDocument/didOpen', {'textDocument': {'uri': uri, 'languageId': 'dogwood', 'version': 1, 'text': text}})
+    d = c.diagnostics(uri, 1)['diagnostics']
+    want = span(text, 'context.input.pth', 0, 'utf-8')
+    check('utf-8 positions are bytes', any(x['range'] == want for x in d), (d, want))
+    c.notify('exit')
+    rc = c.close()
+    check('exit without shutdown: status 1', rc == 1, rc)
+
+    # configuration from dwc.toml, no initializationOptions
+    conf = os.path.join(tmp, 'dwc.toml')
+
+    def with_config(config, test):
+        open(conf, 'w').write(config)
+        c = start(dwc, tmp)
+        c.request('initialize', init_params(tmp))
+        c.notify('initialized', {})
+        c.notify('textDocument/didOpen', {'textDocument': {'uri': uri, 'languageId': 'dogwood', 'version': 1, 'text': text}})
+        test(c, c.diagnostics(uri, 1)['diagnostics'])
+        c.request('shutdown')
+        c.notify('exit')
+        check('shutdown, exit', c.close() == 0)
+        os.unlink(conf)
+
+    def disabled(c, d):
+        codes = sorted(x.get('code') for x in d)
+        check('dwc.toml: schema box, a rule disabled', codes == ['box-unknown-action', 'dw-validation'], codes)
+    with_config('# the Box profile\n[lsp]\nschema = "box"\ndisable = ["box-duplicate-id"]\n', disabled)
+
+    # a configuration that does not load is a diagnostic, not silence
+    def refused(c, d):
+        check('a schema that does not load: an error diagnostic', any(x.get('code') == 'dwc-lsp-config' for x in d), d)
+        msg = c.wait(lambda m: m.get('method') == 'window/showMessage')
+        check('... and a message', 'no-such-schema' in msg['params']['message'], msg)
+    with_config('schema = "no-such-schema.cedarschema"\n', refused)
+
+    # the input ends without exit: status 1, no crash
+    c = start(dwc, tmp)
+    c.send_raw(b'Content-Length: 5\r\n\r\n{"a":')
+    rc = c.close()
+    check('input ending mid-message: status 1', rc == 1, rc)
+
+
+def main():
+    dwc = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build/dwc')
+    tmp = tempfile.mkdtemp(prefix='dwc-lsp-')
+    try:
+        for part in (main_session, other_sessions):
+            try:
+                part(dwc, tmp)
+            except Exception as e:   # noqa: BLE001 - a failure, counted
+                check(part.__name__, False, '%s: %s' % (type(e).__name__, e))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('%d passed, %d failed' % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
