@@ -1328,7 +1328,8 @@ int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
     /* each error finding is a refusal, reported as `dwc check` reports it and
      * in its order (by position), so the loader's first error is check's */
     if (rc == 0) {
-        dw_findings mine = { fe->findings.v + first, fe->findings.n - first, fe->findings.n - first, { 0 } };
+        /* no findings yet: v is NULL, and NULL + 0 is undefined (fuzz_lsp found it) */
+        dw_findings mine = { fe->findings.v ? fe->findings.v + first : NULL, fe->findings.n - first, fe->findings.n - first, { 0 } };
         dw_findings_sort(&mine);
     }
     for (size_t i = first; rc == 0 && i < fe->findings.n; i++) {
