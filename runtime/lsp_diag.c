@@ -1,13 +1,13 @@
 /* lsp_diag.c - textDocument/publishDiagnostics: a policy document gets
- * `dwc check`'s findings (compiler/lint.h's dw_lint_run, with check's
- * attribution and @suppress / disable filtering, runtime/check_filter.c),
- * everything but the Z3 proofs, under check's rule ids; a schema document
+ * `dwc check --lint-only`'s findings (runtime/check_lint.h: everything but
+ * the Z3 proofs, attributed, @suppress and `disable` applied), under check's
+ * rule ids; a schema document
  * its parser's errors.  Changes are debounced (the configured debounce_ms
  * after the last one); open and save publish at once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "check_filter.h"
+#include "check_lint.h"
 #include "lsp_int.h"
 
 void dw_lsp_schedule(dw_lsp *s, dw_lsp_doc *d, bool now)
@@ -109,20 +109,16 @@ void dw_lsp_publish(dw_lsp *s, dw_lsp_doc *d)
         return;
     }
     dw_findings f = { 0 };
-    dw_lint_options opt = { .box = s->cfg.box, .home = s->cfg.home,
-                            .schema = s->sess_ok ? s->sess.schema : NULL, .dv = s->sess_ok ? s->sess.dv : NULL };
-    if (dw_lint_run(&d->src, &opt, &f) < 0) {
+    dw_cli_list dis = { (const char **)s->cfg.disable, s->cfg.ndisable, s->cfg.ndisable };
+    dw_check_lint_options opt = { .schema = s->sess_ok ? s->sess.schema : NULL, .dv = s->sess_ok ? s->sess.dv : NULL,
+                                  .box = s->cfg.box, .home = s->cfg.home, .disable = &dis };
+    if (dw_check_lint(&d->src, &opt, &f) < 0) {
         dw_findings_free(&f);
         dw_buf_free(&w.b);
         dw_lsp_show(s, 1, "dwc lsp: out of memory checking the document; its diagnostics are stale");
         return;
     }
-    /* what `dwc check` does with them before printing */
     const dw_policy_set *ps = dw_lsp_doc_policies(d);
-    dw_cli_list dis = { (const char **)s->cfg.disable, s->cfg.ndisable, s->cfg.ndisable };
-    dw_check_attribute(&f, ps);
-    dw_check_suppress(&f, &dis, ps);
-    dw_findings_sort(&f);
     for (size_t i = 0; i < f.n; i++) {
         const dw_finding *g = &f.v[i];
         if (g->src && g->src != &d->src) {
