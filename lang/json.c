@@ -4,6 +4,7 @@
 #include <string.h>
 #include "../stdlib/bytes.h"
 #include "../stdlib/utf8.h"
+#include "json_scan.h"
 
 typedef struct jp {
     dw_arena *a;
@@ -12,7 +13,7 @@ typedef struct jp {
     const char *s;
     size_t n, i;
     bool failed;
-    char *cur, *lim;         /* the current block of nodes and strings (jalloc) */
+    dw_carve carve;          /* the current block of nodes and strings (jalloc) */
 } jp;
 
 /* Nodes, member arrays and strings are carved from blocks the arena hands
@@ -20,18 +21,8 @@ typedef struct jp {
  * node.  8-byte aligned: every JSON node holds at most 8-byte members. */
 static inline void *jalloc(jp *p, size_t n)
 {
-    n = (n + 7) & ~(size_t)7;
-    if ((size_t)(p->lim - p->cur) < n) {
-        size_t left = p->n - p->i, want = left < 8192 ? 8 * left + 256 : 65536;
-        if (want < n) want = n;
-        char *b = dw_arena_alloc_raw(p->a, want);
-        if (!b) return NULL;
-        p->cur = b;
-        p->lim = b + want;
-    }
-    void *r = p->cur;
-    p->cur += n;
-    return r;
+    size_t left = p->n - p->i;
+    return dw_carve_take(&p->carve, p->a, n, left < 8192 ? 8 * left + 256 : 65536);
 }
 
 static void jerr(jp *p, size_t off, const char *msg)
@@ -80,31 +71,6 @@ static int read_hex4(jp *p, unsigned *out)
     return 0;
 }
 
-/* The first byte at or after i that a string scan must look at: '"', '\\',
- * a control byte (< 0x20) or a byte >= 0x80 (UTF-8, validated only there);
- * n if none.  Eight bytes at a time (SWAR): a byte-wise "has zero" test
- * flags bytes above a true hit only, so the lowest flag is exact. */
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-static inline size_t scan_plain(const char *s, size_t i, size_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-        uint64_t hit = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w;
-        hit &= HIGHS;
-        if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
-    }
-#endif
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
-    }
-    return n;
-}
-
 /* The first '"' or '\\' at or after i (n if none), a word at a time. */
 static inline size_t scan_quote(const char *s, size_t i, size_t n)
 {
@@ -112,8 +78,8 @@ static inline size_t scan_quote(const char *s, size_t i, size_t n)
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-        uint64_t hit = (((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+        uint64_t q = w ^ (DW_SWAR_ONES * '"'), b = w ^ (DW_SWAR_ONES * '\\');
+        uint64_t hit = (((q - DW_SWAR_ONES) & ~q) | ((b - DW_SWAR_ONES) & ~b)) & DW_SWAR_HIGHS;
         if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
     }
 #endif
@@ -128,7 +94,7 @@ static int parse_string(jp *p, dw_str *out)
 {
     size_t start = p->i, i = start + 1;
     const char *s = p->s;
-    size_t run = scan_plain(s, i, p->n);
+    size_t run = dw_json_scan_plain(s, i, p->n);
     if (run < p->n && s[run] == '"') {          /* the common case: nothing to decode */
         size_t len = run - i, words = (len + 7) & ~(size_t)7;
         char *o = jalloc(p, len + 1);                 /* rounded up to 8: room for the words */
@@ -155,7 +121,7 @@ static int parse_string(jp *p, dw_str *out)
     size_t k = 0;
     p->i = i;
     for (;;) {
-        run = scan_plain(s, p->i, end + 1);     /* stops at the closing quote at the latest */
+        run = dw_json_scan_plain(s, p->i, end + 1);     /* stops at the closing quote at the latest */
         memcpy(o + k, s + p->i, run - p->i);
         k += run - p->i;
         p->i = run;
@@ -347,7 +313,7 @@ static dw_json *parse_value(jp *p, int depth)
 
 dw_json *dw_json_parse(dw_arena *a, const dw_source *src, dw_diags *diags)
 {
-    jp p = { a, src, diags, src->text, src->len, 0, false, NULL, NULL };
+    jp p = { a, src, diags, src->text, src->len, 0, false, { NULL, NULL } };
     dw_json *j = parse_value(&p, 0);
     if (!j) return NULL;
     skip_ws(&p);

@@ -12,6 +12,7 @@
 #include "alloc_count.h"
 #include "bench_engine.h"
 #include "cli.h"
+#include "json_request.h"
 #include "load.h"
 
 const char dw_bench_usage[] =
@@ -66,17 +67,12 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Build one request from its JSON line, in arena a. */
+/* Build one request from its JSON line, in arena a (runtime/json_request.c:
+ * one pass for the common shape, the JSON reader and dw_request_from_json
+ * otherwise). */
 static int build_request(dw_session *s, dw_arena *a, const char *line, size_t len, dw_request *out, dw_buf *err)
 {
-    dw_source src = { "request", line, len };
-    dw_diags d;
-    dw_diags_init(&d);
-    const dw_json *j = dw_json_parse(a, &src, &d);
-    dw_diags_free(&d);
-    if (!j) { dw_buf_printf(err, "not JSON"); return -1; }
-    return dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
-                                dw_json_get(j, "context"), s->schema, s->schema != NULL, out, err);
+    return dw_request_parse_json(a, line, len, s->schema, s->schema != NULL, out, err);
 }
 
 /* The lines of text that are not blank, split in place (each '\n' becomes a

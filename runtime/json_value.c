@@ -405,6 +405,13 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
                 if (ad->context->attrs[k].required)
                     return fail(err, NULL, "required context attribute \"%.*s\" is missing", (int)ad->context->attrs[k].name.len, ad->context->attrs[k].name.s);
     }
+    return dw_request_check(schema, ad, validate, out, uj, err);
+}
+
+int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
+                     const dw_json *const uj[3], dw_buf *err)
+{
+    const dw_json *action = uj ? uj[1] : NULL, *principal = uj ? uj[0] : NULL, *resource = uj ? uj[2] : NULL;
     if (ad && validate) {
         if (!ad->has_applies_to) return fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
         if (!dw_type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
@@ -415,7 +422,7 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
         for (int i = 0; i < 3; i += 2) {
             const dw_uid *u = out->vars[i].u.uid;
             if (!enum_id_declared(schema, u))
-                return fail(err, uj[i], "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
+                return fail(err, uj ? uj[i] : NULL, "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
                             u->type, u->id, u->id);
         }
     }

@@ -35,5 +35,11 @@ bool dw_type_listed(const dw_str *list, size_t n, const dw_uid *u);
 int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *action,
                          const dw_json *resource, const dw_json *context,
                          const dw_schema *schema, bool validate, dw_request *out, dw_buf *err);
+/* dw_request_from_json's last step on a built request: with `validate`, the
+ * action's appliesTo and the enumerated entity ids (ad: the request's action
+ * in schema, NULL without one).  uj, when given, are the principal, action
+ * and resource JSON nodes the messages point at.  0 or -1 with *err. */
+int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
+                     const dw_json *const uj[3], dw_buf *err);
 
 #endif

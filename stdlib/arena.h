@@ -35,6 +35,26 @@ char *dw_arena_printf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, ...) _
 void  dw_arena_reset(dw_arena *a);
 void  dw_arena_free(dw_arena *a);
 
+/* Many small pieces carved from one arena block at a time (8-byte aligned,
+ * not zeroed): a reader that builds many small values calls the arena once
+ * per block, not once per value.  want: the size of a fresh block (at least
+ * n is taken).  NULL on OOM. */
+typedef struct dw_carve { char *cur, *lim; } dw_carve;
+static inline void *dw_carve_take(dw_carve *c, dw_arena *a, size_t n, size_t want)
+{
+    n = (n + 7) & ~(size_t)7;
+    if ((size_t)(c->lim - c->cur) < n) {
+        if (want < n) want = n;
+        char *b = (char *)dw_arena_alloc_raw(a, want);
+        if (!b) return NULL;
+        c->cur = b;
+        c->lim = b + want;
+    }
+    void *r = c->cur;
+    c->cur += n;
+    return r;
+}
+
 /* Growable byte buffer (heap), for building strings of unknown length. */
 typedef struct dw_buf { char *p; size_t len, cap; } dw_buf;
 int  dw_buf_reserve(dw_buf *b, size_t extra);          /* 0 ok, -1 OOM */

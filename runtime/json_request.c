@@ -1,0 +1,341 @@
+/* json_request.c - a request's JSON line to a dw_request in one pass (see
+ * json_request.h).  The pass takes on only what it can decide exactly as
+ * dw_json_parse + dw_request_from_json would, and says "not mine" (0) for
+ * everything else, errors included: the general path then runs from the
+ * start.  So it never needs an error message, a JSON node or an offset. */
+#include "json_request.h"
+#include <string.h>
+#include "../lang/json_scan.h"
+#include "../stdlib/bytes.h"
+#include "../stdlib/utf8.h"
+
+/* Beyond these the general path decides (Box's requests nest 4 levels and
+ * hold a few members per record). */
+#define FAST_MAX_DEPTH 16
+#define FAST_MAX_FIELDS 16
+#define FAST_MAX_ELEMS 32
+
+typedef struct rd {
+    dw_arena *a;
+    const char *s;
+    size_t n, i;
+    dw_carve carve;          /* the block strings, uids, fields and elements are carved from */
+} rd;
+
+/* One arena call per request, not one per value: a block sized by the input
+ * left (a request's values take at most a few bytes per input byte). */
+static inline void *take(rd *p, size_t n)
+{
+    size_t left = p->n - p->i;
+    return dw_carve_take(&p->carve, p->a, n, left < 4096 ? 4 * left + 512 : 32768);
+}
+
+/* n items of the given size from the stack into the block (NULL for none). */
+static bool items(rd *p, const void *from, size_t n, size_t size, void **out)
+{
+    *out = NULL;
+    if (!n) return true;
+    if (!(*out = take(p, n * size))) return false;
+    memcpy(*out, from, n * size);
+    return true;
+}
+
+static inline void ws(rd *p)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
+        else break;
+    }
+}
+
+static inline bool eat(rd *p, char c)
+{
+    ws(p);
+    if (p->i < p->n && p->s[p->i] == c) { p->i++; return true; }
+    return false;
+}
+
+static inline bool at(rd *p, char c) { return p->i < p->n && p->s[p->i] == c; }
+
+/* p at a member whose key is exactly the literal (quoted, no escape: an
+ * escaped spelling of the same key is left to the general path): skip it and
+ * its ':'. */
+#define KEY(p, lit) key_is((p), "\"" lit "\"", sizeof lit + 1)
+static inline bool key_is(rd *p, const char *quoted, size_t ql)
+{
+    if (p->n - p->i < ql || memcmp(p->s + p->i, quoted, ql) != 0) return false;
+    size_t back = p->i;
+    p->i += ql;
+    if (eat(p, ':')) return true;
+    p->i = back;
+    return false;
+}
+
+/* p at '"': the bytes of a string with no escape and no control byte (valid
+ * UTF-8, as the reader checks it), in place.  False for any other string. */
+static bool span(rd *p, const char **s, size_t *len)
+{
+    size_t b = p->i + 1, i = b;
+    for (;;) {
+        i = dw_json_scan_plain(p->s, i, p->n);
+        if (i >= p->n) return false;
+        unsigned char c = (unsigned char)p->s[i];
+        if (c == '"') break;
+        if (c < 0x80) return false;             /* a backslash or a control byte */
+        size_t l = dw_utf8_len((const unsigned char *)p->s + i, p->n - i);
+        if (!l) return false;
+        i += l;
+    }
+    *s = p->s + b;
+    *len = i - b;
+    p->i = i + 1;
+    return true;
+}
+
+/* The same as a NUL-terminated copy, as the reader's strings are. */
+static bool str(rd *p, const char **out, size_t *len)
+{
+    const char *s;
+    if (!span(p, &s, len)) return false;
+    char *o = take(p, *len + 1);
+    if (!o) return false;
+    memcpy(o, s, *len);
+    o[*len] = 0;
+    *out = o;
+    return true;
+}
+
+/* After an entity object's '{': exactly "type" and "id", strings, either order. */
+static const dw_uid *uid_members(rd *p)
+{
+    const char *t = NULL, *id = NULL;
+    size_t tl = 0, il = 0;
+    for (int m = 0; m < 2; m++) {
+        if (m && !eat(p, ',')) return NULL;
+        ws(p);
+        if (!t && KEY(p, "type")) { ws(p); if (!at(p, '"') || !str(p, &t, &tl)) return NULL; }
+        else if (!id && KEY(p, "id")) { ws(p); if (!at(p, '"') || !str(p, &id, &il)) return NULL; }
+        else return NULL;
+    }
+    if (!eat(p, '}')) return NULL;
+    dw_uid *u = take(p, sizeof *u);
+    if (!u) return NULL;
+    *u = (dw_uid){ .type = t, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = id, .hash = dw_uid_hash(t, tl, id, il) };
+    return u;
+}
+
+/* p at '{': {"type": T, "id": I} or {"__entity": {...}} (dw_uid_from_json). */
+static const dw_uid *entity(rd *p)
+{
+    p->i++;
+    ws(p);
+    if (KEY(p, "__entity")) {
+        if (!eat(p, '{')) return NULL;
+        const dw_uid *u = uid_members(p);
+        return u && eat(p, '}') ? u : NULL;
+    }
+    return uid_members(p);
+}
+
+static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
+
+/* After a record's '{' (record_from_json): members checked against expect's
+ * declared attributes when given, then sorted, then its required ones. */
+static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
+{
+    dw_field f[FAST_MAX_FIELDS];
+    size_t n = 0;
+    if (!eat(p, '}'))
+        for (;;) {
+            ws(p);
+            if (n == FAST_MAX_FIELDS || !at(p, '"')) return false;
+            const char *k;
+            size_t kl;
+            if (!str(p, &k, &kl) || !eat(p, ':')) return false;
+            const dw_type *t = NULL;
+            if (expect) {
+                const dw_attr_decl *d = NULL;
+                for (size_t i = 0; i < expect->nattrs; i++)
+                    if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
+                if (!d && !expect->additional_attrs) return false;
+                t = d ? d->type : NULL;
+            }
+            f[n].key = k;
+            f[n].klen = (uint32_t)kl;
+            if (!value(p, t, depth + 1, &f[n].v)) return false;
+            n++;
+            if (eat(p, ',')) continue;
+            if (eat(p, '}')) break;
+            return false;
+        }
+    dw_field *af;
+    if (!items(p, f, n, sizeof *f, (void **)&af) || !dw_make_record(af, n, out)) return false;
+    if (expect)
+        for (size_t i = 0; i < expect->nattrs; i++)
+            if (expect->attrs[i].required && !dw_record_get(out, expect->attrs[i].name.s, expect->attrs[i].name.len)) return false;
+    return true;
+}
+
+/* An i64 written plainly: up to 18 digits (longer ones, fractions and
+ * exponents go to the reader's exact path). */
+static bool number(rd *p, int64_t *out)
+{
+    size_t i = p->i;
+    bool neg = p->s[i] == '-';
+    if (neg) i++;
+    size_t ds = i;
+    while (i < p->n && p->s[i] >= '0' && p->s[i] <= '9') i++;
+    size_t nd = i - ds;
+    if (nd == 0 || nd > 18 || (nd > 1 && p->s[ds] == '0')) return false;
+    if (i < p->n && (p->s[i] == '.' || p->s[i] == 'e' || p->s[i] == 'E')) return false;
+    int64_t v = 0;
+    for (size_t k = ds; k < i; k++) v = v * 10 + (p->s[k] - '0');
+    *out = neg ? -v : v;
+    p->i = i;
+    return true;
+}
+
+/* dw_value_from_json for the kinds the pass takes on: a String, Long or Bool
+ * where the schema expects one (or says nothing), a record, a set, an entity
+ * reference (checked against the expected type). */
+static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
+{
+    ws(p);
+    if (p->i >= p->n || depth > FAST_MAX_DEPTH) return false;
+    dw_type_kind want = expect ? expect->kind : (dw_type_kind)-1;
+    switch (p->s[p->i]) {
+    case '"': {
+        if (expect && want != DW_T_STRING) return false;   /* entity, extension: the general path */
+        const char *s;
+        size_t l;
+        if (!str(p, &s, &l)) return false;
+        *out = (dw_value){ .kind = DW_V_STRING, .n = (uint32_t)l };
+        out->u.s = s;
+        return true;
+    }
+    case '{': {
+        size_t open = p->i;
+        p->i++;
+        ws(p);
+        /* `{"__extn": ...}` alone is an extension value, `{"__entity": ...}`
+         * alone an entity reference (dw_value_from_json) */
+        if (KEY(p, "__extn")) return false;
+        bool wrapped = KEY(p, "__entity");
+        if (wrapped || want == DW_T_ENTITY) {
+            p->i = open;
+            const dw_uid *u = entity(p);
+            if (!u) return false;
+            if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || memcmp(u->type, expect->name.s, u->tlen) != 0))
+                return false;
+            *out = (dw_value){ .kind = DW_V_ENTITY };
+            out->u.uid = u;
+            return true;
+        }
+        if (expect && want != DW_T_RECORD) return false;
+        p->i = open + 1;
+        return record(p, expect, depth, out);
+    }
+    case '[': {
+        if (expect && want != DW_T_SET) return false;
+        const dw_type *et = expect ? expect->elem : NULL;
+        dw_value v[FAST_MAX_ELEMS];
+        size_t n = 0;
+        p->i++;
+        if (!eat(p, ']'))
+            for (;;) {
+                if (n == FAST_MAX_ELEMS || !value(p, et, depth + 1, &v[n])) return false;
+                n++;
+                if (eat(p, ',')) continue;
+                if (eat(p, ']')) break;
+                return false;
+            }
+        dw_value *av;
+        if (!items(p, v, n, sizeof *v, (void **)&av)) return false;
+        *out = dw_make_set(av, n);
+        return true;
+    }
+    case 't': case 'f': {
+        if (expect && want != DW_T_BOOL) return false;
+        bool t = p->s[p->i] == 't';
+        size_t l = t ? 4 : 5;
+        if (p->n - p->i < l || memcmp(p->s + p->i, t ? "true" : "false", l) != 0) return false;
+        p->i += l;
+        *out = dw_bool(t);
+        return true;
+    }
+    default: {
+        if (expect && want != DW_T_LONG) return false;
+        char c = p->s[p->i];
+        if (c != '-' && (c < '0' || c > '9')) return false;  /* null, or not JSON */
+        int64_t v;
+        if (!number(p, &v)) return false;
+        *out = dw_long(v);
+        return true;
+    }
+    }
+}
+
+int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
+                         dw_request *out)
+{
+    memset(out, 0, sizeof *out);
+    rd p = { a, text, len, 0, { NULL, NULL } };
+    const dw_uid *u[3] = { NULL, NULL, NULL };
+    const dw_action_decl *ad = NULL;
+    bool have_ctx = false;
+    if (!eat(&p, '{') || eat(&p, '}')) return 0;
+    for (;;) {
+        ws(&p);
+        int m = KEY(&p, "principal") ? 0 : KEY(&p, "action") ? 1 : KEY(&p, "resource") ? 2 : KEY(&p, "context") ? 3 : -1;
+        if (m < 0) return 0;              /* the general path ignores other members, after reading them */
+        ws(&p);
+        if (m < 3) {
+            if (u[m] || !at(&p, '{') || !(u[m] = entity(&p))) return 0;
+            if (m == 1 && schema && !(ad = dw_schema_action(schema, u[1]->type, u[1]->tlen, u[1]->id, u[1]->idlen))) return 0;
+        } else {
+            /* the context's type comes from its action */
+            if (have_ctx || (schema && !u[1]) || !at(&p, '{')) return 0;
+            p.i++;
+            if (!record(&p, ad ? ad->context : NULL, 1, &out->vars[DW_VAR_C])) return 0;
+            have_ctx = true;
+        }
+        if (eat(&p, ',')) continue;
+        if (eat(&p, '}')) break;
+        return 0;
+    }
+    ws(&p);
+    if (p.i != p.n || !u[0] || !u[1] || !u[2]) return 0;
+    for (int i = 0; i < 3; i++) {
+        out->vars[i].kind = DW_V_ENTITY;
+        out->vars[i].u.uid = u[i];
+    }
+    if (!have_ctx) {
+        out->vars[DW_VAR_C].kind = DW_V_RECORD;
+        if (ad)
+            for (size_t i = 0; i < ad->context->nattrs; i++)
+                if (ad->context->attrs[i].required) return 0;
+    }
+    dw_buf err = { 0 };
+    int rc = dw_request_check(schema, ad, validate, out, NULL, &err);
+    dw_buf_free(&err);
+    return rc == 0;
+}
+
+int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
+                          dw_request *out, dw_buf *err)
+{
+    if (dw_request_json_fast(a, text, len, schema, validate, out)) return 0;
+    dw_source src = { "request", text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(a, &src, &d);
+    if (!j) {
+        dw_buf_printf(err, "%s", d.n && d.v[0].msg ? d.v[0].msg : "invalid JSON");
+        dw_diags_free(&d);
+        return -1;
+    }
+    dw_diags_free(&d);
+    return dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
+                                dw_json_get(j, "context"), schema, validate, out, err);
+}

@@ -1,0 +1,26 @@
+/* json_request.h - a request's JSON line straight to a dw_request.
+ *
+ * dw_request_parse_json gives what dw_json_parse + dw_request_from_json give
+ * (same values, same errors) in one pass for the common shape: the reader
+ * builds the request's values as it scans, directed by the schema, with no
+ * JSON tree in between.  Whatever that pass does not take on (an escape in a
+ * string, a float, `__extn`, an extension-typed attribute, an unknown or
+ * repeated top-level member, a context before its action, any error) goes to
+ * the general path from the start, so every diagnostic stays the general
+ * path's own. */
+#ifndef DW_JSON_REQUEST_H
+#define DW_JSON_REQUEST_H
+#include "json_value.h"
+
+/* {"principal", "action", "resource", "context"} (context optional), as
+ * dw_request_from_json with the same schema and validate.  The request's
+ * values live in arena a.  0, or -1 with a message in *err (appended). */
+int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
+                          dw_request *out, dw_buf *err);
+
+/* The one-pass reader alone: 1 decoded into *out, 0 not taken on (the
+ * general path must decide; arena a may hold partial work).  For tests. */
+int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
+                         dw_request *out);
+
+#endif

@@ -1,0 +1,250 @@
+/* runtime/json_request.c's one-pass request reader against the general path
+ * (dw_json_parse + dw_request_from_json): whenever the one pass decodes a
+ * line, the general path must accept it too and build the same request; when
+ * the general path refuses a line, the one pass must not take it on.  The
+ * lines: hand-written edge cases, every prefix of a few valid requests, and
+ * every one-byte change of them from a set of bytes that matter to JSON,
+ * each with Box's schema, a schema with every attribute kind, and none.
+ * And the common shapes must take the one pass (the speed is the point). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <string.h>
+#include "runtime/json_request.h"
+#include "runtime/load.h"
+
+static const char kinds_schema[] =
+    "namespace T {\n"
+    "  entity Folder;\n"
+    "  entity User;\n"
+    "  entity Doc in [Folder];\n"
+    "  entity Color enum [\"red\", \"blue\"];\n"
+    "  action read appliesTo { principal: [User], resource: [Doc, Color], context: {\n"
+    "    n: Long, ok: Bool, tags: Set<String>, owner?: User, amt?: decimal, ip?: ipaddr,\n"
+    "    rec?: { a: String, b?: Long }, s?: String, users?: Set<User>\n"
+    "  }};\n"
+    "  action open appliesTo { principal: [User], resource: [Doc] };\n"
+    "  action nothing;\n"
+    "}\n";
+
+/* Box's example requests (examples/box/01, 03, 04: the first line of each) */
+static const char *box_lines[] = {
+    "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},\"resource\":{\"type\":\"Box::Resource\","
+    "\"id\":\"unused\"},\"context\":{\"input\":{\"path\":\"~/project/src/main.c\",\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\","
+    "\"id\":\"read_content\"}}}}}",
+    "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"net:connect\"},\"resource\":{\"type\":\"Box::Resource\","
+    "\"id\":\"unused\"},\"context\":{\"input\":{\"host\":\"bedrock-runtime.us-west-2.amazonaws.com\",\"port\":443}}}",
+    "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"shell:exec\"},\"resource\":{\"type\":\"Box::Resource\","
+    "\"id\":\"unused\"},\"context\":{\"input\":{\"command\":\"ls -la\",\"program\":\"ls\",\"arg1\":\"-la\",\"arg_count\":1,\"cwd\":\"~/project\"}}}",
+};
+
+static const char *kinds_lines[] = {
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"alice\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},"
+    "\"resource\":{\"type\":\"T::Doc\",\"id\":\"d1\"},\"context\":{\"n\":-42,\"ok\":true,\"tags\":[\"b\",\"a\",\"b\"],"
+    "\"owner\":{\"type\":\"T::User\",\"id\":\"bob\"},\"rec\":{\"a\":\"x\",\"b\":0},\"s\":\"caf\xc3\xa9\","
+    "\"users\":[{\"__entity\":{\"id\":\"u2\",\"type\":\"T::User\"}},{\"type\":\"T::User\",\"id\":\"u1\"}]}}",
+    " { \"action\" : { \"id\" : \"read\" , \"type\" : \"T::Action\" } , \"principal\" : {\"__entity\": {\"type\":\"T::User\",\"id\":\"a\"}},"
+    " \"resource\":{\"type\":\"T::Color\",\"id\":\"red\"}, \"context\" : { \"tags\" : [ ] , \"ok\" : false , \"n\" : 0 } } \n",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+};
+
+/* Lines that are edge cases on their own (most must go to the general path). */
+static const char *edge_lines[] = {
+    "", "{}", "[]", "null", "{\"principal\":1}",
+    /* escapes, a NUL, non-ASCII, bad UTF-8 */
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\\u0000b\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"\xe2\x82\xac\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"\xc3\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\tb\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"princip\\u0061l\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    /* repeated, unknown and missing members; the context before its action */
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"principal\":{\"type\":\"T::User\",\"id\":\"b\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"x\":[1,2,{}],\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"}}",
+    "{\"context\":{\"n\":1,\"ok\":true,\"tags\":[]},\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\",\"id\":\"b\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"__entity\":{\"type\":\"T::User\",\"id\":\"a\"},\"x\":1},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    /* numbers: i64 bounds, 19 digits, -0, leading zero, fraction, exponent */
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":9223372036854775807,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":-9223372036854775808,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":9223372036854775808,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":999999999999999999,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":-0,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":012,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1.5,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1e3,\"ok\":true,\"tags\":[]}}",
+    /* schema: missing required, undeclared, wrong kinds, wrong entity type, extension values, enum ids */
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[],\"zz\":1}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":\"1\",\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[1]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[],\"owner\":{\"type\":\"T::Doc\",\"id\":\"x\"}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[],\"rec\":{\"__entity\":{\"type\":\"T::User\",\"id\":\"x\"}}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[],\"amt\":\"1.25\",\"ip\":{\"__extn\":{\"fn\":\"ip\",\"arg\":\"10.0.0.1\"}}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Color\",\"id\":\"green\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::Doc\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"nothing\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"undeclared\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":1}}}}}}}}}}}}}}}}}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"s\":[[1],[1],{\"b\":true,\"a\":null}]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"s\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"k\":1,\"k\":2}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}} x",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"t\":true,\"f\":false,\"e\":{},\"l\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"t\":tru}}",
+};
+
+static dw_session sess_box, sess_kinds;
+static const dw_schema *schemas[3];
+static unsigned long fast_taken, compared;
+
+static int setup(void **st)
+{
+    (void)st;
+    dw_session_init(&sess_box);
+    if (dw_session_load_schema(&sess_box, "box")) return -1;
+    dw_session_init(&sess_kinds);
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_json_request.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) return -1;
+    fputs(kinds_schema, f);
+    fclose(f);
+    int rc = dw_session_load_schema(&sess_kinds, path);
+    remove(path);
+    if (rc) return -1;
+    schemas[0] = sess_box.schema;
+    schemas[1] = sess_kinds.schema;
+    schemas[2] = NULL;
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    dw_session_free(&sess_box);
+    dw_session_free(&sess_kinds);
+    return 0;
+}
+
+/* One line under one schema: the one pass never disagrees with the general path. */
+static int check_line(const char *text, size_t len, const dw_schema *schema, bool validate)
+{
+    dw_arena a1, a2;
+    dw_arena_init(&a1, 4096);
+    dw_arena_init(&a2, 4096);
+    dw_request fast, slow;
+    int took = dw_request_json_fast(&a1, text, len, schema, validate, &fast);
+    dw_source src = { "request", text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    const dw_json *j = dw_json_parse(&a2, &src, &d);
+    dw_diags_free(&d);
+    dw_buf err = { 0 };
+    int rc = j ? dw_request_from_json(&a2, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
+                                      dw_json_get(j, "context"), schema, validate, &slow, &err)
+               : -1;
+    if (took) {
+        if (rc != 0) fail_msg("one pass took a line the general path refuses (%s): %.*s", err.p ? err.p : "not JSON", (int)len, text);
+        for (int i = 0; i < 4; i++)
+            if (dw_value_cmp(&fast.vars[i], &slow.vars[i]) != 0) fail_msg("var %d differs: %.*s", i, (int)len, text);
+        for (uint32_t i = 0; i < fast.vars[DW_VAR_C].n; i++) {
+            const dw_field *x = &fast.vars[DW_VAR_C].u.fields[i], *y = &slow.vars[DW_VAR_C].u.fields[i];
+            if (x->khash != y->khash || x->klen != y->klen || memcmp(x->key, y->key, x->klen + 1) != 0)
+                fail_msg("context key %u differs: %.*s", i, (int)len, text);
+        }
+        fast_taken++;
+    }
+    compared++;
+    /* and the entry point gives the general path's answer either way */
+    dw_request r;
+    dw_buf e2 = { 0 };
+    dw_arena a3;
+    dw_arena_init(&a3, 4096);
+    int rc2 = dw_request_parse_json(&a3, text, len, schema, validate, &r, &e2);
+    if ((rc2 == 0) != (rc == 0)) fail_msg("dw_request_parse_json says %d, the general path %d: %.*s", rc2, rc, (int)len, text);
+    if (rc && j && (!e2.p || !err.p || strcmp(e2.p, err.p) != 0)) fail_msg("messages differ: %s / %s", e2.p, err.p);
+    dw_buf_free(&e2);
+    dw_buf_free(&err);
+    dw_arena_free(&a1);
+    dw_arena_free(&a2);
+    dw_arena_free(&a3);
+    return took;
+}
+
+static void check_all_schemas(const char *text, size_t len)
+{
+    for (int s = 0; s < 3; s++) {
+        check_line(text, len, schemas[s], true);
+        if (schemas[s]) check_line(text, len, schemas[s], false);
+    }
+}
+
+static void test_common_shapes_take_the_one_pass(void **st)
+{
+    (void)st;
+    for (size_t i = 0; i < sizeof box_lines / sizeof *box_lines; i++) {
+        assert_int_equal(check_line(box_lines[i], strlen(box_lines[i]), schemas[0], true), 1);
+        assert_int_equal(check_line(box_lines[i], strlen(box_lines[i]), NULL, false), 1);
+    }
+    for (size_t i = 0; i < sizeof kinds_lines / sizeof *kinds_lines; i++)
+        assert_int_equal(check_line(kinds_lines[i], strlen(kinds_lines[i]), schemas[1], true), 1);
+}
+
+static void test_edge_cases_agree(void **st)
+{
+    (void)st;
+    for (size_t i = 0; i < sizeof edge_lines / sizeof *edge_lines; i++) check_all_schemas(edge_lines[i], strlen(edge_lines[i]));
+    /* an embedded NUL is a byte like any other, not the end of the line */
+    static const char nul[] = "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\0\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}";
+    check_all_schemas(nul, sizeof nul - 1);
+    check_all_schemas(nul, 39);
+}
+
+static void mutate_all(const char *line)
+{
+    static const char bytes[] = "\"\\{}[],: \t0-1.eEtfn\x01\x80\xc3";
+    size_t len = strlen(line);
+    char *buf = malloc(len + 2);
+    assert_non_null(buf);
+    for (size_t cut = 0; cut < len; cut++) check_all_schemas(line, cut);
+    for (size_t at = 0; at < len; at++)
+        for (size_t b = 0; b < sizeof bytes - 1; b++) {
+            memcpy(buf, line, len);
+            buf[at] = bytes[b];
+            check_all_schemas(buf, len);
+            /* inserted, too */
+            memcpy(buf, line, at);
+            buf[at] = bytes[b];
+            memcpy(buf + at + 1, line + at, len - at);
+            check_all_schemas(buf, len + 1);
+        }
+    free(buf);
+}
+
+static void test_prefixes_and_one_byte_changes_agree(void **st)
+{
+    (void)st;
+    mutate_all(box_lines[0]);
+    mutate_all(box_lines[2]);
+    mutate_all(kinds_lines[0]);
+    mutate_all(kinds_lines[1]);
+    printf("%lu lines compared, %lu taken by the one pass\n", compared, fast_taken);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_common_shapes_take_the_one_pass),
+        cmocka_unit_test(test_edge_cases_agree),
+        cmocka_unit_test(test_prefixes_and_one_byte_changes_agree),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
