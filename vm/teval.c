@@ -272,6 +272,17 @@ static void resolve_scope(const dw_value *uid, const dw_value *attrs, dw_str p, 
 }
 
 /* §8.7: the aggregate's Long value at i under ρ. */
+/* dwc explain's view of an aggregate: its rows and value (dw_teval_observer) */
+static int observe(dw_tstate *s, uint32_t agg, uint32_t i, const dw_trows *rows, const dw_value *value)
+{
+    const dw_value **v = dw_arena_alloc_raw(s->cx->scratch, (rows->n + 1) * sizeof *v);
+    uint64_t *m = dw_arena_alloc_raw(s->cx->scratch, (rows->n + 1) * sizeof *m);
+    if (!v || !m) return fail(s, DW_TEVAL_ENOMEM);
+    for (uint32_t k = 0; k < rows->n; k++) { v[k] = rows->r[k]->v; m[k] = rows->r[k]->mask; }
+    s->cx->obs->aggregate(s->cx->obs->ctx, agg, i, rows->n, v, m, value);
+    return 0;
+}
+
 static int aggregate(dw_tstate *s, const dw_tterm *tt, uint32_t i, dw_value *out)
 {
     const dw_temporal_tables *t = s->t;
@@ -302,17 +313,16 @@ static int aggregate(dw_tstate *s, const dw_tterm *tt, uint32_t i, dw_value *out
     for (uint32_t k = 0; k < rows.n; k++) rows.r[k]->mask &= fmask;   /* rows are ours alone */
     if (rows_dedup(s, &rows)) return -1;
     /* 3. count, or the exact sum of the Long `v`s clamped once (Q12) */
-    if (!is_sum) {
-        *out = dw_long(rows.n);
-        return 0;
+    if (!is_sum) *out = dw_long(rows.n);
+    else {
+        __int128 acc = 0;
+        for (uint32_t k = 0; k < rows.n; k++) {
+            const dw_trow *r = rows.r[k];
+            if ((r->mask >> g->sum_var) & 1 && r->v[g->sum_var].kind == DW_V_LONG) acc += r->v[g->sum_var].u.i;
+        }
+        *out = dw_long(acc > INT64_MAX ? INT64_MAX : acc < INT64_MIN ? INT64_MIN : (int64_t)acc);
     }
-    __int128 acc = 0;
-    for (uint32_t k = 0; k < rows.n; k++) {
-        const dw_trow *r = rows.r[k];
-        if ((r->mask >> g->sum_var) & 1 && r->v[g->sum_var].kind == DW_V_LONG) acc += r->v[g->sum_var].u.i;
-    }
-    *out = dw_long(acc > INT64_MAX ? INT64_MAX : acc < INT64_MIN ? INT64_MIN : (int64_t)acc);
-    return 0;
+    return s->cx->obs ? observe(s, tt->a, i, &rows, out) : 0;
 }
 
 /* R(t) at timepoint i (aggregates are evaluated there) under ρ. */

@@ -25,6 +25,15 @@ typedef enum dw_teval_err {
     DW_TEVAL_EDEPTH,      /* nesting deeper than DW_TEVAL_MAX_DEPTH */
 } dw_teval_err;
 
+/* Optional (dwc explain): told every aggregate the evaluator computes, with
+ * its rows (each row's `for` slots in rows[k], those set in masks[k]; a
+ * Timepoint slot holds the view position of its event) and its value. */
+typedef struct dw_teval_observer {
+    void *ctx;
+    void (*aggregate)(void *ctx, uint32_t agg, uint32_t i, uint32_t nrows, const dw_value *const *rows,
+                      const uint64_t *masks, const dw_value *value);
+} dw_teval_observer;
+
 typedef struct dw_teval_ctx {
     const dw_temporal_tables *t;
     const dw_str *strs; uint32_t nstrs;
@@ -41,6 +50,7 @@ typedef struct dw_teval_ctx {
      * evaluator derives what it needs per call, in scratch. */
     const uint64_t *masks;
     int err;                       /* out: dw_teval_err of the last failure */
+    const dw_teval_observer *obs;  /* NULL but for dwc explain */
 } dw_teval_ctx;
 
 /* 0 with *holds set, or -1 on error (cx->err says which; *holds is false). */
