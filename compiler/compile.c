@@ -458,8 +458,14 @@ static void emit_conjunction(compiler *c, const dw_policy *p, bool scope_only)
     compile_scope(c, &p->principal, 0, jumps, &nj);
     compile_scope(c, &p->action, 1, jumps, &nj);
     compile_scope(c, &p->resource, 2, jumps, &nj);
+    uint32_t at = here(c);
+    if (!scope_only && dw_vec_push(&c->cond_marks, &at, sizeof at)) dw_compile_oom(c);
     for (size_t i = 0; i < p->nclauses && !scope_only; i++) {
+        uint32_t mark[2] = { here(c), 0 };
         compile_expr(c, p->clauses[i].body);
+        mark[1] = here(c);
+        if (dw_vec_push(&c->cond_marks, &mark[0], sizeof *mark) || dw_vec_push(&c->cond_marks, &mark[1], sizeof *mark))
+            dw_compile_oom(c);
         if (!p->clauses[i].is_when) emit(c, DW_OP_NOT, 0);
         jumps[nj++] = emit(c, DW_OP_AND, 0);
     }
@@ -509,6 +515,7 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     c->depth = c->max_depth = 0;
     c->cur_policy = index;
     pc.first_leaf = c->leaves.n;
+    if (c->prog->cond_first) c->prog->cond_first[index] = c->cond_marks.n;
     emit_conjunction(c, p, false);
     pc.end = here(c);
     pc.nleaves = c->leaves.n - pc.first_leaf;
@@ -544,6 +551,8 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     c.prog->npolicies = (uint32_t)ps->npolicies;
     c.prog->policies = ps->npolicies ? dw_arena_alloc(&c.prog->arena, ps->npolicies * sizeof *c.prog->policies) : NULL;
     if (ps->npolicies && !c.prog->policies) c.failed = true;
+    c.prog->cond_first = dw_arena_alloc(&c.prog->arena, (ps->npolicies + 1) * sizeof *c.prog->cond_first);
+    if (!c.prog->cond_first) c.failed = true;
     for (size_t i = 0; i < ps->npolicies && !c.failed; i++) compile_policy(&c, &ps->policies[i], (uint32_t)i, prefix);
     if (!c.failed) build_index(&c);
     if (!c.failed) {
@@ -554,6 +563,8 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         c.prog->keylists = to_arena(&c, &c.keylists, sizeof(dw_keylist)); c.prog->nkeylists = c.keylists.n;
         c.prog->keyidx = to_arena(&c, &c.keyidx, sizeof(uint32_t)); c.prog->nkeyidx = c.keyidx.n;
         c.prog->ixents = to_arena(&c, &c.ixents, sizeof(dw_index_entry)); c.prog->nixents = c.ixents.n;
+        c.prog->cond_first[ps->npolicies] = c.cond_marks.n;
+        c.prog->cond_marks = to_arena(&c, &c.cond_marks, sizeof(uint32_t));
         dw_temporal_tables *t = &c.prog->temporal;
         t->tfs = to_arena(&c, &c.tfs, sizeof(dw_tf)); t->ntfs = c.tfs.n;
         t->tpatterns = to_arena(&c, &c.tpatterns, sizeof(dw_tpattern)); t->ntpatterns = c.tpatterns.n;
@@ -569,7 +580,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     free(c.code.p); free(c.consts.p); free(c.strs.p); free(c.pats.p);
     free(c.keylists.p); free(c.keyidx.p); free(c.ixents.p); free(c.str_slots);
     free(c.tfs.p); free(c.tpatterns.p); free(c.tterms.p); free(c.targs.p);
-    free(c.taggs.p); free(c.aggvars.p); free(c.leaves.p);
+    free(c.taggs.p); free(c.aggvars.p); free(c.leaves.p); free(c.cond_marks.p);
     if (c.failed) {
         if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
         dw_program_free(c.prog);

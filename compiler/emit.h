@@ -17,6 +17,7 @@ typedef struct compiler {
     vec code, consts, strs, pats, keylists, keyidx, ixents;
     /* temporal tables (vm/temporal.h) */
     vec tfs, tpatterns, tterms, targs, taggs, aggvars, leaves;
+    vec cond_marks;            /* dw_program.cond_marks */
     /* string interning: open addressing over strs indices (+1, 0 = empty) */
     uint32_t *str_slots; uint32_t str_cap;
     int depth, max_depth;      /* stack depth while emitting one policy */

@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "replay.h"
 #include "dwtest.h"
+#include "explain_cmd.h"
 #include "validate_files.h"
 #include "dogwood_cli.h"
 #include "check.h"
@@ -565,6 +566,7 @@ static const command commands[] = {
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "test", dw_cmd_test, "run policy unit tests (*.dwtest files; human, tap, junit, json)", dw_test_usage },
+    { "explain", dw_cmd_explain, "why a verdict: scopes, conditions, temporal leaves and the events behind them", dw_explain_usage },
     { "check", dw_cmd_check, "lint policies and analyse them (CI: human, json, sarif, github)", dw_check_usage },
     { "lsp", dw_cmd_lsp, "a language server for editors (LSP over stdio; docs/EDITORS.md)", dw_lsp_usage },
     { "disasm", cmd_disasm, "print the compiled bytecode of a policy set", disasm_usage },

@@ -147,6 +147,8 @@ static const char *rule_name_locked(dw_engine *e, uint32_t rule)
     return e->names[rule] ? e->names[rule] : "policy_?";
 }
 
+const char *engine_rule_name_locked(dw_engine *e, uint32_t rule) { return rule_name_locked(e, rule); }
+
 /* ---- time ---- */
 
 static int64_t clock_ticks(const dw_engine *e)
@@ -365,6 +367,19 @@ bool engine_refuse_lost(dw_engine *e, dw_verdict *v)
 /* Cedar's decision of req over store, the temporal leaves of every rule whose
  * scope admits it first (vm/leaves.h, D3).  anchor_context: the leaves' ρ0
  * context when it is not req's (NULL).  0, or -1 with v a deny that says why. */
+int engine_leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env)
+{
+    const dw_event_schema *es = e->s.es;
+    dw_str *key = es && es->nkey ? dw_arena_alloc_raw(&e->scratch, es->nkey * sizeof *key) : NULL;
+    if (es && es->nkey && !key) return -1;
+    for (size_t q = 0; key && q < es->nkey; q++) key[q] = es->key[q].path;
+    *env = (dw_leaf_env){
+        .hist = e->h.ev, .nhist = e->h.n, .ticks_per_second = e->tps, .key = key, .nkey = key ? (uint32_t)es->nkey : 0,
+        .since = e->since, .mon = e->mon, .work_bound = e->work_bound, .anchor_context = anchor_context,
+    };
+    return 0;
+}
+
 int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
                      dw_response *resp, dw_verdict *v)
 {
@@ -374,14 +389,8 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
         engine_fault(v, "decision: out of memory%s", NULL);
         return -1;
     }
-    const dw_event_schema *es = e->s.es;
-    dw_str *key = es && es->nkey ? dw_arena_alloc_raw(&e->scratch, es->nkey * sizeof *key) : NULL;
-    if (es && es->nkey && !key) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
-    for (size_t q = 0; key && q < es->nkey; q++) key[q] = es->key[q].path;
-    dw_leaf_env env = {
-        .hist = e->h.ev, .nhist = e->h.n, .ticks_per_second = e->tps, .key = key, .nkey = key ? (uint32_t)es->nkey : 0,
-        .since = e->since, .mon = e->mon, .work_bound = e->work_bound, .anchor_context = anchor_context,
-    };
+    dw_leaf_env env;
+    if (engine_leaf_env(e, anchor_context, &env)) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
     dw_leaf_fault f;
     if (!dw_authorize_leaves(p, store, req, &env, &e->scratch, resp, &f)) return 0;
     char msg[sizeof v->message];
@@ -415,7 +424,11 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
     v->decided = true;
     dw_request_bind(&b->req, e->s.prog, &e->s.store);
     dw_response resp;
-    if (engine_authorize(e, &e->s.store, &b->req, NULL, &resp, v)) { engine_history_retain(e); return 0; }
+    if (engine_authorize(e, &e->s.store, &b->req, NULL, &resp, v)) {
+        if (e->explain) engine_explain_decision(e, &b->req, NULL, v);
+        engine_history_retain(e);
+        return 0;
+    }
     e->evaluated += resp.evaluated;
     v->ndetermining = resp.ndetermining < DW_VERDICT_MAX_RULES ? resp.ndetermining : DW_VERDICT_MAX_RULES;
     memcpy(v->determining, resp.determining, v->ndetermining * sizeof *v->determining);
@@ -428,6 +441,7 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
                  dw_eval_status_name(resp.errors[0].status));
     } else if (resp.allow) v->allow = true, v->cause = DW_CAUSE_PERMITTED;
     else v->allow = false, v->cause = resp.ndetermining ? DW_CAUSE_FORBIDDEN : DW_CAUSE_NO_MATCH;
+    if (e->explain) engine_explain_decision(e, &b->req, &resp, v);   /* dwc explain (engine_explain.c) */
     engine_history_retain(e);
     return 0;
 }

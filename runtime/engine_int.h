@@ -5,6 +5,7 @@
  *   engine_parts.c    events given by their parts (dw_engine_decide_event)
  *   engine_state.c    the state codec (checkpoints, dw_engine_export_state)
  *   engine_durable.c  durable history: log, checkpointer, recovery, reload
+ *   engine_explain.c  dwc explain: one decision taken apart (runtime/explain.h)
  * Not installed: nothing outside runtime/engine*.c includes it. */
 #ifndef DW_ENGINE_INT_H
 #define DW_ENGINE_INT_H
@@ -85,6 +86,7 @@ struct dw_engine {
     uint64_t restored, replayed;
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
     dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
+    struct dw_explanation *explain;   /* dwc explain: the next decision is taken apart into it */
 };
 
 typedef struct built {
@@ -108,6 +110,8 @@ void engine_fault(dw_verdict *v, const char *fmt, const char *detail);
 void engine_verdict_init(dw_verdict *v);
 void engine_history_lost(dw_engine *e, dw_verdict *v);
 bool engine_refuse_lost(dw_engine *e, dw_verdict *v);
+const char *engine_rule_name_locked(dw_engine *e, uint32_t rule);   /* dw_engine_rule_name, mu held */
+int engine_leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env);   /* in scratch */
 int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
                      dw_response *resp, dw_verdict *v);
 int engine_observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
@@ -130,6 +134,9 @@ int engine_export_locked(dw_engine *e, const dw_program *prog, const int64_t *si
 int engine_import_locked(dw_engine *e, const void *data, size_t len, itab *it, char *err, size_t cap);
 bool engine_apply_installs(dw_engine *e, const itab *it);
 void engine_feed_monitors(dw_engine *e, dw_monitors *m, const dw_program *p, const int64_t *since);
+
+/* engine_explain.c: resp NULL when the decision faulted before Cedar's */
+void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_response *resp, const dw_verdict *v);
 
 /* engine_durable.c */
 void engine_stop_checkpointer(dw_engine *e);

@@ -7,7 +7,7 @@
  * histories (§8.9) only those of the decision event's key.  Built once per
  * decision, at the first leaf without a monitor: an all-idiom decision costs
  * O(1) in the window (vm/monitor.h). */
-static const dw_event **key_view(const dw_leaf_env *env, dw_arena *scratch, uint32_t *nv)
+const dw_event **dw_leaf_key_view(const dw_leaf_env *env, dw_arena *scratch, uint32_t *nv)
 {
     const dw_event **view = dw_arena_alloc_raw(scratch, (env->nhist + 1) * sizeof *view);
     if (!view) return NULL;
@@ -29,7 +29,7 @@ static const dw_event **key_view(const dw_leaf_env *env, dw_arena *scratch, uint
 
 /* A leaf installed by a reload reads only the events from its install
  * position on (box.md §7): the first index of the view at or after since. */
-static uint32_t view_from(const dw_event *const *view, uint32_t nv, int64_t since)
+uint32_t dw_leaf_view_from(const dw_event *const *view, uint32_t nv, int64_t since)
 {
     if (since == INT64_MIN) return 0;
     uint32_t lo = 0, hi = nv;
@@ -39,6 +39,18 @@ static uint32_t view_from(const dw_event *const *view, uint32_t nv, int64_t sinc
         else hi = mid;
     }
     return lo < nv || !nv ? lo : nv - 1;   /* the decision event itself is never before it */
+}
+
+void dw_leaf_anchor(const dw_request *req, const dw_leaf_env *env, dw_tanchor *anchor)
+{
+    *anchor = (dw_tanchor){ 0 };
+    anchor->context = env->anchor_context ? *env->anchor_context : req->vars[DW_VAR_C];
+    anchor->principal = req->vars[DW_VAR_P];
+    anchor->resource = req->vars[DW_VAR_R];
+    anchor->principal_attrs.kind = DW_V_RECORD;
+    anchor->resource_attrs.kind = DW_V_RECORD;
+    if (req->ent[0]) anchor->principal_attrs = req->ent[0]->attrs;
+    if (req->ent[2]) anchor->resource_attrs = req->ent[2]->attrs;
 }
 
 static int fail(dw_leaf_fault *f, dw_leaf_err err, uint32_t policy, int teval_err)
@@ -70,14 +82,8 @@ int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, 
     }
 
     const dw_event *cur = &env->hist[env->nhist - 1];
-    dw_tanchor anchor = { 0 };
-    anchor.context = env->anchor_context ? *env->anchor_context : req->vars[DW_VAR_C];
-    anchor.principal = req->vars[DW_VAR_P];
-    anchor.resource = req->vars[DW_VAR_R];
-    anchor.principal_attrs.kind = DW_V_RECORD;
-    anchor.resource_attrs.kind = DW_V_RECORD;
-    if (req->ent[0]) anchor.principal_attrs = req->ent[0]->attrs;
-    if (req->ent[2]) anchor.resource_attrs = req->ent[2]->attrs;
+    dw_tanchor anchor;
+    dw_leaf_anchor(req, env, &anchor);
 
     dw_value *stack = NULL;
     dw_eval_ctx cx = { .prog = p, .store = store, .req = req, .scratch = scratch };
@@ -99,8 +105,8 @@ int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, 
         for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
             bool holds = false;
             if (env->mon && dw_monitors_eval(env->mon, p, l, &anchor, cur, &holds) == 0) { vals[l] = holds; continue; }
-            if (!view && !(view = key_view(env, scratch, &nv))) return fail(fault, DW_LEAF_ENOMEM, pi, 0);
-            uint32_t from = view_from(view, nv, env->since ? env->since[l] : INT64_MIN);
+            if (!view && !(view = dw_leaf_key_view(env, scratch, &nv))) return fail(fault, DW_LEAF_ENOMEM, pi, 0);
+            uint32_t from = dw_leaf_view_from(view, nv, env->since ? env->since[l] : INT64_MIN);
             dw_history_view hv = { view + from, nv - from, env->ticks_per_second };
             dw_teval_ctx tc = {
                 .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,

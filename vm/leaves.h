@@ -41,6 +41,14 @@ typedef struct dw_leaf_fault { dw_leaf_err err; uint32_t policy; int teval_err; 
 int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, const dw_leaf_env *env,
                    dw_arena *scratch, dw_candidates *c, dw_leaf_fault *fault);
 
+/* The pass's parts, for a re-evaluation that must see what it saw (dwc
+ * explain): the anchor ρ0 of a bound request, the teval view (the key's
+ * events, in scratch) and the first view position a leaf installed at
+ * `since` reads. */
+void dw_leaf_anchor(const dw_request *req, const dw_leaf_env *env, dw_tanchor *anchor);
+const dw_event **dw_leaf_key_view(const dw_leaf_env *env, dw_arena *scratch, uint32_t *nv);
+uint32_t dw_leaf_view_from(const dw_event *const *view, uint32_t nv, int64_t since);
+
 /* Cedar's decision with the leaf pass first: dw_authorize for a program with
  * temporal leaves.  req is bound here if it is not yet.  0, or -1 with *fault
  * (the caller denies). */

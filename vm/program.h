@@ -150,6 +150,13 @@ typedef struct dw_program {
     bool live;                     /* counted in dw_program_live (set by dw_program_prepare) */
     uint64_t schema_digest;        /* an artifact's: XXH3-64 of the action schema it was validated against, 0: none */
     bool box_profile;              /* passed the Box profile's load checks (DW_AF_BOX_PROFILE) */
+    /* Where each policy's scope and conditions end in its code, recorded by
+     * the compiler for `dwc explain` (runtime/explain.c); not in artifacts
+     * (NULL when loaded from one).  Policy i's marks are
+     * cond_marks[cond_first[i] .. cond_first[i + 1]): the end of its scope
+     * tests, then per condition its first instruction and the AND, NOT
+     * (unless) or RET that follows its body. */
+    uint32_t *cond_marks, *cond_first;
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound
