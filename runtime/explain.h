@@ -63,6 +63,7 @@ typedef struct dw_x_policy {
 typedef struct dw_explanation {
     dw_arena a;                  /* everything below */
     bool done;                   /* a decision was taken apart */
+    bool gate;                   /* (explain_cmd.c) refused before any policy ran: only v */
     dw_verdict v;                /* the engine's verdict */
     uint32_t history;            /* events in the history at the decision */
     bool conditions;             /* conditions could be shown (compiled from source) */

@@ -75,7 +75,8 @@ static const char *xval_word(dw_xval v)
 static void human(const dw_explanation *x, dw_engine *e, const char *where, const dw_box_line *bl)
 {
     const dw_verdict *v = &x->v;
-    printf("event: %s (%u event%s in the retained history, this one included)\n", where, x->history, x->history == 1 ? "" : "s");
+    if (x->gate) printf("event: %s\n", where);
+    else printf("event: %s (%u event%s in the retained history, this one included)\n", where, x->history, x->history == 1 ? "" : "s");
     printf("verdict: %s ", v->allow ? "ALLOW" : "DENY");
     dw_box_print_rules(stdout, e, v);
     printf(" %s", dw_cause_name(v->cause));
@@ -87,6 +88,7 @@ static void human(const dw_explanation *x, dw_engine *e, const char *where, cons
         dw_box_print_expected(stdout, bl);
         printf(": %s\n", dw_box_line_holds(e, bl, v, &fault) ? "holds" : "MISMATCH");
     }
+    if (x->gate) printf("no policy ran: the event was refused before the decision (%s)\n", v->message);
     if (x->ndisagree) printf("DISAGREEMENT: the re-evaluation differs from the decision (a bug, please report): %s\n", x->disagree);
     if (!x->conditions) printf("(a compiled artifact: conditions are shown only for a policy set compiled from source)\n");
     for (uint32_t i = 0; i < x->npolicies; i++) {
@@ -145,7 +147,7 @@ static void json(const dw_explanation *x, dw_engine *e, const char *where, const
     }
     printf(",\"disagreement\":");
     jstr(x->ndisagree ? x->disagree : NULL);
-    printf(",\"conditions_shown\":%s,\"policies\":[", x->conditions ? "true" : "false");
+    printf(",\"refused_before_policies\":%s,\"conditions_shown\":%s,\"policies\":[", x->gate ? "true" : "false", x->conditions ? "true" : "false");
     for (uint32_t i = 0; i < x->npolicies; i++) {
         const dw_x_policy *p = &x->policies[i];
         printf("%s{\"name\":", i ? "," : "");
@@ -289,8 +291,12 @@ static int run(const xopts *o)
             dw_engine_explain_next(e, &x);
             dw_verdict v;
             dw_engine_decide_json(e, s, n, bl.time_ns, &v);
-            if (!x.done) { fprintf(stderr, "dwc explain: error: the engine did not decide the event\n"); rc = 2; }
-            else {
+            if (!x.done) {       /* refused before any policy ran (the schema gate): only the verdict */
+                x.v = v;
+                x.conditions = true;
+                x.gate = true;
+            }
+            {
                 if (!strcmp(o->fmt, "json")) json(&x, e, where, &bl);
                 else human(&x, e, where, &bl);
                 if (x.ndisagree) {

@@ -69,6 +69,8 @@ suites() {
     run_suite "cli$tag" tests/cli.sh "$B/dwc" "$SHARED"
     # dwc test: the Box examples as test files, failures, invalid files, junit/tap/json
     run_suite "dwtest$tag" tests/dwtest/run.sh "$B/dwc"
+    # dwc explain: every example decision explained without disagreement, the events behind a budget
+    run_suite "explain$tag" tests/explain/run.sh "$B/dwc"
     # the Dogwood reference's own conformance cases, as its harness runs them
     run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
     run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# explain/run.sh DWC - `dwc explain`: every decision line of every Box example
+# trace is explained with its expected verdict holding and no disagreement
+# between the re-evaluation and the decision (human and JSON); a count
+# budget's deny lists the events behind the count (issue 19's Done-when), a
+# sum its amounts; scopes, when/unless conditions, a gate refusal, a .dwb
+# (no conditions), EVENT inline, from a file and stdin; invalid input exits 2;
+# disasm prints each leaf's formula.  Ends with `N passed, N failed`.
+set -u
+DWC=$1
+case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
+cd "$(dirname "$0")/../.." || exit 1
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+run() { local n=$1; shift; "$@" >"$tmp/$n.out" 2>"$tmp/$n.err"; echo $? >"$tmp/$n.rc"; }
+has() {   # has NAME RC TEXT: exit status RC and TEXT in stdout or stderr
+    if [ "$(cat "$tmp/$1.rc")" = "$2" ] && cat "$tmp/$1.out" "$tmp/$1.err" | grep -qF -- "$3"; then ok
+    else bad "$1: wanted exit $2 and \"$3\", got exit $(cat "$tmp/$1.rc"):"; cat "$tmp/$1.out" "$tmp/$1.err" | head -8; fi
+}
+B=tests/box_tests
+
+# every decision line of every example trace: explained, its expectation holds, no disagreement
+for d in "$B"/*/; do
+    [ -f "$d/trace.dwtest" ] || continue
+    grep -v '^//\|^{"policy"\|^{"case"' "$d/trace.dwtest" >"$tmp/trace.jsonl"
+    n=0; bads=0
+    while IFS= read -r line; do
+        n=$((n + 1))
+        case $line in *'"kind":"request"'*) ;; *) continue ;; esac
+        run x "$DWC" explain -p "$d/policy.dw" --trace "$tmp/trace.jsonl" --line "$n"
+        if [ "$(cat "$tmp/x.rc")" != 0 ] || ! grep -q ': holds$' "$tmp/x.out" || grep -q DISAGREEMENT "$tmp/x.out"; then
+            bads=$((bads + 1)); echo "  $(basename "$d") line $n:"; head -4 "$tmp/x.out" "$tmp/x.err"; fi
+        run xj "$DWC" explain -p "$d/policy.dw" --trace "$tmp/trace.jsonl" --line "$n" --format json
+        if ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["expectation_holds"] and d["disagreement"] is None' "$tmp/xj.out"; then
+            bads=$((bads + 1)); echo "  $(basename "$d") line $n: json"; head -c 300 "$tmp/xj.out"; fi
+    done <"$tmp/trace.jsonl"
+    [ "$bads" = 0 ] && ok || bad "$(basename "$d"): $bads decision lines not explained cleanly"
+done
+
+# the count budget's deny (06, line 12): the three responses behind the count, with their times
+T6=$tmp/t6.jsonl
+grep -v '^//\|^{"policy"\|^{"case"' "$B/06-http-request-budget/trace.dwtest" >"$T6"
+run budget "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 12
+has budget 0 "verdict: DENY [github_budget] forbidden"
+has budget 0 "github_budget (forbid, line 17): satisfied, determining"
+has budget 0 "temporal leaf 0 = true (the decision used true)"
+has budget 0 'where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(v1))) = 3, over 3 rows:'
+for t in 12:00:01 12:00:11 12:02:01; do has budget 0 "2025-06-02T${t}Z Box::Action::\"http:request\"::response"; done
+[ "$(grep -c '::response {' "$tmp/budget.out")" = 3 ] && ok || bad "budget: wanted exactly 3 response events listed"
+has budget 0 "github_burst (forbid, line 29): not satisfied"
+has budget 0 "when #2: false  (temporal leaf 1)"
+run budget_json "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 12 --format json
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for p in d["policies"] if p["name"] == "github_budget"][0]
+g = p["leaves"][0]["aggregates"][0]
+assert d["verdict"] == "deny" and d["rules"] == ["github_budget"] and p["determining"]
+assert g["value"] == "3" and [e["time"] for r in g["rows"] for e in r["events"]] == \
+    ["2025-06-02T12:00:01Z", "2025-06-02T12:00:11Z", "2025-06-02T12:02:01Z"], g' "$tmp/budget_json.out"
+then ok; else bad "budget json"; head -c 500 "$tmp/budget_json.out"; fi
+# the byte budget (07): the sum's rows carry the amounts and their events
+grep -v '^//\|^{"policy"\|^{"case"' "$B/07-upload-byte-budget/trace.dwtest" >"$tmp/t7.jsonl"
+run sum "$DWC" explain -p "$B/07-upload-byte-budget/policy.dw" --trace "$tmp/t7.jsonl"
+has sum 0 "sum v1 for (v1, v2). where formerly within 1h"
+has sum 0 "v1 = 300, v2 = event"
+# unless (05): a forbid unless a passing run; its unless-body is false on an empty history
+run unless "$DWC" explain -p "$B/05-tests-before-release/policy.dw" \
+    '{"action":"fs:write","kind":"request","input":{"path":"~/project/RELEASE.md","operation":{"__entity":{"type":"Box::FsWriteOperation","id":"write_content"}}}}'
+has unless 0 "tests_before_release (forbid, line"
+has unless 0 "unless #2: false  (temporal leaf 0)"
+has unless 0 "temporal leaf 0 = false (the decision used false): formerly within 1h"
+# a scope that does not match, a false condition, inline / file / stdin EVENT
+E='{"action":"fs:write","kind":"request","input":{"path":"/dev/null","operation":{"__entity":{"type":"Box::FsWriteOperation","id":"write_content"}}},"expect":"allow","rules":["dev_null"]}'
+run inline "$DWC" explain -p "$B/01-project-read/policy.dw" "$E"
+has inline 0 "verdict: ALLOW [dev_null] permitted"
+has inline 0 "expected: allow [dev_null]: holds"
+has inline 0 "no_env (forbid, line 22): not satisfied"
+has inline 0 "  scope: does not match"
+printf '%s\n' "$E" >"$tmp/event.json"
+run file "$DWC" explain -p "$B/01-project-read/policy.dw" "$tmp/event.json"
+cmp -s <(sed 1d "$tmp/inline.out") <(sed 1d "$tmp/file.out") && ok || bad "EVENT from a file differs from inline"
+run stdin "$DWC" explain -p "$B/01-project-read/policy.dw" - <"$tmp/event.json"
+cmp -s <(sed 1d "$tmp/inline.out") <(sed 1d "$tmp/stdin.out") && ok || bad "EVENT from stdin differs from inline"
+# refused at the gate: no policy ran
+run gate "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:read","kind":"request","input":{"path":"~/project/a.c"}}'
+has gate 0 "no policy ran: the event was refused before the decision"
+has gate 0 'required attribute "operation" is missing'
+# EVENT after a whole trace
+run after "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" \
+    '{"action":"http:request","kind":"request","input":{"host":"api.github.com","port":443,"method":"GET","path":"/","body_bytes":0,"intercepted":true}}'
+has after 0 "verdict: ALLOW [github_hosts] permitted"
+has after 0 "= 2, over 2 rows:"
+# a compiled artifact: values and leaves, no conditions
+"$DWC" compile --schema box "$B/06-http-request-budget/policy.dw" -o "$tmp/p.dwb" >/dev/null 2>&1
+run dwb "$DWC" explain -p "$tmp/p.dwb" --trace "$T6" --line 12
+has dwb 0 "conditions are shown only for a policy set compiled from source"
+has dwb 0 "over 3 rows:"
+# invalid input: exit 2 with the line
+run notdecision "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 2
+has notdecision 2 ":2: error: --line 2 is not a decision line"
+run noline "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 99
+has noline 2 "no line 99 in the trace"
+run badevent "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:raed","kind":"request","input":{}}'
+has badevent 2 'action Box::Action::"fs:raed" is not declared'
+run response "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:read","kind":"response","input":{}}'
+has response 2 "not a decision kind"
+run usage "$DWC" explain -p "$B/01-project-read/policy.dw"
+has usage 2 "usage: dwc explain"
+# disasm: every leaf's formula
+run disasm "$DWC" disasm "$B/07-upload-byte-budget/policy.dw"
+has disasm 0 'LEAF        temporal leaf 0: exists (v0). ((sum v1 for (v1, v2). where formerly within 1h'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
