@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
+#include "../compiler/macros.h"
 #include "check_filter.h"
 #include "lsp_int.h"
 
@@ -311,9 +313,10 @@ bool dw_lsp_config_uses(const dw_lsp *s, const char *path)
     return !s->cfg.file && (!strcmp(b, "dwc.toml") || !strcmp(b, ".dwcrc"));
 }
 
-/* Box's schema is built into dwc: written once to the user's cache, named
- * by its digest, so an editor can open the definition. */
-static char *write_box_schema(const dw_session *sess)
+/* Texts built into dwc (Box's schema, the standard macro library) are
+ * written once to the user's cache, named by their digest, so an editor can
+ * open a definition in them.  NULL when there is no cache to write. */
+static char *cache_file(const char *stem, const char *ext, const char *text, size_t len)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char *dir;
@@ -325,14 +328,14 @@ static char *write_box_schema(const dw_session *sess)
     free(parent);
     mkdir(dir, 0755);
     char *path = NULL, *tmp = NULL;
-    if (asprintf(&path, "%s/box_actions-%016llx.cedarschema", dir, (unsigned long long)dw_session_schema_digest(sess)) < 0) path = NULL;
+    if (asprintf(&path, "%s/%s-%016llx.%s", dir, stem, (unsigned long long)XXH3_64bits(text, len), ext) < 0) path = NULL;
     struct stat st;
-    if (path && !(stat(path, &st) == 0 && (size_t)st.st_size == dw_box_actions_schema_len)) {
+    if (path && !(stat(path, &st) == 0 && (size_t)st.st_size == len)) {
         FILE *f = NULL;
         bool ok = false;
         if (asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) tmp = NULL;
         if (tmp && (f = fopen(tmp, "w"))) {
-            ok = fwrite(dw_box_actions_schema_text, 1, dw_box_actions_schema_len, f) == dw_box_actions_schema_len;
+            ok = fwrite(text, 1, len, f) == len;
             ok = fclose(f) == 0 && ok;
             ok = ok && rename(tmp, path) == 0;
             if (!ok) unlink(tmp);
@@ -348,6 +351,24 @@ const char *dw_lsp_schema_file(dw_lsp *s)
 {
     if (!s->sess_ok || !s->sess.schema) return NULL;
     if (!s->sess.box) return s->cfg.schema;
-    if (!s->box_schema_file) s->box_schema_file = write_box_schema(&s->sess);
+    if (!s->box_schema_file) s->box_schema_file = cache_file("box_actions", "cedarschema", dw_box_actions_schema_text, dw_box_actions_schema_len);
     return s->box_schema_file;
+}
+
+const dw_policy_set *dw_lsp_stdlib(dw_lsp *s)
+{
+    if (!s->stdlib) {
+        dw_diags d;
+        dw_diags_init(&d);
+        s->stdlib_src = (dw_source){ "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+        s->stdlib = dw_macro_library_parse(&s->stdlib_src, &d);
+        dw_diags_free(&d);
+    }
+    return s->stdlib;
+}
+
+const char *dw_lsp_stdlib_file(dw_lsp *s)
+{
+    if (!s->stdlib_file) s->stdlib_file = cache_file("macros", "dw", dw_stdlib_macros_text, dw_stdlib_macros_len);
+    return s->stdlib_file;
 }

@@ -41,7 +41,7 @@ int dw_lsp_run_due(dw_lsp *s, int64_t now_ms)
     return s->dead ? -1 : 0;
 }
 
-static void w_diag(dw_jw *w, dw_lsp *s, dw_lsp_doc *d, bool *first, size_t off, size_t end, int sev, const char *code,
+void dw_lsp_w_diag(dw_jw *w, dw_lsp *s, dw_lsp_doc *d, bool *first, size_t off, size_t end, int sev, const char *code,
                    const char *msg, const char *hint)
 {
     dw_jw_raw(w, *first ? "{\"range\":" : ",{\"range\":");
@@ -89,19 +89,19 @@ static void schema_diags(dw_lsp *s, dw_lsp_doc *d, dw_jw *w, bool *first)
     for (size_t i = 0; i < g.n; i++) {
         const dw_diag *x = &g.v[i];
         int sev = x->sev == DW_SEV_ERROR ? 1 : x->sev == DW_SEV_WARNING ? 2 : 3;
-        w_diag(w, s, d, first, x->loc.off, x->loc.end, sev, x->code, x->msg, x->hint);
+        dw_lsp_w_diag(w, s, d, first, x->loc.off, x->loc.end, sev, x->code, x->msg, x->hint);
     }
     dw_diags_free(&g);
 }
 
-static int sev_of(dw_lint_sev v) { return v == DW_LINT_ERROR ? 1 : v == DW_LINT_WARNING ? 2 : 3; }
+int dw_lsp_sev(dw_lint_sev v) { return v == DW_LINT_ERROR ? 1 : v == DW_LINT_WARNING ? 2 : 3; }
 
 void dw_lsp_publish(dw_lsp *s, dw_lsp_doc *d)
 {
     d->due = false;
     dw_jw w = { 0 };
     bool first = true;
-    if (s->config_error[0]) w_diag(&w, s, d, &first, 0, 0, 1, "dwc-lsp-config", s->config_error, "fix dwc.toml / .dwcrc or the editor's initializationOptions (docs/EDITORS.md)");
+    if (s->config_error[0]) dw_lsp_w_diag(&w, s, d, &first, 0, 0, 1, "dwc-lsp-config", s->config_error, "fix dwc.toml / .dwcrc or the editor's initializationOptions (docs/EDITORS.md)");
     if (d->kind != DW_DOC_POLICY) {
         schema_diags(s, d, &w, &first);
         send_diags(s, d, &w);
@@ -126,10 +126,10 @@ void dw_lsp_publish(dw_lsp *s, dw_lsp_doc *d)
             char m[1200];
             snprintf(m, sizeof m, "%s:%u:%u: %s", g->src->name, g->loc.line, g->loc.col, g->msg);
             uint32_t at = ps && g->policy >= 0 && (size_t)g->policy < ps->npolicies ? ps->policies[g->policy].loc.off : 0;
-            w_diag(&w, s, d, &first, at, at, sev_of(g->sev), g->rule, m, g->hint);
+            dw_lsp_w_diag(&w, s, d, &first, at, at, dw_lsp_sev(g->sev), g->rule, m, g->hint);
             continue;
         }
-        w_diag(&w, s, d, &first, g->loc.off, g->loc.end, sev_of(g->sev), g->rule, g->msg, g->hint);
+        dw_lsp_w_diag(&w, s, d, &first, g->loc.off, g->loc.end, dw_lsp_sev(g->sev), g->rule, g->msg, g->hint);
     }
     dw_findings_free(&d->findings);
     d->findings = f;

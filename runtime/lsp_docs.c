@@ -239,6 +239,34 @@ static size_t char_at(const char *t, size_t i, size_t n, uint32_t *units)
     return k;
 }
 
+/* The protocol's character count of bytes [from, to) of one line. */
+static uint32_t units_between(bool utf8, const char *text, size_t len, size_t from, size_t to)
+{
+    uint32_t ch = 0;
+    for (size_t i = from; i < to;) {
+        uint32_t units;
+        size_t k = char_at(text, i, len, &units);
+        if (i + k > to) break;
+        ch += utf8 ? (uint32_t)k : units;
+        i += k;
+    }
+    return ch;
+}
+
+void dw_lsp_text_range(dw_jw *w, const dw_lsp *s, const char *text, size_t len, size_t off, size_t end)
+{
+    uint32_t l[2] = { 0, 0 }, c[2];
+    size_t at[2] = { off < len ? off : len, end < len ? end : len }, start = 0;
+    if (at[1] < at[0]) at[1] = at[0];
+    for (int k = 0; k < 2; k++) {
+        if (k) l[1] = l[0];
+        for (size_t i = k ? at[0] : 0; i < at[k]; i++)
+            if (text[i] == '\n') { l[k]++; start = i + 1; }
+        c[k] = units_between(s->utf8, text, len, start, at[k]);
+    }
+    dw_jw_printf(w, "{\"start\":{\"line\":%u,\"character\":%u},\"end\":{\"line\":%u,\"character\":%u}}", l[0], c[0], l[1], c[1]);
+}
+
 size_t dw_lsp_offset(dw_lsp *s, dw_lsp_doc *d, uint32_t line, uint32_t character)
 {
     if (!doc_lines(d)) { dw_lsp_fail(s); return 0; }
@@ -267,14 +295,7 @@ void dw_lsp_position(dw_lsp *s, dw_lsp_doc *d, size_t off, uint32_t *line, uint3
         if (d->lines[mid] <= off) lo = mid;
         else hi = mid;
     }
-    uint32_t ch = 0;
-    for (size_t i = d->lines[lo]; i < off;) {
-        uint32_t units;
-        size_t k = char_at(d->text, i, d->len, &units);
-        if (i + k > off) break;
-        ch += s->utf8 ? (uint32_t)k : units;
-        i += k;
-    }
+    uint32_t ch = units_between(s->utf8, d->text, d->len, d->lines[lo], off);
     *line = (uint32_t)lo;
     *character = ch;
 }
@@ -291,6 +312,16 @@ static bool pos_offset(dw_lsp *s, dw_lsp_doc *d, const dw_json *p, size_t *off)
 bool dw_lsp_params_offset(dw_lsp *s, dw_lsp_doc *d, const dw_json *params, size_t *off)
 {
     return pos_offset(s, d, dw_json_get(params, "position"), off);
+}
+
+dw_lsp_doc *dw_lsp_doc_at(dw_lsp *s, const dw_json *params, size_t *off, char *err, size_t errcap)
+{
+    dw_lsp_doc *d = dw_lsp_doc_of(s, params, err, errcap);
+    if (d && !dw_lsp_params_offset(s, d, params, off)) {
+        snprintf(err, errcap, "params.position is missing or malformed");
+        return NULL;
+    }
+    return d;
 }
 
 bool dw_lsp_range_offsets(dw_lsp *s, dw_lsp_doc *d, const dw_json *range, size_t *off, size_t *end)

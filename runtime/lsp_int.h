@@ -88,6 +88,9 @@ struct dw_lsp {
     dw_session sess; bool sess_ok;
     char config_error[600];       /* why the configuration did not load, or "" */
     char *box_schema_file;        /* the built-in Box schema written out for go-to-definition */
+    dw_policy_set *stdlib;        /* the standard macro library, parsed on first use */
+    dw_source stdlib_src;
+    char *stdlib_file;            /* ... and written out */
 };
 
 /* ---- lsp_frame.c ---- */
@@ -122,10 +125,15 @@ size_t dw_lsp_offset(dw_lsp *s, dw_lsp_doc *d, uint32_t line, uint32_t character
 void dw_lsp_position(dw_lsp *s, dw_lsp_doc *d, size_t off, uint32_t *line, uint32_t *character);
 /* params.position as a byte offset; false if it is missing or malformed. */
 bool dw_lsp_params_offset(dw_lsp *s, dw_lsp_doc *d, const dw_json *params, size_t *off);
+/* The document and offset of a TextDocumentPositionParams, or NULL with an error. */
+dw_lsp_doc *dw_lsp_doc_at(dw_lsp *s, const dw_json *params, size_t *off, char *err, size_t errcap);
 /* A Range object as byte offsets (end not before off); false if malformed. */
 bool dw_lsp_range_offsets(dw_lsp *s, dw_lsp_doc *d, const dw_json *range, size_t *off, size_t *end);
 /* Write {"start": ..., "end": ...} for bytes [off, end) of d. */
 void dw_lsp_w_range(dw_jw *w, dw_lsp *s, dw_lsp_doc *d, size_t off, size_t end);
+/* The same for bytes [off, end) of a text that is not an open document (a
+ * schema file): scanned from its start. */
+void dw_lsp_text_range(dw_jw *w, const dw_lsp *s, const char *text, size_t len, size_t off, size_t end);
 /* The policy set parsed from d's text (cached until the next edit); NULL for
  * a schema document or when memory ran out.  It may hold fewer policies than
  * the text when some did not parse. */
@@ -145,6 +153,10 @@ bool dw_lsp_config_uses(const dw_lsp *s, const char *path);
 /* The file go-to-definition points at for the action schema: the user's
  * schema file, or the built-in Box schema written out once (NULL: none). */
 const char *dw_lsp_schema_file(dw_lsp *s);
+/* The standard macro library (compiler/macros.h), parsed once; NULL on OOM. */
+const dw_policy_set *dw_lsp_stdlib(dw_lsp *s);
+/* ... written to the cache as a file, or NULL. */
+const char *dw_lsp_stdlib_file(dw_lsp *s);
 
 /* ---- lsp_diag.c ---- */
 /* Diagnostics of d after its next debounce (immediately when now). */
@@ -152,6 +164,11 @@ void dw_lsp_schedule(dw_lsp *s, dw_lsp_doc *d, bool now);
 void dw_lsp_schedule_all(dw_lsp *s);
 /* Lint d and publish its diagnostics now. */
 void dw_lsp_publish(dw_lsp *s, dw_lsp_doc *d);
+/* One Diagnostic object for bytes [off, end) of d (a comma first unless
+ * *first); the hint is appended to the message.  sev: the protocol's 1-3. */
+void dw_lsp_w_diag(dw_jw *w, dw_lsp *s, dw_lsp_doc *d, bool *first, size_t off, size_t end, int sev, const char *code,
+                   const char *msg, const char *hint);
+int dw_lsp_sev(dw_lint_sev v);
 /* Publish an empty list (a closed document). */
 void dw_lsp_publish_empty(dw_lsp *s, const char *uri);
 

@@ -175,6 +175,9 @@ static int do_initialize(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, 
     dw_jw_raw(w, "{\"capabilities\":{\"positionEncoding\":");
     dw_jw_raw(w, s->utf8 ? "\"utf-8\"" : "\"utf-16\"");
     dw_jw_raw(w, ",\"textDocumentSync\":{\"openClose\":true,\"change\":2,\"save\":{\"includeText\":false}}"
+                 ",\"hoverProvider\":true"
+                 ",\"completionProvider\":{\"triggerCharacters\":[\".\",\":\",\"\\\"\",\"@\"]},\"definitionProvider\":true,\"documentSymbolProvider\":true"
+                 ",\"codeActionProvider\":{\"codeActionKinds\":[\"quickfix\"]}"
                  "},\"serverInfo\":{\"name\":\"dwc\",\"version\":\"" DW_VERSION_STRING "\"}}");
     return 0;
 }
@@ -234,6 +237,11 @@ typedef struct request_method { const char *name; dw_lsp_handler fn; } request_m
 static const request_method requests[] = {
     { "initialize", do_initialize },
     { "shutdown", do_shutdown },
+    { "textDocument/hover", dw_lsp_hover },
+    { "textDocument/completion", dw_lsp_completion },
+    { "textDocument/definition", dw_lsp_definition },
+    { "textDocument/documentSymbol", dw_lsp_symbols },
+    { "textDocument/codeAction", dw_lsp_code_action },
 };
 
 typedef struct notify_method { const char *name; void (*fn)(dw_lsp *s, const dw_json *params); } notify_method;
@@ -361,6 +369,8 @@ void dw_lsp_free(dw_lsp *s)
     dw_buf_free(&s->in);
     free(s->root);
     free(s->box_schema_file);
+    free(s->stdlib_file);
+    if (s->stdlib) dw_policy_set_free(s->stdlib);
     free(s);
 }
 

@@ -108,6 +108,77 @@ def main_session(dwc, tmp):
 
 def features(c, uri, text, tmp):
     """hover, completion, definition, symbols, code actions, formatting"""
+    doc = {'uri': uri}
+    version = [2]
+
+    def change(new_text, old_text):
+        # one incremental change: the smallest range that differs
+        a = 0
+        while a < min(len(new_text), len(old_text)) and new_text[a] == old_text[a]:
+            a += 1
+        b = 0
+        while b < min(len(new_text), len(old_text)) - a and new_text[-1 - b] == old_text[-1 - b]:
+            b += 1
+        version[0] += 1
+        c.notify('textDocument/didChange', {
+            'textDocument': {'uri': uri, 'version': version[0]},
+            'contentChanges': [{'range': {'start': position(old_text, a), 'end': position(old_text, len(old_text) - b)},
+                                'text': new_text[a:len(new_text) - b]}]})
+        return c.diagnostics(uri, version[0])['diagnostics']
+
+    # hover on `context.input.path`: its type from Box's schema
+    at = text.index('context.input.path')
+    r = c.request('textDocument/hover', {'textDocument': doc, 'position': position(text, at + len('context.input.pa'))})
+    res = r.get('result') or {}
+    check('hover on context.input.path: String',
+          res.get('contents', {}).get('value') == '`context.input.path`: `String`' and res.get('range') == span(text, 'context.input.path'), r)
+    r = c.request('textDocument/hover', {'textDocument': doc, 'position': position(text, text.index('"fs:read"') + 3)})
+    value = (r.get('result') or {}).get('contents', {}).get('value', '')
+    check('hover on an action: its context shape', 'action Box::Action::"fs:read"' in value and 'context: {input: {operation: Box::FsReadOperation, path: String}' in value, r)
+
+    # completion after `context.input.` lists the fields of fs:read's input
+    typing = text.replace('like "*/.env" }', 'like "*/.env" && context.input. }')
+    change(typing, text)
+    at = typing.index('context.input. }') + len('context.input.')
+    r = c.request('textDocument/completion', {'textDocument': doc, 'position': position(typing, at)})
+    labels = sorted(i['label'] for i in r['result']['items'])
+    check('completion after context.input.: the action\'s fields', labels == ['operation', 'path'], r)
+    r = c.request('textDocument/completion', {'textDocument': doc, 'position': position(typing, typing.index('"fs:read"') + 5)})
+    labels = sorted(i['label'] for i in r['result']['items'])
+    check('completion in an action id: the ids starting so', labels == ['fs:read'], labels)
+    change(text, typing)
+
+    # definition of Box::Action::"fs:read": the schema, where it is declared
+    r = c.request('textDocument/definition', {'textDocument': doc, 'position': position(text, text.index('"fs:read"') + 2)})
+    loc = r.get('result') or {}
+    target = loc.get('uri', '')
+    ok = target.startswith('file://') and target.endswith('.cedarschema')
+    if ok:
+        from urllib.parse import unquote
+        schema = open(unquote(target[len('file://'):]), encoding='utf-8').read()
+        builtin = open(os.path.join(HERE, '..', '..', 'lang', 'box_actions.cedarschema'), encoding='utf-8').read()
+        ok = schema == builtin and loc.get('range') == span(schema, '"fs:read"', 0) and 'action "fs:read" appliesTo' in schema
+    check('definition of Box::Action::"fs:read": the schema location', ok, r)
+
+    # document symbols: the rules by @id
+    r = c.request('textDocument/documentSymbol', {'textDocument': doc})
+    names = [x['name'] for x in r.get('result') or []]
+    check('document symbols: rules by @id', names == ['read_project', 'write_out', 'read_project'], r)
+
+    # the quick fix the unknown action's diagnostic names, applied
+    bad = span(text, 'Box::Action::"fs:wirte"')
+    r = c.request('textDocument/codeAction', {'textDocument': doc, 'range': bad, 'context': {'diagnostics': []}})
+    acts = r.get('result') or []
+    edits = acts[0]['edit']['changes'][uri] if len(acts) == 1 else []
+    check('code action: the "did you mean" fix', len(edits) == 1 and edits[0]['range'] == bad and
+          edits[0]['newText'] == 'Box::Action::"fs:write"', r)
+    fixed = text.replace('Box::Action::"fs:wirte"', 'Box::Action::"fs:write"')
+    d = change(fixed, text)
+    check('... applied, its diagnostic is gone', [x.get('code') for x in d] == ['box-duplicate-id'], d)
+
+    # formatting: `dwc format` has not landed, so the server does not offer it
+    caps_r = c.request('textDocument/formatting', {'textDocument': doc, 'options': {'tabSize': 2, 'insertSpaces': True}})
+    check('formatting is not offered before dwc format exists: -32601', error_code(caps_r) == -32601, caps_r)
 
 
 def malformed(c):
