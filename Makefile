@@ -30,7 +30,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
            $(BUILD)/obj/gen/box_actions.o
 
-.PHONY: all deps demo test conformance clean unit fuzz bench difftest check-deps check-test-deps
+.PHONY: all deps demo test conformance clean unit fuzz bench difftest formatdiff check-deps check-test-deps
 all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- what the build needs, checked before anything runs ----
@@ -53,7 +53,7 @@ check-deps:
 check-test-deps: check-deps
 	$(call check_deps,$(TEST_DEPS))
 # goals that install the packages first check after installing
-ifneq ($(filter deps test demo conformance bench difftest,$(MAKECMDGOALS)),)
+ifneq ($(filter deps test demo conformance bench difftest formatdiff,$(MAKECMDGOALS)),)
 check-deps: deps
 endif
 
@@ -123,6 +123,8 @@ SO_REAL = libdogwood.so.$(VERSION)
 SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dwtest.o dwtest_report.o explain_cmd.o dogwood_cli.o validate_files.o \
     check_filter.o check_set.o check_lint.o) $(BUILD)/obj/compiler/lint_run.o \
     $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard runtime/lsp*.c))
+# ... and the formatter (`dwc format`: ICU's character widths)
+SO_EXCLUDE += $(BUILD)/obj/runtime/format_cmd.o $(addprefix $(BUILD)/obj/lang/,fmt_cst.o fmt_doc.o format.o format_dw.o format_check.o)
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map
@@ -250,6 +252,11 @@ N ?= 10000
 difftest: deps all
 	tests/diff/run.sh $(N)
 	DIFF_SUITE=templates tests/diff/run.sh $(or $(TEMPLATE_N),300)
+
+# dwc format against Cedar's formatter (cedar-wasm) over every Cedar policy set of the
+# corpus, the repository and the shared dir (make test runs a sample: tests/format/run.sh)
+formatdiff: deps all $(CORPUS_DIR)/.unpacked
+	tests/format/run.sh $(BUILD)/dwc $(SHARED) 1
 
 # Benchmarks print figures; they are never pass/fail tests.  Writes docs/PERFORMANCE.md.
 $(BUILD)/temporal_bench: tests/bench/temporal_bench.c tests/bench/bench_util.h tests/bench/join_policies.h $(BUILD)/libdogwood.a

@@ -20,6 +20,7 @@
 #include "../compiler/pipeline.h"
 #include "links.h"
 #include "link_cmd.h"
+#include "format_cmd.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -555,6 +556,8 @@ out:
     return rc;
 }
 
+static int cmd_format(int argc, char **argv) { return dw_cmd_format(argc, argv, as_cedar); }
+
 /* ---- help ---- */
 static int cmd_help(int argc, char **argv);
 
@@ -562,6 +565,7 @@ static const command commands[] = {
     { "authorize", cmd_authorize, "decide one request (ALLOW/DENY), like Cedar's CLI", authorize_usage },
     { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
+    { "format", cmd_format, "lay out policies canonically (Cedar's `format`, byte for byte)", dw_format_usage },
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },

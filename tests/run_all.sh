@@ -77,6 +77,8 @@ suites() {
     run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
     # dwc lsp: a scripted editor session over pipes (tests/lsp/session.py)
     run_suite "lsp$tag" tests/lsp/session.py "$B/dwc"
+    # dwc format: Cedar's formatter byte for byte (a corpus sample; all of it: make formatdiff)
+    run_suite "format$tag" tests/format/run.sh "$B/dwc" "$SHARED"
 }
 
 suites build ""

@@ -1,0 +1,191 @@
+/* fmt_doc.c - document constructors and the layout algorithm (fmt_doc.h).
+ * The renderer is the `pretty` crate's: a stack of (indent, mode, doc)
+ * commands; at a group in break mode it measures, in flat mode, the group
+ * and then whatever follows it up to the next possible line break, and
+ * prints the group flat if that stays within the width. */
+#include "fmt_doc.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/uchar.h>
+
+const fmt_doc fmt_nil_doc = { .kind = FMT_NIL };
+static const fmt_doc hard_doc = { .kind = FMT_HARD };
+static const fmt_doc space_doc = { .kind = FMT_TEXT, .s = " ", .len = 1, .width = 1 };
+static const fmt_doc line_doc = { .kind = FMT_ALT, .a = &hard_doc, .b = &space_doc };
+static const fmt_doc line0_doc = { .kind = FMT_ALT, .a = &hard_doc, .b = &fmt_nil_doc };
+
+const fmt_doc *fmt_space(void) { return &space_doc; }
+const fmt_doc *fmt_hardline(void) { return &hard_doc; }
+const fmt_doc *fmt_line(void) { return &line_doc; }
+const fmt_doc *fmt_line_(void) { return &line0_doc; }
+
+static fmt_doc *node(fmt_docs *d, fmt_doc_kind k)
+{
+    fmt_doc *n = dw_arena_alloc_or_jump(d->A, sizeof *n, d->oom);
+    n->kind = k;
+    return n;
+}
+
+/* The display width Cedar's renderer gives a character (the unicode-width
+ * crate's rules, as measured against cedar-wasm): 0 for combining and
+ * default-ignorable characters, 2 for East Asian wide and fullwidth ones,
+ * else 1 (control characters included). */
+static int char_width(UChar32 c)
+{
+    if (c < 0x7F) return 1;
+    if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) return 0;
+    int gc = u_charType(c);
+    if (gc == U_NON_SPACING_MARK || gc == U_ENCLOSING_MARK) return 0;
+    if (c >= 0x1160 && c <= 0x11FF) return 0;      /* Hangul vowels and finals: they join the syllable */
+    int ea = u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH);
+    return ea == U_EA_WIDE || ea == U_EA_FULLWIDTH ? 2 : 1;
+}
+
+/* Decode the UTF-8 character at s (n > 0 bytes left); *len its length. */
+static UChar32 utf8_at(const unsigned char *s, size_t n, size_t *len)
+{
+    unsigned c = s[0];
+    size_t k = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (k > n) k = 1;
+    UChar32 v = k == 1 ? (UChar32)c : (UChar32)(c & (0x7F >> k));
+    for (size_t i = 1; i < k; i++) v = (v << 6) | (s[i] & 0x3F);
+    *len = k;
+    return v;
+}
+
+const fmt_doc *fmt_text(fmt_docs *d, const char *s, size_t len)
+{
+    if (!len) return &fmt_nil_doc;
+    fmt_doc *n = node(d, FMT_TEXT);
+    n->s = s;
+    n->len = len;
+    for (size_t i = 0, k; i < len; i += k) n->width += (size_t)char_width(utf8_at((const unsigned char *)s + i, len - i, &k));
+    return n;
+}
+
+const fmt_doc *fmt_textz(fmt_docs *d, const char *s) { return fmt_text(d, s, strlen(s)); }
+
+const fmt_doc *fmt_cat(fmt_docs *d, const fmt_doc *a, const fmt_doc *b)
+{
+    if (a->kind == FMT_NIL) return b;
+    if (b->kind == FMT_NIL) return a;
+    fmt_doc *n = node(d, FMT_CAT);
+    n->a = a;
+    n->b = b;
+    return n;
+}
+
+const fmt_doc *fmt_nest(fmt_docs *d, int by, const fmt_doc *a)
+{
+    if (!by || a->kind == FMT_NIL) return a;
+    fmt_doc *n = node(d, FMT_NEST);
+    n->nest = by;
+    n->a = a;
+    return n;
+}
+
+const fmt_doc *fmt_group(fmt_docs *d, const fmt_doc *a)
+{
+    if (a->kind == FMT_NIL) return a;
+    fmt_doc *n = node(d, FMT_GROUP);
+    n->a = a;
+    return n;
+}
+
+typedef struct cmd { size_t ind; int flat; const fmt_doc *doc; } cmd;
+typedef struct stack { cmd *v; size_t n, cap; } stack;
+
+static int push(stack *s, size_t ind, int flat, const fmt_doc *doc)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        cmd *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (cmd){ ind, flat, doc };
+    return 0;
+}
+
+/* Does `next`, flat, followed by the pending commands (in break mode) up to
+ * their first line break, fit from column pos? */
+static int fits(const fmt_doc *next, size_t pos, size_t width, const stack *b, stack *f, int *oom)
+{
+    size_t bidx = b->n;
+    f->n = 0;
+    if (push(f, 0, 1, next)) { *oom = 1; return 0; }
+    int flat = 1;
+    for (;;) {
+        const fmt_doc *doc;
+        if (f->n) doc = f->v[--f->n].doc;
+        else if (bidx == 0) return 1;
+        else { doc = b->v[--bidx].doc; flat = 0; }
+        for (;;) {
+            switch (doc->kind) {
+            case FMT_NIL: break;
+            case FMT_CAT:
+                if (push(f, 0, flat, doc->b)) { *oom = 1; return 0; }
+                doc = doc->a;
+                continue;
+            case FMT_HARD: return !flat;
+            case FMT_TEXT:
+                pos += doc->width;
+                if (pos > width) return 0;
+                break;
+            case FMT_ALT: doc = flat ? doc->b : doc->a; continue;
+            case FMT_NEST: case FMT_GROUP: doc = doc->a; continue;
+            }
+            break;
+        }
+    }
+}
+
+int fmt_render(const fmt_doc *doc, size_t width, dw_buf *out)
+{
+    stack b = { 0 }, f = { 0 };
+    int rc = -1, oom = 0;
+    size_t pos = 0;
+    if (push(&b, 0, 0, doc)) goto done;
+    while (b.n) {
+        cmd c = b.v[--b.n];
+        for (;;) {
+            const fmt_doc *d = c.doc;
+            switch (d->kind) {
+            case FMT_NIL: break;
+            case FMT_CAT:
+                if (push(&b, c.ind, c.flat, d->b)) goto done;
+                c.doc = d->a;
+                continue;
+            case FMT_ALT: c.doc = c.flat ? d->b : d->a; continue;
+            case FMT_GROUP:
+                if (!c.flat) {
+                    c.flat = fits(d->a, pos, width, &b, &f, &oom);
+                    if (oom) goto done;
+                }
+                c.doc = d->a;
+                continue;
+            case FMT_NEST:
+                c.ind = (size_t)((long)c.ind + d->nest < 0 ? 0 : (long)c.ind + d->nest);
+                c.doc = d->a;
+                continue;
+            case FMT_HARD:
+                if (dw_buf_putc(out, '\n')) goto done;
+                for (size_t i = 0; i < c.ind; i++)
+                    if (dw_buf_putc(out, ' ')) goto done;
+                pos = c.ind;
+                break;
+            case FMT_TEXT:
+                if (dw_buf_append(out, d->s, d->len)) goto done;
+                pos += d->width;
+                break;
+            }
+            break;
+        }
+    }
+    rc = 0;
+done:
+    free(b.v);
+    free(f.v);
+    return rc;
+}
