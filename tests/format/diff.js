@@ -38,7 +38,7 @@ function walk(p, out) {
   try { st = fs.statSync(p); } catch (e) { return; }
   if (st.isDirectory()) {
     for (const e of fs.readdirSync(p).sort()) {
-      if (e === 'node_modules' || e === '.git') continue;
+      if (e === 'node_modules' || e === '.git' || e === 'build') continue;   // build/corpus is given by name
       walk(path.join(p, e), out);
     }
   } else if (p.endsWith('.cedar')) out.push(p);

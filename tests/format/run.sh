@@ -56,7 +56,6 @@ echo "$n policy files: formatted, idempotent, --check consistent"
 
 # 3. the command line
 printf 'permit(principal,action,resource) when { context.a // keep me\n && true };\n' >"$tmp/p.cedar"
-want=$'permit (principal, action, resource)\nwhen { context.a // keep me\n && true };\n'
 want=$("$DWC" format <"$tmp/p.cedar")
 if [ "$want" = "$("$DWC" format - <"$tmp/p.cedar")" ] && grep -q "// keep me" <<<"$want"; then ok; else bad "stdin: $want"; fi
 cp "$tmp/p.cedar" "$tmp/w.cedar"
@@ -64,7 +63,9 @@ cp "$tmp/p.cedar" "$tmp/w.cedar"
 ls "$tmp"/w.cedar.fmt.* >/dev/null 2>&1 && bad "--write left a temporary file" || ok
 "$DWC" format --check "$tmp/p.cedar" >"$tmp/out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -q "not formatted" "$tmp/out" && ok || bad "--check on unformatted: exit $rc"
-"$DWC" format -l 20 -i 4 "$tmp/p.cedar" | grep -q '^    principal,$' && ok || bad "-l 20 -i 4 does not break the scope"
+printf 'permit(principal == User::"a", action, resource) when { context.aaaaaaaaaa && context.bbbbbbbbbbbb };\n' >"$tmp/l.cedar"
+"$DWC" format -l 30 -i 4 "$tmp/l.cedar" >"$tmp/out"
+grep -q '^    principal == User::"a",$' "$tmp/out" && grep -q '^    context.aaaaaaaaaa &&$' "$tmp/out" && ok || bad "-l 30 -i 4: $(cat "$tmp/out")"
 printf 'permit(principal, action, resource) when { 1 < 2 < 3 };\n' >"$tmp/bad.cedar"
 "$DWC" format "$tmp/bad.cedar" >/dev/null 2>&1; rc=$?; [ $rc = 2 ] && ok || bad "invalid input: exit $rc, not 2"
 cmp -s "$tmp/bad.cedar" <(printf 'permit(principal, action, resource) when { 1 < 2 < 3 };\n') && ok || bad "invalid input was changed"
