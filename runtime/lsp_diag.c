@@ -118,10 +118,10 @@ void dw_lsp_publish(dw_lsp *s, dw_lsp_doc *d)
         dw_lsp_show(s, 1, "dwc lsp: out of memory checking the document; its diagnostics are stale");
         return;
     }
-    const dw_policy_set *ps = dw_lsp_doc_policies(d);
     for (size_t i = 0; i < f.n; i++) {
         const dw_finding *g = &f.v[i];
         if (g->src && g->src != &d->src) {
+            const dw_policy_set *ps = dw_lsp_doc_policies(d);   /* parsed only for these */
             /* in another file (the macro library): shown at its policy, named */
             char m[1200];
             snprintf(m, sizeof m, "%s:%u:%u: %s", g->src->name, g->loc.line, g->loc.col, g->msg);
