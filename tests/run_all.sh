@@ -85,6 +85,8 @@ suites build ""
 # libdogwood as installed: make install DESTDIR, exports, pkg-config/dlopen/static C, Python, Rust, man pages
 run_suite "lib" tests/lib/run.sh build "$SHARED"
 suites build/asan "-asan"
+# the editor files of docs/editors/ (TextMate grammars, VS Code manifest, Vim syntax)
+run_suite "editors" tests/lsp/grammars.py
 # docs/PERFORMANCE.md's generator on made-up results: every section keeps its table
 run_suite "bench-report" tests/bench/report_test.sh
 # dwd killed with SIGKILL at random points and restarted (CRASH_TRIALS, default 20)

@@ -13,6 +13,24 @@ class ProtocolError(Exception):
     pass
 
 
+class Tally:
+    """ok/FAIL lines and the closing "N passed, N failed" of make test's suites"""
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, ok, detail=''):
+        if ok:
+            self.passed += 1
+            print('ok   %s' % name)
+        else:
+            self.failed += 1
+            print('FAIL %s %s' % (name, detail))
+
+    def summary(self):
+        print('%d passed, %d failed' % (self.passed, self.failed))
+        return 0 if self.failed == 0 else 1
+
+
 class Client:
     def __init__(self, argv, env=None, cwd=None):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

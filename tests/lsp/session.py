@@ -14,20 +14,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from lsp_client import Client, file_uri, position, span  # noqa: E402
+from lsp_client import Client, Tally, file_uri, position, span  # noqa: E402
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=''):
-    global passed, failed
-    if ok:
-        passed += 1
-        print('ok   %s' % name)
-    else:
-        failed += 1
-        print('FAIL %s %s' % (name, detail))
+TALLY = Tally()
+check = TALLY.check
 
 
 def error_code(resp):
@@ -289,8 +279,7 @@ def main():
                 check(part.__name__, False, '%s: %s' % (type(e).__name__, e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 0 if failed == 0 else 1
+    return TALLY.summary()
 
 
 if __name__ == '__main__':
