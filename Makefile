@@ -115,12 +115,12 @@ SONAME = libdogwood.so.$(VERSION_MAJOR)
 SO_REAL = libdogwood.so.$(VERSION)
 # dwc's and dwd's own modules stay out: the proofs (Z3), the benchmark (it
 # counts allocations through runtime/alloc_count.c), dwd's protocol, socket,
-# decision-log writer, keeper and seccomp confinement, dwc's replay driver,
+# decision-log writer, policy compiling child, keeper and seccomp confinement, dwc's replay driver,
 # trace checker, test runner, explain printer and reference commands (dogwood_cli, validate_files), and
 # dwc check's findings filters, and its lint driver and Unicode rules, and dwc lsp (runtime/lsp*.c)
 # (compiler/lint_run.c, ICU's tables); compiler/lint.c's rules stay in: the
 # loader's Box profile runs them.
-SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o keeper.o seccomp.o replay.o trace_box.o dwtest.o dwtest_report.o explain_cmd.o dogwood_cli.o validate_files.o \
+SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o dwd_policy.o keeper.o seccomp.o replay.o trace_box.o dwtest.o dwtest_report.o explain_cmd.o dogwood_cli.o validate_files.o \
     check_filter.o check_set.o check_lint.o) $(BUILD)/obj/compiler/lint_run.o \
     $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard runtime/lsp*.c))
 # ... and the formatter (`dwc format`: ICU's character widths)
@@ -136,8 +136,21 @@ $(BUILD)/libdogwood.so: $(BUILD)/$(SO_REAL)
 
 $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lz3
-# dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup
-$(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood.a
+# dwd: the decision service (runtime/dwd_main.c); libseccomp confines it after setup.
+# It serves compiled artifacts only (runtime/engine_open.h) and links from an
+# archive without the front end: the parser and lexer, the macro library and
+# expander, the schema and event-schema parsers, the compiler, type checker,
+# lint and proofs, and the engine's source-text opening (engine_source.c).
+# A serving object that reached for one would fail the link;
+# tests/dwd/no_front_end.sh checks the binary's symbols besides.
+FRONT_END_OBJS = $(filter $(BUILD)/obj/compiler/%,$(LIB_OBJS)) \
+    $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
+    $(addprefix $(BUILD)/obj/lang/,schema.o schema_text.o schema_json.o eventschema.o eventschema_derive.o) \
+    $(addprefix $(BUILD)/obj/runtime/,load.o engine_source.o links.o check.o check_filter.o check_set.o)
+$(BUILD)/libdogwood-serve.a: $(filter-out $(FRONT_END_OBJS),$(LIB_OBJS))
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/dwd: $(BUILD)/obj/runtime/dwd_main.o $(BUILD)/libdogwood-serve.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lseccomp -lpthread
 $(BUILD)/dw-conformance: $(BUILD)/obj/conformance/conformance_main.o $(BUILD)/libdogwood.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -334,6 +334,7 @@ int dw_artifact_write_for_isa(const dw_program *p, uint64_t schema_digest, uint6
     wr32(meta + 4, prefix_str);
     dw_put_le64(meta + 8, schema_digest);
     put(&w, DW_SEC_META, meta, sizeof meta);
+    if (p->serve_len) put(&w, DW_SEC_SERVE, p->serve, p->serve_len);
 
     /* layout: header, section table (non-empty sections only), sections back to back */
     uint32_t nsec = 0;

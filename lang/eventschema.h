@@ -100,6 +100,7 @@ void dw_event_schema_free(dw_event_schema *es);
 /* Built-in schemas: "default" (pinned, §12.7), "unpinned", "session-pinned",
  * "box" (box/events.dwschema).  Unknown name: NULL.  The text is static. */
 const char *dw_event_schema_builtin_text(const char *name);
+const dw_source *dw_event_schema_builtin_source(const char *name);
 dw_event_schema *dw_event_schema_builtin(const char *name, dw_diags *d);
 
 bool dw_event_schema_is_decision_kind(const dw_event_schema *es, const char *kind, size_t len);

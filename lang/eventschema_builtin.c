@@ -137,8 +137,8 @@ const char *dw_event_schema_builtin_text(const char *name)
     return b ? b->text : NULL;
 }
 
-dw_event_schema *dw_event_schema_builtin(const char *name, dw_diags *d)
+const dw_source *dw_event_schema_builtin_source(const char *name)
 {
     const builtin *b = find(name);
-    return b ? dw_event_schema_parse(&b->src, d) : NULL;
+    return b ? &b->src : NULL;
 }

@@ -71,10 +71,17 @@ dw_schema *dw_schema_parse_json(const dw_source *src, dw_diags *diags);
 /* Pick by content: JSON if the first non-space byte is '{'. */
 dw_schema *dw_schema_parse(const dw_source *src, dw_diags *diags);
 void dw_schema_free(dw_schema *s);
+/* Allocate an empty schema (NULL on OOM): the parsers fill it, and so does
+ * the artifact's serving context (runtime/artifact_serve.c). */
+dw_schema *dw_schema_new(const dw_source *src);
 
 const dw_entity_decl *dw_schema_entity(const dw_schema *s, const char *name, size_t len);
 const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, size_t tlen,
                                        const char *id, size_t idlen);
+/* The order of entities (by name), actions (by type, then id) and record
+ * attributes (by name): bytewise, a prefix first. */
+int dw_schema_name_cmp(dw_str a, dw_str b);
+int dw_schema_uid_cmp(dw_str at, dw_str aid, dw_str bt, dw_str bid);
 /* Print a resolved type ("Set<Long>", "{a: Long, b?: String}", "Ns::User"). */
 void dw_type_print(FILE *out, const dw_type *t);
 
@@ -135,8 +142,6 @@ typedef struct dw_rdecl {
 } dw_rdecl;
 typedef struct dw_rschema { dw_rdecl *v; size_t n, cap; } dw_rschema;
 
-/* Allocate an empty schema (NULL on OOM). */
-dw_schema *dw_schema_new(const dw_source *src);
 /* Append a zeroed declaration (arena-backed vector); NULL on OOM. */
 dw_rdecl *dw_rschema_add(dw_schema *s, dw_rschema *r);
 /* Grow an arena-backed array of `size`-byte elements to hold n+1 (doubling). */

@@ -84,3 +84,10 @@ int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid
     }
     return 0;
 }
+
+const char *dw_box_profile_refusal(bool box, const dw_program *p)
+{
+    if (box && !p->box_profile)
+        return "not checked against the Box profile (box.md §11): compile it with `dwc compile --schema box`";
+    return NULL;
+}

@@ -8,7 +8,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../lang/json.h"
+#include "../vm/program.h"
 #include "../vm/value.h"
+
+/* Box's action schema (lang/box_actions.cedarschema, embedded by the
+ * Makefile): `--schema box`. */
+extern const char dw_box_actions_schema_text[];
+extern const size_t dw_box_actions_schema_len;
 
 /* 0 if the event may be taken; -1 with the reason in msg.  event: the
  * event's (or Cedar request's) JSON object, or NULL; text, len: the JSON text
@@ -17,5 +23,10 @@
  * the schema gate). */
 int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid *principal, const dw_uid *resource,
                 char *msg, size_t cap);
+
+/* Why compiled program p may not serve an engine in Box mode (box: true),
+ * or NULL: it must have passed the Box profile when it was compiled
+ * (`dwc compile --schema box` stamps DW_AF_BOX_PROFILE, vm/artifact_format.h). */
+const char *dw_box_profile_refusal(bool box, const dw_program *p);
 
 #endif

@@ -15,6 +15,7 @@
 #include "lsp.h"
 #include "cli.h"
 #include "dogwood_parts.h"
+#include "../compiler/artifact_serve.h"
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
 #include "../compiler/pipeline.h"
@@ -413,7 +414,7 @@ static int cmd_disasm(int argc, char **argv)
 
 /* ---- dwc compile ---- */
 static const char compile_usage[] =
-    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [-o OUT.dwb]\n"
+    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [--events E] [-o OUT.dwb|-]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
     "With a schema the set must pass strict validation first (dogwood.md D13); with\n"
     "`box`, every load check of the Box profile (box.md §11: dwc check --schema box's\n"
@@ -423,14 +424,20 @@ static const char compile_usage[] =
     "  -p, --policies FILE   the policy set; also accepted as a bare argument\n"
     "  -k, --template-linked FILE  Cedar's template links: the artifact holds each linked\n"
     "                        policy under its link id (templates themselves decide nothing)\n"
-    "  -s, --schema FILE     Cedar schema, or `box`\n"
-    "  -o, --output FILE     where to write the artifact\n";
+    "  -s, --schema FILE     Cedar schema, or `box`; the artifact carries its request gate\n"
+    "                        and the event schema (dwd serves it without parsing either)\n"
+    "      --events E        the event schema (.dwschema or a built-in name; default: the\n"
+    "                        schema's, `box` for box); needs -s\n"
+    "  -o, --output FILE     where to write the artifact (`-`: standard output)\n"
+    "      --quiet           on failure print only the first error, on one line (dwd --policy)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL;
+    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL, *events = NULL;
+    bool quiet = false;
     const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL },
-                                { "template-linked", 'k', &links, NULL }, { 0 } };
+                                { "template-linked", 'k', &links, NULL }, { "events", 0, &events, NULL },
+                                { "quiet", 0, NULL, &quiet }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, &pol, compile_usage);
     if (pr) return pr > 0 ? 0 : 1;
     if (!pol) { fputs(compile_usage, stderr); return 1; }
@@ -443,39 +450,49 @@ static int cmd_compile(int argc, char **argv)
     }
     dw_session s;
     dw_session_init(&s);
+    s.quiet = quiet;             /* the first error is kept in s.first_error, printed below */
     /* the schema first: the temporal checks against it run while loading, and
      * with `box` the Box profile's load checks (box.md §11), whose refusals
      * write no artifact; one written records that it passed them */
+    if (events && !sch) { fprintf(stderr, "dwc compile: error: --events needs a schema (-s)\n"); return 1; }
     int rc = sch ? dw_session_load_schema(&s, sch) : 0;
+    if (rc == 0 && sch) rc = dw_session_load_events(&s, events);
     s.links_path = links;
     if (rc == 0) rc = dw_session_load_policies(&s, pol);
-    if (rc == 2 && s.box) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
+    if (rc == 2 && s.box && !quiet) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
     if (rc == 0 && sch && !s.box && s.ps) {
         dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
         dw_policy_set templates = *s.ps;     /* linking moved them out of the set: validated too */
         templates.policies = s.ps->templates;
         templates.npolicies = s.ps->ntemplates;
         r.nerrors += dw_validate(&templates, s.schema, &s.diags).nerrors;
-        dw_diags_print(&s.diags, stderr);
-        if (r.nerrors) { fprintf(stderr, "dwc compile: %zu validation error(s); no artifact written\n", r.nerrors); rc = 3; }
+        for (size_t i = 0; quiet && i < s.diags.n && !s.first_error[0]; i++)
+            if (s.diags.v[i].sev == DW_SEV_ERROR) dw_diag_format(&s.diags.v[i], s.first_error, sizeof s.first_error);
+        if (!quiet) dw_diags_print(&s.diags, stderr);
+        if (r.nerrors) rc = 3;
+        if (r.nerrors && !quiet) fprintf(stderr, "dwc compile: %zu validation error(s); no artifact written\n", r.nerrors);
     }
     if (rc == 0) {
         dw_buf b = { 0 };
         char msg[256];
-        if (dw_artifact_write(s.prog, dw_session_schema_digest(&s), &b)) { fprintf(stderr, "dwc compile: error: out of memory\n"); rc = 1; }
+        /* with a schema, what a service needs to serve it without a front end (compiler/artifact_serve.h) */
+        if ((s.schema && dw_artifact_attach_serve(s.prog, s.schema, s.es, dw_session_events_digest(&s))) ||
+            dw_artifact_write(s.prog, dw_session_schema_digest(&s), &b)) { fprintf(stderr, "dwc compile: error: out of memory\n"); rc = 1; }
         else {
             /* verify what we are about to ship */
             dw_program *check = dw_artifact_load(b.p, b.len, msg, sizeof msg);
             if (!check) { fprintf(stderr, "dwc compile: internal error: artifact does not verify: %s\n", msg); rc = 1; }
             dw_program_free(check);
-            FILE *f = rc ? NULL : fopen(outp, "wb");
-            if (!rc && (!f || fwrite(b.p, 1, b.len, f) != b.len || fclose(f))) {
+            bool to_stdout = strcmp(outp, "-") == 0;
+            FILE *f = rc ? NULL : to_stdout ? stdout : fopen(outp, "wb");
+            if (!rc && (!f || fwrite(b.p, 1, b.len, f) != b.len || (to_stdout ? fflush(f) : fclose(f)))) {
                 fprintf(stderr, "dwc compile: error: cannot write %s\n", outp);
                 rc = 1;
             }
         }
         dw_buf_free(&b);
     }
+    if (rc && quiet && s.first_error[0]) fprintf(stderr, "%s\n", s.first_error);
     dw_session_free(&s);
     return rc;
 }

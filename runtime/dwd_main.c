@@ -39,8 +39,10 @@
 #include <unistd.h>
 #include "dogwood.h"
 #include "dwd_dlog.h"
+#include "dwd_policy.h"
 #include "dwd_protocol.h"
 #include "dwd_socket.h"
+#include "engine_open.h"
 #include "histlog.h"
 #include "keeper.h"
 #include "seccomp.h"
@@ -562,7 +564,10 @@ static const char usage_text[] =
     "           [--idle-timeout SECONDS] [--request-timeout SECONDS] [--salvage]\n"
     "       dwd --version | --help\n"
     "Options take their value as the next word or after '=' (--socket=PATH).\n"
-    "  --artifact, --policy P   the policy: a compiled artifact (.dwb) or policy source (.dw)\n"
+    "  --artifact, --policy P   the policy: a compiled artifact (.dwb) or policy source (.dw),\n"
+    "                           which dwd compiles with `dwc compile` before serving\n"
+    "  --dwc PATH               the dwc that compiles policy source (default: $DWC, else the\n"
+    "                           dwc beside dwd, else dwc on PATH)\n"
     "  --schema box|FILE        the action schema (default box: Box's built-in vocabulary)\n"
     "  --events E               the event schema (.dwschema or a built-in name)\n"
     "  --state DIR              the history log and checkpoints (locked: one dwd per directory)\n"
@@ -631,7 +636,7 @@ enum {
     OPT_DURABILITY, OPT_CHECKPOINT_EVERY, OPT_CHECKPOINT_INTERVAL, OPT_TEMPORAL_WORK_BOUND, OPT_LOG_INCLUDE, OPT_BOX_NAME,
     OPT_BOX_SOURCE, OPT_RUN_ID, OPT_MAX_CONNECTIONS, OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_IDLE_TIMEOUT,
     OPT_REQUEST_TIMEOUT, OPT_SALVAGE, OPT_TRUST_CLIENT_TIME, OPT_NO_CONFINE, OPT_SELFTEST_SECCOMP, OPT_SELFTEST_KEEPER,
-    OPT_VERSION,
+    OPT_VERSION, OPT_DWC,
 };
 static const struct option long_options[] = {
     { "artifact", required_argument, NULL, OPT_ARTIFACT },
@@ -660,6 +665,7 @@ static const struct option long_options[] = {
     { "selftest-seccomp", no_argument, NULL, OPT_SELFTEST_SECCOMP },        /* tests only */
     { "selftest-keeper", required_argument, NULL, OPT_SELFTEST_KEEPER },    /* tests only: DIR */
     { "version", no_argument, NULL, OPT_VERSION },
+    { "dwc", required_argument, NULL, OPT_DWC },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -702,7 +708,7 @@ static int check_policy_file(const char *path)
 int main(int argc, char **argv)
 {
     const char *policy = NULL, *schema = NULL, *events = NULL, *state = NULL, *sock = NULL, *dlog = NULL;
-    const char *durability = "full", *include = "deny,permit";
+    const char *durability = "full", *include = "deny,permit", *dwc = NULL;
     uint64_t every = 10000, interval = 0, max_conns = 256, max_request = DWD_MAX_LINE, max_pending = 1u << 20;
     uint64_t idle_s = 300, request_s = 10, bound = 0;
     bool trust_time = false, no_confine = false, max_conns_given = false, salvage = false;
@@ -717,6 +723,7 @@ int main(int argc, char **argv)
         switch (opt) {
         case OPT_ARTIFACT: case OPT_POLICY: policy = optarg; break;
         case OPT_SCHEMA: schema = optarg; break;
+        case OPT_DWC: dwc = optarg; break;
         case OPT_EVENTS: events = optarg; break;
         case OPT_STATE: state = optarg; break;
         case OPT_SOCKET: sock = optarg; break;
@@ -785,9 +792,14 @@ int main(int argc, char **argv)
         free(s.conns); free(pfd); close(sock_lock);
         return 1;
     }
+    /* the artifact (policy text compiled by dwc in a child) before the
+     * keeper: the keeper is forked with no other descriptors */
+    void *art = NULL;
+    size_t art_len = 0;
+    if (dwd_policy_artifact(policy, schema, events, dwc, &art, &art_len)) { free(s.conns); free(pfd); close(sock_lock); return 1; }
     /* the keeper first: a small process with no other descriptors and no threads */
     s.keeper = dw_keeper_start(state, err, sizeof err);
-    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); free(s.conns); free(pfd); close(sock_lock); return 1; }
+    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); free(art); free(s.conns); free(pfd); close(sock_lock); return 1; }
     dw_histlog_fileops fops;
     dw_keeper_fileops(s.keeper, &fops);
     dd.fileops = &fops;
@@ -798,7 +810,8 @@ int main(int argc, char **argv)
     dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events, .temporal_work_bound = bound };
     dw_engine_recovery rec;
     int lfd = -1;
-    s.e = dw_engine_open_durable(&cfg, &dd, &rec, err, sizeof err);
+    s.e = dw_engine_open_artifact_durable(&cfg, art, art_len, &dd, &rec, err, sizeof err);
+    free(art);
     if (!s.e) {
         /* a diagnostic in the policy already starts with its path */
         size_t pl = strlen(policy);

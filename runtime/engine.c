@@ -37,41 +37,34 @@ dw_monitors *engine_new_monitors(dw_engine *e, const dw_program *p)
     return m;
 }
 
-/* print: dwc's commands, which show every diagnostic with its caret on
- * stderr; library callers get the first one back in err instead. */
-static dw_engine *open_engine(const dw_engine_config *cfg, bool print, bool findings_warn, char *err, size_t errcap)
+/* The engine around in (taken over: released on failure too).  Both ways
+ * of opening end here: engine_open.c from an artifact, engine_source.c
+ * from policy text. */
+dw_engine *engine_new(const dw_engine_config *cfg, engine_inputs *in, char *err, size_t errcap)
 {
     if (!err) errcap = 0;
-    if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
     dw_monitors_seed();          /* getrandom now: dwd's seccomp filter, installed later, refuses it */
     dw_engine *e = calloc(1, sizeof *e);
-    if (!e) { snprintf(err, errcap, "out of memory"); return NULL; }
+    if (!e) {
+        snprintf(err, errcap, "out of memory");
+        dw_program_free(in->prog);
+        dw_store_free(&in->store);
+        if (in->release) in->release(in->owner);
+        return NULL;
+    }
     pthread_mutex_init(&e->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&e->ckpt_cv, &ca);
     pthread_condattr_destroy(&ca);
-    dw_session_init(&e->s);
-    e->s.quiet = !print;
-    e->s.schema_findings_warn = findings_warn;
+    e->s = *in;
     dw_arena_init(&e->h.arena, 256 * 1024);
     dw_arena_init(&e->scratch, 256 * 1024);
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
     e->replay_ts = cfg->replay_timestamps;
     e->work_bound = cfg->temporal_work_bound ? cfg->temporal_work_bound : DW_TEMPORAL_WORK_BOUND_DEFAULT;
     e->no_request_validation = cfg->no_request_validation;
-    int rc = 0;
-    if (cfg->schema_path) rc = dw_session_load_schema(&e->s, cfg->schema_path);
-    if (!rc && cfg->schema_path) rc = dw_session_load_events(&e->s, cfg->events_path);
-    if (!rc) rc = dw_session_load_policies(&e->s, cfg->policy_path);
-    if (!rc) rc = dw_session_load_entities(&e->s, NULL);
-    if (rc) {
-        if (print || !e->s.first_error[0]) snprintf(err, errcap, "cannot load the policy set%s", print ? " (diagnostics above)" : "");
-        else snprintf(err, errcap, "%s", e->s.first_error);
-        dw_engine_close(e);
-        return NULL;
-    }
     const dw_program *p = e->s.prog;
     e->leaf_policies = calloc(p->npolicies + 1, sizeof *e->leaf_policies);
     if (!e->leaf_policies) { snprintf(err, errcap, "out of memory"); dw_engine_close(e); return NULL; }
@@ -89,9 +82,19 @@ static dw_engine *open_engine(const dw_engine_config *cfg, bool print, bool find
     return e;
 }
 
-dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, false, false, err, errcap); }
-dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, false, err, errcap); }
-dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap) { return open_engine(cfg, true, true, err, errcap); }
+/* XXH3-64 of an event schema's text: a built-in name's, or a file's bytes.
+ * The durable log records it, and refuses a log written under another. */
+int engine_events_digest(const char *events, uint64_t *out, char *err, size_t cap)
+{
+    const char *text = dw_event_schema_builtin_text(events);
+    if (text) { *out = XXH3_64bits(text, strlen(text)); return 0; }
+    char *t;
+    size_t n;
+    if (dw_read_file(events, &t, &n)) { snprintf(err, cap, "cannot read %s: %s", events, strerror(errno)); return -1; }
+    *out = XXH3_64bits(t, n);
+    free(t);
+    return 0;
+}
 
 int dw_engine_close(dw_engine *e)
 {
@@ -112,7 +115,9 @@ int dw_engine_close(dw_engine *e)
     free(e->h.ev);
     dw_arena_free(&e->h.arena);
     dw_arena_free(&e->scratch);
-    dw_session_free(&e->s);
+    dw_program_free(e->s.prog);
+    dw_store_free(&e->s.store);
+    if (e->s.release) e->s.release(e->s.owner);
     free(e);
     return rc;
 }

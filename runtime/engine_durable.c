@@ -163,36 +163,22 @@ static int restore_checkpoint(void *ctx, uint64_t seq, uint64_t last_ts, const v
     return 0;
 }
 
-/* XXH3-64 of the event schema's text (the built-in text or the file's
- * bytes): a log written under another event schema is refused. */
-static int schema_digest(const dw_engine_config *cfg, uint64_t *out, char *err, size_t cap)
+bool engine_durable_invalid(const dw_engine_durable *d)
 {
-    const char *name = cfg->events_path ? cfg->events_path
-                       : (cfg->schema_path && strcmp(cfg->schema_path, "box") == 0 ? "box" : "default");
-    const char *text = dw_event_schema_builtin_text(name);
-    if (text) { *out = XXH3_64bits(text, strlen(text)); return 0; }
-    char *t;
-    size_t n;
-    if (dw_read_file(name, &t, &n)) { snprintf(err, cap, "cannot read %s: %s", name, strerror(errno)); return -1; }
-    *out = XXH3_64bits(t, n);
-    free(t);
-    return 0;
+    int mode = d ? d->durability & ~DW_DURABLE_SALVAGE : -1;
+    return !d || !d->state_dir || mode < 0 || mode > DW_DURABILITY_NONE;
 }
 
-dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,
-                                  char *err, size_t errcap)
+/* Recover e's history from d's log (the log must have been written under
+ * e's event schema, e->s.events_digest) and start its checkpointer.  e is
+ * closed on failure. */
+dw_engine *engine_make_durable(dw_engine *e, const dw_engine_durable *d, dw_engine_recovery *rec, char *err, size_t errcap)
 {
     if (rec) memset(rec, 0, sizeof *rec);
     if (!err) errcap = 0;
-    int mode = d ? d->durability & ~DW_DURABLE_SALVAGE : -1;
-    if (!d || !d->state_dir || mode < 0 || mode > DW_DURABILITY_NONE) {
-        snprintf(err, errcap, "invalid durable-history options");
-        return NULL;
-    }
-    dw_engine *e = dw_engine_open(cfg, err, errcap);
-    if (!e) return NULL;
-    uint64_t digest;
-    if (schema_digest(cfg, &digest, err, errcap)) { dw_engine_close(e); return NULL; }
+    if (engine_durable_invalid(d)) { snprintf(err, errcap, "invalid durable-history options"); dw_engine_close(e); return NULL; }
+    int mode = d->durability & ~DW_DURABLE_SALVAGE;
+    uint64_t digest = e->s.events_digest;
     restore_ctx rc = { .e = e };
     dw_histlog_options opt = {
         .schema_digest = digest, .durability = (dw_durability)mode,
@@ -271,18 +257,19 @@ int dw_engine_reload(dw_engine *e, const void *artifact, size_t len, dw_reload_i
     if (!err) errcap = 0;
     if (!e || !artifact) { snprintf(err, errcap, "no %s", e ? "artifact" : "engine"); return -1; }
     char m[256];
-    if (!dw_is_artifact(artifact, len)) { snprintf(err, errcap, "not a compiled policy artifact (.dwb: dwc compile)"); return -1; }
+    if (!dw_is_artifact(artifact, len)) { snprintf(err, errcap, "not a compiled policy artifact (.dwb): a reload takes artifacts only; compile the policy with dwc compile -s SCHEMA"); return -1; }
     dw_program *np = dw_artifact_load(artifact, len, m, sizeof m);
     if (!np) { snprintf(err, errcap, "artifact refused: %s", m); return -1; }
-    uint64_t own = dw_session_schema_digest(&e->s);   /* its verdicts hold only under the schema it was validated against */
+    uint64_t own = e->s.schema_digest;   /* its verdicts hold only under the schema it was validated against */
     if (np->schema_digest != own) {
         snprintf(err, errcap, "artifact refused: compiled %s; recompile it with dwc compile -s and the schema this engine serves",
                  !np->schema_digest ? "without a schema" : own ? "for another schema" : "for a schema, and this engine has none");
         dw_program_free(np);
         return -1;
     }
-    const char *why = dw_session_artifact_refusal(&e->s, np);
+    const char *why = dw_box_profile_refusal(e->s.box, np);
     if (why) { snprintf(err, errcap, "artifact refused: %s", why); dw_program_free(np); return -1; }
+    if (engine_reload_serve_check(e, np, m, sizeof m)) { snprintf(err, errcap, "artifact refused: %s", m); dw_program_free(np); return -1; }
     uint32_t nl = np->temporal.nleaves, nlp = 0;
     uint32_t *lp = calloc(np->npolicies + 1, sizeof *lp);
     int64_t *since = malloc((nl + 1) * sizeof *since);

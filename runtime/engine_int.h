@@ -1,6 +1,9 @@
 /* engine_int.h - the engine's private parts, shared by the files that
  * implement runtime/dogwood.h's engine (one concern each):
- *   engine.c          open/close, the decision entry points, history append/retain
+ *   engine.c          the engine around its inputs, close, the decision entry points,
+ *                     history append/retain
+ *   engine_open.c     opening from an artifact alone: the serving path (dwd)
+ *   engine_source.c   opening from policy text through the front end (the library)
  *   engine_event.c    events from Box's JSON form and the schema gate
  *   engine_parts.c    events given by their parts (dw_engine_decide_event)
  *   engine_state.c    the state codec (checkpoints, dw_engine_export_state)
@@ -20,7 +23,9 @@
 #include <xxhash.h>
 #include "box_gate.h"
 #include "histlog.h"
-#include "load.h"
+#include "json_value.h"
+#include "../lang/eventschema.h"
+#include "../lang/schema.h"
 #include "names.h"
 #include "retention.h"
 #include "../vm/artifact.h"
@@ -41,6 +46,20 @@ typedef struct history {
     int8_t last_needed;      /* whether a leaf needs the last event (retention): 1, 0, -1 not asked yet */
 } history;
 
+/* What serving reads, from an artifact's SERVE section (engine_open.c) or
+ * from the front end (engine_source.c); the engine owns prog and store. */
+typedef struct engine_inputs {
+    dw_program *prog;
+    dw_store store;
+    const dw_schema *schema;   /* the request gate's action schema; NULL: none */
+    const dw_event_schema *es; /* NULL: schema-free (kind "request" decides) */
+    bool box;                  /* Box's built-in vocabulary: box_gate.h's refusals */
+    uint64_t schema_digest;    /* XXH3-64 of the action schema's text, 0: none (a reload must match) */
+    uint64_t events_digest;    /* XXH3-64 of the event schema's text, 0: unknown (the durable log's id) */
+    void *owner;               /* what schema and es live in, given to release at close */
+    void (*release)(void *owner);
+} engine_inputs;
+
 /* A durable engine's logged event that missed the in-memory history (keep_lost). */
 typedef struct lost_event { char *json; size_t len; int64_t ts; uint64_t seq; } lost_event;
 
@@ -50,7 +69,7 @@ struct dw_engine {
      * waits happen after it is released, so concurrent deciders share one
      * fsync (group commit, runtime/histlog.h). */
     pthread_mutex_t mu;
-    dw_session s;
+    engine_inputs s;
     int64_t tps;
     bool replay_ts;
     int64_t last_ts;
@@ -101,6 +120,8 @@ typedef struct wbuf { uint8_t *p; size_t n, cap; bool oom; } wbuf;
 typedef struct itab { uint64_t *id; int64_t *since; uint32_t n; bool have; } itab;
 
 /* engine.c */
+dw_engine *engine_new(const dw_engine_config *cfg, engine_inputs *in, char *err, size_t errcap);
+int engine_events_digest(const char *events, uint64_t *out, char *err, size_t cap);
 dw_monitors *engine_new_monitors(dw_engine *e, const dw_program *p);
 void engine_reset_history_locked(dw_engine *e);
 int engine_history_append(dw_engine *e, const built *b, int64_t ts);
@@ -125,6 +146,9 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
 bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_value *out);
 
+/* engine_open.c */
+int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);
+
 /* engine_parts.c */
 int engine_decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v);
 
@@ -139,6 +163,8 @@ void engine_feed_monitors(dw_engine *e, dw_monitors *m, const dw_program *p, con
 void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_response *resp, const dw_verdict *v);
 
 /* engine_durable.c */
+bool engine_durable_invalid(const dw_engine_durable *d);
+dw_engine *engine_make_durable(dw_engine *e, const dw_engine_durable *d, dw_engine_recovery *rec, char *err, size_t errcap);
 void engine_stop_checkpointer(dw_engine *e);
 int engine_log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket);
 

@@ -61,18 +61,12 @@ static bool enc_val(wbuf *b, const dw_value *v, int depth)
     }
 }
 
-typedef struct rbuf { const uint8_t *p; size_t n, off; bool bad; } rbuf;
-
-static const uint8_t *rb_take(rbuf *r, size_t n)
-{
-    if (r->bad || r->n - r->off < n) { r->bad = true; return NULL; }
-    const uint8_t *p = r->p + r->off;
-    r->off += n;
-    return p;
-}
-static uint8_t rb_u8(rbuf *r) { const uint8_t *p = rb_take(r, 1); return p ? p[0] : 0; }
-static uint32_t rb_u32(rbuf *r) { const uint8_t *p = rb_take(r, 4); return p ? dw_le32(p) : 0; }
-static uint64_t rb_u64(rbuf *r) { const uint8_t *p = rb_take(r, 8); return p ? dw_le64(p) : 0; }
+/* stdlib/le.h's bounded reader, under this file's names */
+typedef dw_le_reader rbuf;
+#define rb_take dw_le_take
+#define rb_u8 dw_le_read8
+#define rb_u32 dw_le_read32
+#define rb_u64 dw_le_read64
 static const char *rb_str(rbuf *r, uint32_t *n) { *n = rb_u32(r); return (const char *)rb_take(r, *n); }
 
 static bool dec_val(rbuf *r, dw_arena *a, dw_value *out, int depth)

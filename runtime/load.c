@@ -7,6 +7,7 @@
 #include "../lang/strlit.h"
 #include "../vm/artifact.h"
 #include "../compiler/pipeline.h"
+#include "box_gate.h"
 #include "links.h"
 
 void dw_session_init(dw_session *s)
@@ -74,9 +75,7 @@ static int flush_diags(dw_session *s)
 
 const char *dw_session_artifact_refusal(const dw_session *s, const dw_program *p)
 {
-    if (s->box && !p->box_profile)
-        return "not checked against the Box profile (box.md §11): compile it with `dwc compile --schema box`";
-    return NULL;
+    return dw_box_profile_refusal(s->box, p);
 }
 
 typedef struct diag_at { size_t i; const dw_diag *g; const dw_source *src; } diag_at;
@@ -253,4 +252,10 @@ uint64_t dw_session_schema_digest(const dw_session *s)
     if (!s->schema || !s->schema_src.text) return 0;
     uint64_t d = XXH3_64bits(s->schema_src.text, s->schema_src.len);
     return d ? d : 1;   /* 0 means "none" */
+}
+
+uint64_t dw_session_events_digest(const dw_session *s)
+{
+    const dw_source *src = s->es ? s->es->src : dw_event_schema_builtin_source(s->box ? "box" : "default");
+    return src ? XXH3_64bits(src->text, src->len) : 0;
 }

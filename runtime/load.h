@@ -7,9 +7,7 @@
 #include "../lang/schema.h"
 #include "json_value.h"
 #include "../lang/eventschema.h"
-
-extern const char dw_box_actions_schema_text[];
-extern const size_t dw_box_actions_schema_len;
+#include "box_gate.h"   /* Box's built-in action schema text */
 
 /* Everything a decision needs, owned together. */
 typedef struct dw_session {
@@ -68,6 +66,9 @@ int dw_session_load_entities(dw_session *s, const char *path);   /* path may be 
  * without a schema: what `dwc compile -s` writes into an artifact and what
  * dw_engine_reload compares. */
 uint64_t dw_session_schema_digest(const dw_session *s);
+/* XXH3-64 of the event schema's text (the built-in one for a name): what
+ * `dwc compile` records in an artifact and the durable log is bound to. */
+uint64_t dw_session_events_digest(const dw_session *s);
 /* Parse `Type::"id"` text (CLI -l/-a/-r and request JSON strings). */
 const dw_uid *dw_uid_from_text(dw_arena *a, const char *text, size_t len);
 

@@ -4,6 +4,8 @@
  * little-endian machine. */
 #ifndef DW_LE_H
 #define DW_LE_H
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint16_t dw_le16(const void *src)
@@ -42,5 +44,20 @@ static inline void dw_put_le64(void *dst, uint64_t v)
     uint8_t *p = dst;
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
+
+/* A bounded reader over n bytes: a read past the end sets bad and yields
+ * NULL or 0, so a decoder checks once, at the end, instead of per field. */
+typedef struct dw_le_reader { const uint8_t *p; size_t n, off; bool bad; } dw_le_reader;
+
+static inline const uint8_t *dw_le_take(dw_le_reader *r, size_t k)
+{
+    if (r->bad || r->n - r->off < k) { r->bad = true; return NULL; }
+    const uint8_t *at = r->p + r->off;
+    r->off += k;
+    return at;
+}
+static inline uint8_t dw_le_read8(dw_le_reader *r) { const uint8_t *b = dw_le_take(r, 1); return b ? b[0] : 0; }
+static inline uint32_t dw_le_read32(dw_le_reader *r) { const uint8_t *b = dw_le_take(r, 4); return b ? dw_le32(b) : 0; }
+static inline uint64_t dw_le_read64(dw_le_reader *r) { const uint8_t *b = dw_le_take(r, 8); return b ? dw_le64(b) : 0; }
 
 #endif

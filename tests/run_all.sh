@@ -65,6 +65,8 @@ suites() {
     run_suite "traces$tag" tests/traces.sh "$B/dwc"
     run_suite "dwd$tag" tests/dwd/run.sh "$B/dwd" "$B/dwc"
     run_suite "dwd-faults$tag" tests/dwd/faults.sh "$B/dwd" "$B/dwc"
+    # dwd links no front end: nm shows no parser, macro expander, type checker, schema parser or compiler
+    run_suite "dwd-links$tag" tests/dwd/no_front_end.sh "$B/dwd" "$B/dwc"
     run_suite "check$tag" tests/check/run.sh "$PWD/$B/dwc"
     run_suite "cli$tag" tests/cli.sh "$B/dwc" "$SHARED"
     # dwc test: the Box examples as test files, failures, invalid files, junit/tap/json

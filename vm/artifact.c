@@ -40,7 +40,7 @@ static const size_t elem_size[DW_SEC__COUNT] = {
     [DW_SEC_TFORMULAS] = DW_AREC_TF, [DW_SEC_TPATTERNS] = 8, [DW_SEC_TTERMS] = DW_AREC_TTERM,
     [DW_SEC_TPREDS] = 12, [DW_SEC_TWINDOWS] = 8,
     [DW_SEC_TARGS] = 4, [DW_SEC_TAGGS] = DW_AREC_TAGG, [DW_SEC_AGGVARS] = 2,
-    [DW_SEC_TLEAVES] = DW_AREC_TLEAF, [DW_SEC_TPOLICIES] = DW_AREC_TPOL,
+    [DW_SEC_TLEAVES] = DW_AREC_TLEAF, [DW_SEC_TPOLICIES] = DW_AREC_TPOL, [DW_SEC_SERVE] = 1,
 };
 
 typedef struct loader {
@@ -444,6 +444,14 @@ dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t ca
     dw_arena_init(&p->arena, 64 * 1024);
     L.p = p;
     p->box_profile = (flags & DW_AF_BOX_PROFILE) != 0;
+    if (L.sec[DW_SEC_SERVE].size) {   /* kept as bytes for the runtime's decoder (runtime/artifact_serve.h) */
+        p->serve_len = (uint32_t)L.sec[DW_SEC_SERVE].size;
+        if (!(p->serve = (const uint8_t *)dw_arena_memdup(&p->arena, L.sec[DW_SEC_SERVE].p, p->serve_len))) {
+            refuse(msg, cap, "out of memory");
+            dw_program_free(p);
+            return NULL;
+        }
+    }
     if (build(&L) || dw_program_verify(p, msg, cap)) { dw_program_free(p); return NULL; }
     if (dw_program_prepare(p)) { refuse(msg, cap, "out of memory"); dw_program_free(p); return NULL; }
     return p;

@@ -28,8 +28,12 @@
  * the temporal tables, hence the major bump.  3.0: the header grows to
  * 40 bytes with the instruction-set digest (a 2.x file says nothing of the
  * opcode numbering it assumes, so it cannot be checked and is refused).
- * 3.1 (this): header flag DW_AF_BOX_PROFILE.  A 3.0 file has none, so a
+ * 3.1: header flag DW_AF_BOX_PROFILE.  A 3.0 file has none, so a
  * loader in Box mode refuses it (recompile with `dwc compile --schema box`).
+ * 3.2 (this): section SERVE, what a service needs to serve the set without
+ * a front end (the request gate's schema, the event schema).  A 3.1 reader
+ * skips it and takes both from its own configuration, as before; dwd, which
+ * has no schema parser, refuses a file compiled with a schema that lacks it.
  *
  * Values are stored flattened: a set's elements and a record's fields are
  * stored before the set or record itself, so the loader rebuilds them in
@@ -42,7 +46,7 @@
 
 #define DW_ARTIFACT_MAGIC "\x7f" "DWB"
 #define DW_ARTIFACT_MAJOR 3
-#define DW_ARTIFACT_MINOR 1
+#define DW_ARTIFACT_MINOR 2
 #define DW_ARTIFACT_HEADER 40
 /* Header flags.  BOX_PROFILE: the set passed the Box profile's load checks
  * (box.md §11, §17) when it was compiled (`dwc compile --schema box`); a
@@ -104,6 +108,10 @@ typedef enum dw_section_id {
     DW_SEC_TPOLICIES,     /* 20 bytes, one per policy that owns leaves, ascending policy:
                              { u32 policy, u32 first_leaf, u32 nleaves, u32 scope_entry, u32 scope_end };
                              every other policy has nleaves = 0 */
+    /* ---- serving (3.2) ---- */
+    DW_SEC_SERVE,         /* bytes (count = size), opaque to the VM: the serving context (DW_SERVE_* below),
+                             written by compiler/artifact_serve.c, decoded and checked by
+                             runtime/artifact_serve.c; present when the set was compiled with a schema */
     DW_SEC__COUNT
 } dw_section_id;
 
@@ -123,6 +131,28 @@ typedef enum dw_section_id {
  *   4 u32 id_prefix (strtab index of the positional id prefix, 0xFFFFFFFF if unused),
  *   8 u64 schema_digest (XXH3-64 of the schema text the set was compiled against, 0 if none) */
 #define DW_AREC_META    16
+
+/* SERVE section: a byte stream, every integer little-endian, every string
+ * a u32 length and its bytes (no NUL among them).  The loader refuses a
+ * count the remaining bytes cannot hold, an unknown kind, a nesting deeper
+ * than DW_SCHEMA_MAX_DEPTH, entities, actions or record attributes out of
+ * their sorted order (lang/schema.h), and trailing bytes.
+ *   u64 events digest (XXH3-64 of the event schema's text: the durable
+ *       history's schema id, runtime/histlog.h)
+ *   u64 max_window seconds, u8 has_max_window
+ *   u32 n, n strings: the decision kinds
+ *   u32 n, n strings: the key pins' field paths (§8.9)
+ *   u32 n entities:  string name, u32 m + m strings (memberOf),
+ *                    u8 flags (DW_SERVE_ENUM, DW_SERVE_TAGS), type shape,
+ *                    [type tags], u32 k + k strings (enum ids)
+ *   u32 n actions:   string type, string id, u32 m + m (string type, string id)
+ *                    parents, u8 has_applies_to, u32 p + p strings (principal
+ *                    types), u32 r + r strings (resource types), type context
+ *   type:            u8 kind (dw_type_kind); ENTITY: string name; SET: type
+ *                    elem; RECORD: u8 additional_attrs, u32 n attributes,
+ *                    each string name, u8 required, type */
+#define DW_SERVE_ENUM 1u
+#define DW_SERVE_TAGS 2u
 
 #define DW_AREC_TF      16
 #define DW_AREC_TTERM   12

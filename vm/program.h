@@ -157,6 +157,8 @@ typedef struct dw_program {
      * tests, then per condition its first instruction and the AND, NOT
      * (unless) or RET that follows its body. */
     uint32_t *cond_marks, *cond_first;
+    const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
+                                                   runtime/artifact_serve.h decodes them */
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound

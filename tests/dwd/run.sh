@@ -12,7 +12,9 @@
 # the state keeper's confinement, the OTLP shape of every decision-log line, spans and
 # --log-include, resource attributes, the per-tool MCP gate, and Box mode's refusals (another
 # principal or resource, a NUL byte in a string), and the Box profile's load refusals (each of
-# box.md §11's in dwc check's words; artifacts not compiled for Box).  Ends with "N passed, N failed".
+# box.md §11's in dwc check's words; artifacts not compiled for Box), and serving artifacts only
+# (policy text compiled by dwc in a child: --dwc, $DWC; `=` option forms; a reload of text refused;
+# a damaged serving context refused).  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
@@ -600,5 +602,44 @@ for _ in $(seq 1 100); do [ -S "$T/sock-prof" ] && break; kill -0 "$p3" 2>/dev/n
 check "Box profile: an artifact from dwc compile --schema box serves" test -S "$T/sock-prof"
 kill "$p3" 2>/dev/null; wait "$p3" 2>/dev/null
 
+# ---- 11. dwd serves artifacts only (issue 14): policy text is compiled by dwc in a child ----
+# the option forms getopt_long takes: --socket=PATH --artifact=PATH --state=DIR
+rm -f "$T/sock-eq"
+"$DWD" --artifact="$T/boxed.dwb" --schema=box --state="$T/state-eq" --socket="$T/sock-eq" 2>"$T/eq.err" & p4=$!
+for _ in $(seq 1 600); do [ -S "$T/sock-eq" ] && break; kill -0 "$p4" 2>/dev/null || break; sleep 0.05; done
+check "dwd --socket=... --artifact=... serves" test -S "$T/sock-eq"
+echo '{"op":"decide","action":"http:request","input":{"host":"api.github.com","port":443,"method":"GET","path":"/","body_bytes":0,"intercepted":true}}' |
+    "$C" "$T/sock-eq" > "$T/eq.out"
+check "... and decides" grep -q '"verdict":"permit"' "$T/eq.out"
+kill "$p4" 2>/dev/null; wait "$p4" 2>/dev/null
+# the compiler it runs: --dwc, else $DWC, else the dwc beside dwd; one that cannot run is named
+timeout 20 "$DWD" --policy "$ex/policy.dw" --dwc "$T/no-such-dwc" --state "$T/state-nodwc" --socket "$T/sock-nodwc" 2>"$T/nodwc.err"
+check "--dwc naming no program: exit 1, no socket" test $? -eq 1 -a ! -S "$T/sock-nodwc"
+check "... saying which" grep -q "dwd: $ex/policy.dw: error: cannot run $T/no-such-dwc to compile it: No such file or directory" "$T/nodwc.err"
+DWC="$T/no-such-dwc" timeout 20 "$DWD" --policy "$ex/policy.dw" --state "$T/state-nodwc" --socket "$T/sock-nodwc" 2>"$T/nodwc.err"
+check "\$DWC naming no program: exit 1" test $? -eq 1 -a ! -S "$T/sock-nodwc"
+rm -f "$T/sock-dwc"
+"$DWD" --policy "$ex/policy.dw" --dwc "$DWC" --state "$T/state-dwc" --socket "$T/sock-dwc" 2>"$T/dwc.err" & p5=$!
+for _ in $(seq 1 600); do [ -S "$T/sock-dwc" ] && break; kill -0 "$p5" 2>/dev/null || break; sleep 0.05; done
+check "--dwc DWC compiles the policy text and serves it" test -S "$T/sock-dwc"
+# a reload names an artifact: the confined server cannot run the compiler (seccomp refuses exec)
+echo "{\"op\":\"reload\",\"artifact\":\"$ex/policy.dw\"}" | "$C" "$T/sock-dwc" > "$T/rl-src"
+check "reload of policy text is refused, saying to compile it" \
+    grep -q '"ok":false,"error":"not a compiled policy artifact (.dwb): a reload takes artifacts only; compile the policy with dwc compile -s SCHEMA"' "$T/rl-src"
+kill "$p5" 2>/dev/null; wait "$p5" 2>/dev/null
+# an artifact whose serving context is damaged is refused at start, naming the damage
+if python3 -c 1 2>/dev/null; then
+    python3 - "$T/boxed.dwb" "$T/damaged.dwb" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+n = struct.unpack_from('<I', b, 8)[0]
+sid, sz = struct.unpack_from('<II', b, 40 + 8 * (n - 1))   # SERVE has the highest id: the last section
+b[len(b) - sz // 2] ^= 0x10                                  # a byte in its middle
+open(sys.argv[2], 'wb').write(b)
+PY
+    timeout 20 "$DWD" --artifact "$T/damaged.dwb" --state "$T/state-dmg" --socket "$T/sock-dmg" 2>"$T/dmg.err"
+    check "an artifact with a damaged serving context is refused (exit 1, no socket)" test $? -eq 1 -a ! -S "$T/sock-dmg"
+    check "... saying so" grep -q "damaged.dwb: error: artifact refused: artifact checksum mismatch (the file is corrupt)" "$T/dmg.err"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
