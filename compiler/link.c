@@ -38,7 +38,8 @@ int dw_link_templates(dw_policy_set *ps, const dw_template_link *links, size_t n
         dw_policy p = ps->policies[i];
         /* a link names its template as Cedar's CLI does, whatever the statics are called */
         const dw_str *at = cedar_ids || p.is_template ? annotation(&p, "id") : NULL;
-        if (at) p.id = *at;
+        if (p.id.len) ;         /* named by its input (a JSON policy set's key): Cedar keeps that name */
+        else if (at) p.id = *at;
         else {
             char buf[32];
             int n = snprintf(buf, sizeof buf, "policy%zu", i);

@@ -671,7 +671,9 @@ static int attr_cmp(const void *a, const void *b)
     return x->name.len < y->name.len ? -1 : x->name.len > y->name.len ? 1 : 0;
 }
 
-static void run_validation(L *l, dw_diags *d)
+/* The set lowered as §14 says (temporal leaves hoisted into the context)
+ * and, with a schema, the schema augmented with the hoisted attributes. */
+static void lowered_set(L *l, dw_policy_set *out, dw_schema *aug_out, lower_st *hoisted)
 {
     const dw_schema *s = l->opt->schema;
     dw_policy_set lowered = *l->ps;
@@ -685,6 +687,9 @@ static void run_validation(L *l, dw_diags *d)
         p.clauses = cl;
         lowered.policies[i] = p;
     }
+    *out = lowered;
+    *hoisted = st;
+    if (!s) return;
     /* the augmented schema (§14.4): each hoisted name becomes a required Bool
      * on the context of every action its rule's scope admits */
     dw_schema aug = *s;
@@ -716,7 +721,43 @@ static void run_validation(L *l, dw_diags *d)
         }
         aug.actions = acts;
     }
+    *aug_out = aug;
+}
+
+static void run_validation(L *l, dw_diags *d)
+{
+    dw_policy_set lowered;
+    dw_schema aug;
+    lower_st st;
+    lowered_set(l, &lowered, &aug, &st);
     dw_validate(&lowered, &aug, d);
+}
+
+int dw_lower(dw_policy_set *ps, const dw_lint_options *opt, dw_lowering *out)
+{
+    memset(out, 0, sizeof *out);
+    L *l = dw_lint_new(ps->src, opt, NULL);
+    if (!l) return -1;
+    l->ps = ps;
+    if (setjmp(l->oom)) { dw_lint_free(l); memset(out, 0, sizeof *out); return -1; }
+    dw_lint_find_ids(l);
+    build_universe(l);
+    for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
+    lower_st st;
+    lowered_set(l, &out->set, &out->schema, &st);
+    out->has_schema = opt->schema != NULL;
+    out->fields = alloc(l, (st.n + 1) * sizeof *out->fields);
+    out->field_policy = alloc(l, (st.n + 1) * sizeof *out->field_policy);
+    for (size_t i = 0; i < st.n; i++) { out->fields[i] = st.v[i].name; out->field_policy[i] = st.v[i].policy; }
+    out->nfields = st.n;
+    out->owner = l;
+    return 0;
+}
+
+void dw_lowering_free(dw_lowering *lw)
+{
+    if (lw->owner) dw_lint_free(lw->owner);
+    memset(lw, 0, sizeof *lw);
 }
 
 /* ------------------------------------------------------------------ rules over the AST */

@@ -86,6 +86,21 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
  * finding, 1 some, -1 out of memory. */
 struct dw_front_end;
 int dw_lint_profile(struct dw_front_end *fe, dw_diags *diags);
+/* dogwood.md §14: the expanded set ps lowered to Cedar, as strict validation
+ * sees it: each temporal leaf replaced by `context.policy_<i>__temporal_<k>`
+ * (clauses and operators as written), and with opt->schema the schema
+ * augmented with each hoisted attribute (a required Bool on the context of
+ * every action its rule's scope admits).  Provider calls stay calls.  The
+ * result shares ps's nodes; free it before ps.  0, or -1 out of memory. */
+typedef struct dw_lowering {
+    dw_policy_set set;                  /* set.policies: the lowered policies */
+    dw_schema schema;                   /* the augmented schema, when has_schema */
+    bool has_schema;
+    const char **fields; size_t *field_policy; size_t nfields;   /* the hoisted attributes, in order */
+    struct L *owner;
+} dw_lowering;
+int dw_lower(dw_policy_set *ps, const dw_lint_options *opt, dw_lowering *out);
+void dw_lowering_free(dw_lowering *lw);
 /* Give d->v[from..] (diagnostics of the front-end stage whose findings are
  * reported under rule `stage_rule`, e.g. "dw-temporal") the rule ids `dwc
  * check` reports them under, e.g. box-window-over-cap. */

@@ -61,8 +61,13 @@ typedef struct dw_temporal dw_temporal;   /* temporal body, see tast.h */
 
 typedef struct dw_record_entry { dw_str key; dw_expr *value; dw_loc key_loc; } dw_record_entry;
 
+/* dw_expr.sugar: how the source wrote a node the AST spells another way, for
+ * printers that give the written form back (Cedar's JSON policy format). */
+#define DW_SUGAR_HAS_PATH 1u      /* an `&&` of `e has a.b.c`'s desugaring (§3.6) */
+
 struct dw_expr {
     dw_expr_kind kind;
+    uint8_t sugar;                /* DW_SUGAR_* bits */
     uint32_t depth;               /* 1 + deepest child; the parser rejects > DW_MAX_EXPR_DEPTH */
     dw_loc loc;                   /* span of the whole expression */
     union {

@@ -292,7 +292,8 @@ static dw_expr *mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc)
         h->u.attr.kids0 = base;
         h->u.attr.attr = s[k].s;
         fin(P, h);
-        acc = acc ? bin(P, DW_E_AND, acc, h, loc) : h;
+        if (acc) { acc = bin(P, DW_E_AND, acc, h, loc); acc->sugar |= DW_SUGAR_HAS_PATH; }
+        else acc = h;
     }
     return acc;
 }

@@ -93,6 +93,11 @@ void dw_type_print(FILE *out, const dw_type *t);
 /* Print the whole resolved schema, one declaration per line (entities, then
  * actions, in the sorted order above).  The golden tests compare this text. */
 void dw_schema_print(FILE *out, const dw_schema *s);
+/* The schema as Cedar schema text (namespaces, fully qualified references)
+ * or as Cedar's JSON schema (lang/schema_write.c), each read back by Cedar
+ * and by dwc to the same resolved schema.  0, or -1 if writing failed. */
+int dw_schema_write_text(FILE *out, const dw_schema *s);
+int dw_schema_write_json(FILE *out, const dw_schema *s);
 /* Structural equality of two resolved types (record attrs are sorted). */
 bool dw_type_equal(const dw_type *a, const dw_type *b);
 

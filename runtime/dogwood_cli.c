@@ -3,14 +3,16 @@
  * error, 2 rejected input or a usage error (§20 Q5).  replay is the
  * compatibility replay: it does not validate (§16) and takes each request
  * unchecked against the schema, as the reference does (dwc replay
- * --validate false --request-validation false).  Not built yet: lower,
- * schema, --providers, --macros (refused with exit 2). */
+ * --validate false --request-validation false).  lower is in
+ * dogwood_lower.c.  Not built yet: schema, --providers, --macros (refused
+ * with exit 2). */
 #include "dogwood_cli.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "dogwood_lower.h"
 #include "replay.h"
 #include "validate_files.h"
 #include "../lang/eventschema.h"
@@ -20,6 +22,7 @@ const char dw_dogwood_usage[] =
     "usage: dwc dogwood check-parse POLICY [--format human|json]\n"
     "       dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood replay POLICY --policy-schema FILE --trace FILE [--event-schema FILE] [--format human|json]\n"
+    "       dwc dogwood lower POLICY --policy-schema FILE [--emit WHAT] [--event-schema FILE] [--format human|json]\n"
     "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
     "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
     "  check-parse  parse and macro-expand; per policy its temporal leaves and provider calls (every\n"
@@ -33,19 +36,25 @@ const char dw_dogwood_usage[] =
     "            requests unchecked against the schema, as the reference: one line per decision,\n"
     "            `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]};\n"
     "            verdicts do not affect the exit code.\n"
-    "lower, schema, --providers and --macros are not built yet (exit 2).\n";
+    "  lower     validate, then print the Cedar policies the set lowers to (§14: one per rule, clauses\n"
+    "            folded, temporal leaves as context.policy_<i>__temporal_<k>) and the augmented schema;\n"
+    "            --emit cedar-policies|cedar-schema|cedar-json|both (default both); --format json:\n"
+    "            {\"cedar_policies\",\"cedar_schema\",\"cedar_schema_json\",\"self_contained\",\"temporal_fields\",\n"
+    "            \"provider_fields\",\"decision_kinds\"}; a note on stderr when the set is not self-contained.\n"
+    "schema, --providers and --macros are not built yet (exit 2).\n";
 
 typedef struct dogwood_args {
-    const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros;
+    const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros, *emit;
 } dogwood_args;
 
 /* 0 parsed; otherwise the exit code (usage errors are 2, as §20 Q5). */
 static int parse_args(int argc, char **argv, dogwood_args *a)
 {
-    *a = (dogwood_args){ .fmt = "human" };
+    *a = (dogwood_args){ .fmt = "human", .emit = "both" };
     const dw_cli_opt opts[] = {
         { "policy-schema", 0, &a->sch, NULL }, { "event-schema", 0, &a->ev, NULL }, { "trace", 0, &a->trace, NULL },
-        { "format", 0, &a->fmt, NULL }, { "providers", 0, &a->providers, NULL }, { "macros", 0, &a->macros, NULL }, { 0 },
+        { "format", 0, &a->fmt, NULL }, { "providers", 0, &a->providers, NULL }, { "macros", 0, &a->macros, NULL },
+        { "emit", 0, &a->emit, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &a->pol, dw_dogwood_usage);
     if (pr) return pr > 0 ? -1 : 2;
@@ -225,7 +234,12 @@ int dw_cmd_dogwood(int argc, char **argv)
     if (!strcmp(argv[1], "validate")) return dogwood_validate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "replay")) return dogwood_replay(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check-parse")) return dogwood_check_parse(argc - 1, argv + 1);
-    bool later = !strcmp(argv[1], "lower") || !strcmp(argv[1], "schema");
+    if (!strcmp(argv[1], "lower")) {
+        dogwood_args a;
+        int rc = parse_args(argc - 1, argv + 1, &a);
+        return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.emit, !strcmp(a.fmt, "json"));
+    }
+    bool later = !strcmp(argv[1], "schema");
     fprintf(stderr, "dwc dogwood: error: %s `%s`\n%s", later ? "not built yet:" : "unknown command", argv[1], dw_dogwood_usage);
     return 2;
 }

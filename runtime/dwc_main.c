@@ -22,6 +22,7 @@
 #include "links.h"
 #include "link_cmd.h"
 #include "format_cmd.h"
+#include "translate_cmd.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -280,7 +281,7 @@ static int authorize_lines_engine(const char *pol, const char *sch, const char *
 
 static int cmd_authorize(int argc, char **argv)
 {
-    const char *lines = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *reqval = "true";
+    const char *lines = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *reqval = "true", *policy_format = NULL;
     const char *pol = NULL, *sch = NULL, *ent = NULL, *rq = NULL, *pl = NULL, *ac = NULL, *rs = NULL, *cx = NULL;
     bool verbose = false, timing = false;
     const dw_cli_opt opts[] = {
@@ -288,7 +289,8 @@ static int cmd_authorize(int argc, char **argv)
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "entities", 0, &ent, NULL },
         { "request-json", 0, &rq, NULL }, { "principal", 'l', &pl, NULL }, { "action", 'a', &ac, NULL },
         { "resource", 'r', &rs, NULL }, { "context", 'c', &cx, NULL }, { "verbose", 'v', NULL, &verbose },
-        { "requests", 0, &lines, NULL }, { "events", 0, &events, NULL }, { "template-linked", 'k', &links, NULL }, { 0 },
+        { "requests", 0, &lines, NULL }, { "events", 0, &events, NULL }, { "template-linked", 'k', &links, NULL },
+        { "policy-format", 0, &policy_format, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, authorize_usage);
     if (pr) return pr > 0 ? 0 : 1;
@@ -297,7 +299,7 @@ static int cmd_authorize(int argc, char **argv)
         fputs(authorize_usage, stderr);
         return 1;
     }
-    if (!schema_format_ok("authorize", schema_format)) return 1;
+    if (!schema_format_ok("authorize", schema_format) || !dw_policy_format_ok("authorize", policy_format)) return 1;
     if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
         fprintf(stderr, "dwc authorize: error: --request-validation must be true or false, not `%s`\n", reqval);
         return 1;
@@ -305,6 +307,7 @@ static int cmd_authorize(int argc, char **argv)
     bool validate_request = strcmp(reqval, "true") == 0;
     dw_session s;
     dw_session_init(&s);
+    dw_policy_json pjson = { 0 };
     int rc = 1;
     char *rq_text = NULL, *cx_text = NULL;
     dw_source rq_src, cx_src;
@@ -312,6 +315,7 @@ static int cmd_authorize(int argc, char **argv)
     if (sch && dw_session_load_events(&s, events)) goto out;
     s.links_path = links;
     s.cedar_ids = as_cedar;     /* dwc names statics by position, Cedar by @id; templates by @id for -k (link.h) */
+    if (dw_policy_format_apply(&s, policy_format, pol, &pjson)) goto out;
     if (dw_session_load_policies(&s, pol)) goto out;
     if (!validate_request && s.prog->temporal.nleaves) {
         fprintf(stderr, "dwc authorize: error: --request-validation false is not supported for a set with temporal rules\n");
@@ -388,6 +392,7 @@ out:
     free(rq_text);
     free(cx_text);
     dw_session_free(&s);
+    dw_policy_json_free(&pjson);
     return rc;
 }
 
@@ -531,22 +536,25 @@ static int validate_links(dw_session *s, const char *path, dw_validate_result *r
 
 static int cmd_validate(int argc, char **argv)
 {
-    const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL, *schema_format = NULL;
+    const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *policy_format = NULL;
     bool deny_warnings = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "deny-warnings", 0, NULL, &deny_warnings }, { "template-linked", 'k', &links, NULL },
-        { "schema-format", 0, &schema_format, NULL }, { 0 },
+        { "schema-format", 0, &schema_format, NULL }, { "policy-format", 0, &policy_format, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, validate_usage);
     if (pr) return pr > 0 ? 0 : 1;
-    if (!schema_format_ok("validate", schema_format)) return 1;
+    if (!schema_format_ok("validate", schema_format) || !dw_policy_format_ok("validate", policy_format)) return 1;
     if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);
     dw_fe_stage failed;
     dw_validate_result r;
-    int rc = dw_validate_files(&s, pol, sch, events, &failed, &r) ? 1 : 0;
+    dw_policy_json pjson;
+    int rc = dw_policy_format_apply(&s, policy_format, pol, &pjson);
+    if (rc) { rc = rc == 2 ? 3 : 1; goto out; }
+    rc = dw_validate_files(&s, pol, sch, events, &failed, &r) ? 1 : 0;
     if (rc) goto out;
     if (failed == DW_FE_PARSE) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }
     if (failed) {
@@ -570,6 +578,7 @@ static int cmd_validate(int argc, char **argv)
     }
 out:
     dw_session_free(&s);
+    dw_policy_json_free(&pjson);
     return rc;
 }
 
@@ -584,6 +593,7 @@ static const command commands[] = {
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
     { "format", cmd_format, "lay out policies canonically (Cedar's `format`, byte for byte)", dw_format_usage },
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
+    { "translate-policy", dw_cmd_translate_policy, "Cedar text <-> Cedar's JSON policy format (Cedar's command)", dw_translate_policy_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },
     { "test", dw_cmd_test, "run policy unit tests (*.dwtest files; human, tap, junit, json)", dw_test_usage },

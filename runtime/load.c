@@ -105,8 +105,9 @@ static void diags_by_position(dw_diags *d, const dw_source *src)
 
 int dw_session_load_policies(dw_session *s, const char *path)
 {
-    if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
-    if (dw_is_artifact(s->policy_text, s->policy_src.len)) {
+    if (s->policy_given) s->policy_src = *s->policy_given;
+    else if (read_source(s, path, &s->policy_src, &s->policy_text)) return 1;
+    if (!s->policy_given && dw_is_artifact(s->policy_text, s->policy_src.len)) {
         char msg[256];
         if (s->links_path || s->links_given) { report(s, "%s: error: template links apply to policy text, not to a compiled artifact", path); return 2; }
         s->prog = dw_artifact_load(s->policy_text, s->policy_src.len, msg, sizeof msg);
@@ -141,7 +142,21 @@ int dw_session_load_policies(dw_session *s, const char *path)
         fe.links = links;
         fe.links_src = &s->links_src;
     }
-    dw_fe_stage failed = dw_front_end_run(&fe, s->schema_findings_warn ? DW_FE_STRUCTURE : DW_FE_COMPILE, &s->diags, NULL);
+    if (s->ngiven_links) {      /* a JSON set's links, then -k's */
+        dw_template_link *all = dw_arena_alloc(&s->scratch, (s->ngiven_links + fe.nlinks) * sizeof *all);
+        if (!all) { report(s, "%s: error: out of memory", path); return 1; }
+        memcpy(all, s->given_links, s->ngiven_links * sizeof *all);
+        if (fe.nlinks) memcpy(all + s->ngiven_links, fe.links, fe.nlinks * sizeof *all);
+        fe.links = all;
+        fe.nlinks += s->ngiven_links;
+        if (!fe.links_src) fe.links_src = s->given_links_src;
+    }
+    dw_fe_stage failed = DW_FE_NONE;
+    if (s->policy_ids) {        /* the ids a JSON policy set gives, before linking names the rest */
+        failed = dw_front_end_run(&fe, DW_FE_PARSE, &s->diags, NULL);
+        for (size_t i = 0; !failed && fe.ps && i < fe.ps->npolicies && i < s->npolicy_ids; i++) fe.ps->policies[i].id = s->policy_ids[i];
+    }
+    if (!failed) failed = dw_front_end_run(&fe, s->schema_findings_warn ? DW_FE_STRUCTURE : DW_FE_COMPILE, &s->diags, NULL);
     if (s->schema_findings_warn && !failed) {
         /* the reference's replay does not validate (§16): its findings are reported, not fatal */
         size_t first = s->diags.n;

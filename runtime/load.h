@@ -40,6 +40,13 @@ typedef struct dw_session {
     bool cedar_ids;
     dw_source links_src;
     char *links_text;
+    /* `--policy-format json` (dwc only, runtime/policy_format.c converts it):
+     * the policies as Cedar text in memory instead of the file, each one's id
+     * as the JSON named it, and the JSON set's template links (beside -k's) */
+    const dw_source *policy_given;
+    const dw_str *policy_ids; size_t npolicy_ids;
+    const struct dw_template_link *given_links; size_t ngiven_links;
+    const dw_source *given_links_src;   /* the JSON the links' positions point into */
 } dw_session;
 
 void dw_session_init(dw_session *s);

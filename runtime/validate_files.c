@@ -8,8 +8,9 @@ int dw_validate_files(dw_session *s, const char *pol, const char *sch, const cha
     size_t len;
     *fatal = DW_FE_NONE;
     *r = (dw_validate_result){ 0, 0 };
-    if (dw_read_file(pol, &s->policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); return 1; }
-    s->policy_src = (dw_source){ pol, s->policy_text, len };
+    if (s->policy_given) s->policy_src = *s->policy_given;      /* --policy-format json */
+    else if (dw_read_file(pol, &s->policy_text, &len)) { fprintf(stderr, "%s: error: cannot read\n", pol); return 1; }
+    else s->policy_src = (dw_source){ pol, s->policy_text, len };
     if (dw_session_load_schema(s, sch) || dw_session_load_events(s, events)) return 2;
     /* §16's order: macros, temporal acceptance rules, then the Cedar side and
      * the temporal dialect against the schemas */

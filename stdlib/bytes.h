@@ -36,5 +36,12 @@ static inline bool dw_mem_eq(const void *pa, const void *pb, size_t n)
  * dw_str may carry a NULL pointer: dw_mem_eq reads nothing for length 0. */
 static inline bool dw_str_eq(dw_str a, dw_str b) { return a.len == b.len && dw_mem_eq(a.s, b.s, a.len); }
 static inline bool dw_str_is(dw_str a, const char *z) { size_t n = strlen(z); return a.len == n && dw_mem_eq(a.s, z, n); }
+/* Byte order (memcmp, then the shorter first): the order of Cedar's sorted maps. */
+static inline int dw_str_cmp(dw_str a, dw_str b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n ? memcmp(a.s, b.s, n) : 0;
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
 
 #endif

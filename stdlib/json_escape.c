@@ -14,9 +14,9 @@ int dw_json_escape(dw_json_sink put, void *ctx, const char *s, size_t n, dw_json
         if (c >= 0x80) {
             len = dw_utf8_len(u + i, n - i);
             if (len) { i += len; continue; }
-            if (mode == DW_JSON_EXACT) return -2;
+            if (mode != DW_JSON_REPLACE) return -2;
             len = 1;            /* one U+FFFD per byte that starts no sequence */
-        } else if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { i++; continue; }
+        } else if (c >= 0x20 && c != '"' && c != '\\' && (c != 0x7f || mode == DW_JSON_SERDE)) { i++; continue; }
         if (put(ctx, s + run, i - run)) return -1;
         char e[6] = { '\\', (char)c, 0, 0, 0, 0 };
         size_t elen = 2;
@@ -24,6 +24,8 @@ int dw_json_escape(dw_json_sink put, void *ctx, const char *s, size_t n, dw_json
         else if (c == '\n') e[1] = 'n';
         else if (c == '\r') e[1] = 'r';
         else if (c == '\t') e[1] = 't';
+        else if (mode == DW_JSON_SERDE && c == '\b') e[1] = 'b';
+        else if (mode == DW_JSON_SERDE && c == '\f') e[1] = 'f';
         else if (c < 0x20 || c == 0x7f) {
             e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[c >> 4]; e[5] = hex[c & 15]; elen = 6;
         }

@@ -13,7 +13,9 @@
  * parseable with U+FFFD in their place; a caller whose text is read back
  * (a links file, a counterexample the VM confirms) needs it exact and
  * gets a refusal instead. */
-typedef enum { DW_JSON_REPLACE, DW_JSON_EXACT } dw_json_utf8;
+/* DW_JSON_SERDE is DW_JSON_EXACT in serde_json's spelling, for output a
+ * Cedar tool compares byte for byte: \b and \f short too, 0x7f as it is. */
+typedef enum { DW_JSON_REPLACE, DW_JSON_EXACT, DW_JSON_SERDE } dw_json_utf8;
 
 /* Sink for the escaped text: returns 0, or nonzero to stop. */
 typedef int (*dw_json_sink)(void *ctx, const char *p, size_t n);

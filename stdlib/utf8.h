@@ -1,6 +1,6 @@
 /* utf8.h - the one UTF-8 codec of the JSON reader and the string-literal
  * decoder: validation of one sequence (shortest form, no surrogates, at most
- * U+10FFFF) and encoding of one code point. */
+ * U+10FFFF), its code point, and encoding of one code point. */
 #ifndef DW_UTF8_H
 #define DW_UTF8_H
 #include <stddef.h>
@@ -27,6 +27,15 @@ static inline size_t dw_utf8_len(const unsigned char *s, size_t avail)
     if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
     if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
     return len;
+}
+
+/* The code point of a sequence dw_utf8_len accepted (len its result). */
+static inline uint32_t dw_utf8_get(const unsigned char *s, size_t len)
+{
+    static const unsigned char lead_mask[5] = { 0, 0x7F, 0x1F, 0x0F, 0x07 };
+    uint32_t cp = s[0] & lead_mask[len];
+    for (size_t k = 1; k < len; k++) cp = (cp << 6) | (s[k] & 0x3F);
+    return cp;
 }
 
 /* Encode cp (at most U+10FFFF) into o[0..3]; returns the length. */

@@ -3,6 +3,8 @@
 # Usage: tests/diff/run.sh N [SEED] [extra run.js options]
 #        DIFF_SUITE=templates tests/diff/run.sh N [SEED]: templates and links instead (templates.js,
 #        through build/dwc authorize -k)
+#        DIFF_SUITE=est tests/diff/run.sh K: Cedar's JSON policy format (est.js) over every K-th
+#        corpus policy set (build/corpus: make conformance unpacks it) and Cedar's example files
 # Run from the repository root after `make` (needs build/dw-conformance).
 # Installs cedar-wasm into build/diff/node (npm ci, pinned by tests/diff/package-lock.json)
 # unless it is already there.  Last line: "<P> passed, <F> failed"; exit 1 on unexplained
@@ -17,5 +19,8 @@ if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
     npm ci --prefix build/diff/node --no-audit --no-fund >&2
 fi
 if [ ! -x build/dw-conformance ]; then echo "run.sh: build/dw-conformance missing: run make first" >&2; exit 2; fi
+if [ "${DIFF_SUITE:-}" = est ]; then
+    exec node tests/diff/est.js --every "$N" --module "$MOD" build/corpus/corpus-tests build/corpus/tests build/corpus/sample-data tests
+fi
 if [ "${DIFF_SUITE:-}" = templates ]; then exec node tests/diff/templates.js -n "$N" --seed "$SEED" --module "$MOD" "$@"; fi
 exec node tests/diff/run.js -n "$N" --seed "$SEED" --module "$MOD" "$@"

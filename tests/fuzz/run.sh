@@ -22,6 +22,8 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_schema_json) find "$shared" tests/golden/schema build/corpus/corpus-tests -name '*.json' 2>/dev/null | xargs -r grep -l -s -E '"(entityTypes|actions|commonTypes)"' | head -300 | xargs -r cp -t "$corpus" 2>/dev/null ;;
         fuzz_trace)  find "$shared/examples" tests/traces -name '*.log' -o -name '*.jsonl' 2>/dev/null | head -300 | while read -r f; do cp "$f" "$corpus/$(echo "$f" | tr / _)"; done ;;
         fuzz_lsp)    tests/fuzz/lsp_seeds.py "$corpus" "$shared" ;;
+        fuzz_est)    for f in $(ls build/corpus/corpus-tests/*.cedar 2>/dev/null | head -200); do
+                         build/dwc translate-policy --direction cedar-to-json -p "$f" > "$corpus/$(basename "$f").json" 2>/dev/null; done ;;
         fuzz_structured) find "$shared/conformance" build/corpus/corpus-tests -name '*.cedar' 2>/dev/null | head -100 | xargs -r cp -t "$corpus" 2>/dev/null ;;
     esac
 fi
