@@ -11,6 +11,8 @@
  *   home = "/home/agent"
  *   disable = ["dw-empty-string"]
  *   debounce_ms = 50
+ *   line_width = 80           # dwc format's, for textDocument/formatting
+ *   indent_width = 2
  *
  * The files' syntax is the TOML subset these need (strings, booleans,
  * integers, one-line arrays of strings, `#` comments; keys at the top or
@@ -90,6 +92,12 @@ static int apply(dw_lsp_config *c, const char *key, size_t kn, const setting *v,
         c->debounce_ms = v->i;
         return 0;
     }
+    if (!strcmp(k, "line_width") || !strcmp(k, "indent_width")) {
+        if (v->kind != V_INT || v->i < 1 || v->i > 1000) { snprintf(err, cap, "`%s` is a number of columns, 1 to 1000", k); return -1; }
+        if (k[0] == 'l') c->line_width = (size_t)v->i;
+        else c->indent_width = (int)v->i;
+        return 0;
+    }
     if (!strcmp(k, "disable")) {
         if (v->kind != V_LIST) { snprintf(err, cap, "`disable` is a list of rule ids"); return -1; }
         for (size_t i = 0; i < c->ndisable; i++) free(c->disable[i]);
@@ -106,7 +114,7 @@ static int apply(dw_lsp_config *c, const char *key, size_t kn, const setting *v,
         }
         return 0;
     }
-    snprintf(err, cap, "unknown setting `%s` (schema, events, profile, home, disable, debounce_ms)", k);
+    snprintf(err, cap, "unknown setting `%s` (schema, events, profile, home, disable, debounce_ms, line_width, indent_width)", k);
     return -1;
 }
 

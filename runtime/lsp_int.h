@@ -61,6 +61,7 @@ typedef struct dw_lsp_config {
     bool box;                     /* the Box profile (schema "box", or profile = "box") */
     char **disable; size_t ndisable;  /* rule ids, as --disable */
     int64_t debounce_ms;
+    size_t line_width; int indent_width;   /* dwc format's; 0: its defaults */
     char *file;                   /* the dwc.toml / .dwcrc read, or NULL */
 } dw_lsp_config;
 
@@ -178,6 +179,7 @@ int dw_lsp_completion(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, siz
 int dw_lsp_definition(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t errcap);
 int dw_lsp_symbols(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t errcap);
 int dw_lsp_code_action(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t errcap);
+int dw_lsp_formatting(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t errcap);
 
 /* JSON accessors for params: the member as a string / integer, or false. */
 bool dw_lsp_get_str(const dw_json *obj, const char *key, dw_str *out);

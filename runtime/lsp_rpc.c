@@ -177,7 +177,7 @@ static int do_initialize(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, 
     dw_jw_raw(w, ",\"textDocumentSync\":{\"openClose\":true,\"change\":2,\"save\":{\"includeText\":false}}"
                  ",\"hoverProvider\":true"
                  ",\"completionProvider\":{\"triggerCharacters\":[\".\",\":\",\"\\\"\",\"@\"]},\"definitionProvider\":true,\"documentSymbolProvider\":true"
-                 ",\"codeActionProvider\":{\"codeActionKinds\":[\"quickfix\"]}"
+                 ",\"codeActionProvider\":{\"codeActionKinds\":[\"quickfix\"]},\"documentFormattingProvider\":true"
                  "},\"serverInfo\":{\"name\":\"dwc\",\"version\":\"" DW_VERSION_STRING "\"}}");
     return 0;
 }
@@ -242,6 +242,7 @@ static const request_method requests[] = {
     { "textDocument/definition", dw_lsp_definition },
     { "textDocument/documentSymbol", dw_lsp_symbols },
     { "textDocument/codeAction", dw_lsp_code_action },
+    { "textDocument/formatting", dw_lsp_formatting },
 };
 
 typedef struct notify_method { const char *name; void (*fn)(dw_lsp *s, const dw_json *params); } notify_method;

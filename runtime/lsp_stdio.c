@@ -15,11 +15,12 @@ const char dw_lsp_usage[] =
     "A Language Server Protocol server for .dw, .cedar, .cedarschema and .dwschema files,\n"
     "on stdin/stdout (JSON-RPC 2.0, Content-Length framing; --stdio is accepted and is the\n"
     "only transport).  Diagnostics are `dwc check`'s findings, with its rule ids, except\n"
-    "the Z3 proofs; also hover, completion, go to definition, document symbols and quick\n"
-    "fixes.  Configured by the first dwc.toml or .dwcrc from the workspace root upwards and\n"
-    "by initializationOptions (schema, events, profile, home, disable, debounce_ms);\n"
-    "docs/EDITORS.md has the keys and editor set-ups.  Exit 0 after shutdown and exit,\n"
-    "1 when the input ends or exit comes without shutdown.\n";
+    "the Z3 proofs; also hover, completion, go to definition, document symbols, quick\n"
+    "fixes and formatting (dwc format).  Configured by the first dwc.toml or .dwcrc from\n"
+    "the workspace root upwards and by initializationOptions (schema, events, profile,\n"
+    "home, disable, debounce_ms, line_width, indent_width); docs/EDITORS.md has the keys\n"
+    "and editor set-ups.  Exit 0 after shutdown and exit, 1 when the input ends or exit\n"
+    "comes without shutdown.\n";
 
 static int write_fd(void *ctx, const char *p, size_t n)
 {

@@ -9,6 +9,7 @@ frames and unknown methods answered with protocol errors, shutdown and exit.
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -166,9 +167,25 @@ def features(c, uri, text, tmp):
     d = change(fixed, text)
     check('... applied, its diagnostic is gone', [x.get('code') for x in d] == ['box-duplicate-id'], d)
 
-    # formatting: `dwc format` has not landed, so the server does not offer it
-    caps_r = c.request('textDocument/formatting', {'textDocument': doc, 'options': {'tabSize': 2, 'insertSpaces': True}})
-    check('formatting is not offered before dwc format exists: -32601', error_code(caps_r) == -32601, caps_r)
+    # formatting: dwc format's text, as one edit
+    r = c.request('textDocument/formatting', {'textDocument': doc, 'options': {'tabSize': 4, 'insertSpaces': True}})
+    edits = r.get('result')
+    src = os.path.join(tmp, 'format-me.dw')
+    open(src, 'w', encoding='utf-8').write(fixed)
+    want = subprocess.run([DWC, 'format', src], capture_output=True, text=True, encoding='utf-8')
+    got = fixed
+    if isinstance(edits, list) and len(edits) == 1 and edits[0]['range'] == span(fixed, fixed):
+        got = edits[0]['newText']
+    check('formatting returns dwc format\'s text', want.returncode == 0 and got == want.stdout and got != fixed,
+          (r, want.returncode, want.stderr))
+    c.notify('textDocument/didChange', {'textDocument': {'uri': uri, 'version': 99}, 'contentChanges': [{'text': got}]})
+    c.diagnostics(uri, 99)
+    r = c.request('textDocument/formatting', {'textDocument': doc, 'options': {'tabSize': 2, 'insertSpaces': True}})
+    check('formatting a formatted text: no edits', r.get('result') == [], r)
+    c.notify('textDocument/didChange', {'textDocument': {'uri': uri, 'version': 100}, 'contentChanges': [{'text': 'permit (principal'}]})
+    c.diagnostics(uri, 100)
+    r = c.request('textDocument/formatting', {'textDocument': doc, 'options': {'tabSize': 2, 'insertSpaces': True}})
+    check('formatting a text that does not parse: -32803, no edit', error_code(r) == -32803 and 'does not parse' in r['error']['message'], r)
 
 
 def malformed(c):
@@ -268,8 +285,12 @@ def other_sessions(dwc, tmp):
     check('input ending mid-message: status 1', rc == 1, rc)
 
 
+DWC = None
+
+
 def main():
-    dwc = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build/dwc')
+    global DWC
+    dwc = DWC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build/dwc')
     tmp = tempfile.mkdtemp(prefix='dwc-lsp-')
     try:
         for part in (main_session, other_sessions):
