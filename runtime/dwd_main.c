@@ -196,9 +196,11 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
     const char *descs[DW_VERDICT_MAX_RULES];
     char descbuf[DW_VERDICT_MAX_RULES][512];
     uint32_t n = v.ndetermining;
+    /* descriptions go only into a denial's message and the decision log */
+    bool want_desc = !(v.allow && v.cause == DW_CAUSE_PERMITTED) || s->dl.fd >= 0;
     for (uint32_t i = 0; i < n; i++) {
         ids[i] = dw_engine_rule_name(s->e, v.determining[i]);
-        descs[i] = dw_engine_rule_description(s->e, v.determining[i], descbuf[i], sizeof descbuf[i]) ? descbuf[i] : NULL;
+        descs[i] = want_desc && dw_engine_rule_description(s->e, v.determining[i], descbuf[i], sizeof descbuf[i]) ? descbuf[i] : NULL;
     }
     dwd_decision d = {
         .allow = v.allow && v.cause == DW_CAUSE_PERMITTED,
@@ -897,7 +899,7 @@ int main(int argc, char **argv)
                 s.conns[i] = s.conns[--s.nconns];
             } else i++;
         }
-        if ((pfd[0].revents & POLLIN) || ready) accept_all(&s, lfd, now);   /* a round that did not wait: new clients join the next */
+        if (pfd[0].revents & POLLIN) accept_all(&s, lfd, now);   /* poll(0) of a round that did not wait reports them too */
         watch_checkpoints(&s, now);
     }
     for (int i = 0; i < s.nconns; i++) conn_free(s.conns[i]);

@@ -92,8 +92,9 @@ static const dw_json *str_member(const dw_json *o, const char *k)
 
 static void attr_str(dwd_buf *a, const char *key, const char *s, size_t n)
 {
-    if (a->len) dwd_buf_put(a, ",", 1);
-    dwd_buf_printf(a, "{\"key\":\"%s\",\"value\":{\"stringValue\":", key);
+    dwd_buf_puts(a, a->len ? ",{\"key\":\"" : "{\"key\":\"");   /* keys are literals: no escaping, no printf */
+    dwd_buf_puts(a, key);
+    dwd_buf_puts(a, "\",\"value\":{\"stringValue\":");
     dwd_buf_json_string(a, s, n);
     dwd_buf_puts(a, "}}");
 }
@@ -222,12 +223,23 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
 {
     memset(rq, 0, sizeof *rq);
     if (len > DWD_MAX_LINE) { snprintf(err, errcap, "request line longer than %u bytes", DWD_MAX_LINE); return -1; }
-    char *text = malloc(len + 1);
-    if (!text) { snprintf(err, errcap, "out of memory"); return -1; }
+    /* the line's NUL-terminated copy and the JSON arena are kept from one
+     * request to the next (per thread): no allocation per request once warm */
+    static __thread char *text;
+    static __thread size_t text_cap;
+    static __thread dw_arena a;
+    static __thread bool a_ready;
+    if (len + 1 > text_cap) {
+        size_t nc = len + 1 < 4096 ? 4096 : len + 1;
+        char *nt = malloc(nc);
+        if (!nt) { snprintf(err, errcap, "out of memory"); return -1; }
+        free(text);
+        text = nt;
+        text_cap = nc;
+    }
     memcpy(text, line, len);
     text[len] = 0;
-    dw_arena a;
-    dw_arena_init(&a, 16 * 1024);
+    if (!a_ready) { dw_arena_init(&a, 16 * 1024); a_ready = true; }
     dw_diags d;
     dw_diags_init(&d);
     dw_source src = { "request", text, len };
@@ -365,8 +377,8 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
     rc = 0;
 out:
     dw_diags_free(&d);
-    dw_arena_free(&a);
-    free(text);
+    dw_arena_reset(&a);          /* keeps its first block */
+    if (text_cap > (64u << 10)) { free(text); text = NULL; text_cap = 0; }   /* a long line's copy is not kept */
     return rc;
 }
 
@@ -427,7 +439,10 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
 
 void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message)
 {
-    dwd_buf_printf(out, "{\"ok\":true,\"verdict\":\"%s\",\"cause\":\"%s\",\"rule\":", d->allow ? "permit" : "deny", d->cause);
+    /* once per decision: pieces, not printf (the cause is one of dw_cause_name's words) */
+    dwd_buf_puts(out, d->allow ? "{\"ok\":true,\"verdict\":\"permit\",\"cause\":\"" : "{\"ok\":true,\"verdict\":\"deny\",\"cause\":\"");
+    dwd_buf_puts(out, d->cause);
+    dwd_buf_puts(out, "\",\"rule\":");
     dwd_buf_json_string(out, d->rule, strlen(d->rule));
     dwd_buf_puts(out, ",\"determining\":[");
     for (uint32_t i = 0; i < d->ndetermining; i++) {

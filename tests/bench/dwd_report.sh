@@ -12,7 +12,8 @@
 #   * the bounds: fsync latency, server and client CPU per request.
 # Knobs: DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
 # DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench), DWD_LOAD_REUSE=1
-# (report the results of the previous run, rerunning only what is missing).
+# (report the results of the previous run, rerunning only what is missing), CEDAR_PEER (a Cedar
+# peer result file of the same run: adds the CPU-per-decision comparison with cedar-wasm).
 set -uo pipefail
 SHARED=${1:?usage: dwd_report.sh SHARED_DIR [DWD] [DWD_LOAD]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,6 +68,12 @@ for c in $CLIENTS; do
 done
 run "record-8" --dwd "$DWD" --policy "$POLICY" --durability full --clients 8 --op record --baseline "${HTTPREQ[@]}"
 run "record-64" --dwd "$DWD" --policy "$POLICY" --durability full --clients 64 --op record --baseline "${HTTPREQ[@]}"
+# dwd against the echo server, batch, 8 closed-loop clients, in back-to-back pairs: on a shared
+# machine the load moves within minutes, so runs far apart in the matrix compare badly.
+for r in 1 2 3; do
+    run "pair-batch-$r" --dwd "$DWD" --policy "$POLICY" --durability batch --clients 8 "${REQ[@]}"
+    run "pair-echo-$r" --echo --clients 8 "${REQ[@]}"
+done
 load1=$(cut -d' ' -f1-3 /proc/loadavg); psi1=$(psi)
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -104,6 +111,51 @@ for d in batch full echo; do
 done
 cat <<EOF
 
+dwd against the echo server, batch, 8 clients, closed loop, in three back-to-back pairs (a dwd run, then
+an echo run): the load of a shared machine moves within minutes, so the pairs, not the matrix above,
+give the ratio.
+
+| pair | dwd decisions/s | dwd p99 | echo decisions/s | echo p99 | dwd ÷ echo |
+|---:|---:|---:|---:|---:|---:|
+EOF
+ratios=""
+for r in 1 2 3; do
+    a=$(get "pair-batch-$r" decisions_per_s); b=$(get "pair-echo-$r" decisions_per_s)
+    if [ -z "$a" ] || [ -z "$b" ]; then echo "| $r | failed | | | | |"; continue; fi
+    q=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print 0 }')
+    ratios="$ratios $q"
+    printf '| %s | %s | %s µs | %s | %s µs | %s× |\n' "$r" "$(num "$a")" "$(get "pair-batch-$r" p99_us)" "$(num "$b")" "$(get "pair-echo-$r" p99_us)" "$q"
+done
+med=$(printf '%s\n' $ratios | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }')
+echo
+echo "Median dwd ÷ echo: ${med}×."
+
+# Cedar of the same run (run.sh passes CEDAR_PEER: the Cedar peer's from-json result on the Box
+# example): CPU per decision and decisions per core against dwd's server CPU per decision.
+cedar_ns=$(sed -n 's/^ns_per_decision=//p' "${CEDAR_PEER:-/nonexistent}" 2>/dev/null | head -n 1)
+if [ -n "$cedar_ns" ]; then
+    cedar_us=$(awk -v n="$cedar_ns" 'BEGIN { printf "%.1f", n / 1000 }')
+    per_core() { awk -v u="$1" 'BEGIN { if (u > 0) printf "%.0f", 1e6 / u; else print 0 }'; }
+    cat <<EOF
+
+Against Cedar in the same run: cedar-wasm decides the Box example's requests from their JSON in a mean of
+$cedar_us µs (one Node.js thread, in process: no socket, no history; the Box example's from-json row
+above), so a core does at most $(num "$(per_core "$cedar_us")") of its decisions per second. dwd's figure is its own CPU per
+decision (user + system, the socket's system calls and the history append included):
+
+| | CPU per decision | decisions/s per core | ÷ cedar-wasm |
+|---|---:|---:|---:|
+| cedar-wasm, from JSON, in process | $cedar_us µs | $(num "$(per_core "$cedar_us")") | 1.0× |
+EOF
+    for f in batch-closed-8 batch-pipe-8 full-closed-8; do
+        [ -s "$RES/$f" ] || continue
+        u=$(get "$f" server_cpu_us_per_op)
+        printf '| dwd %s | %s µs | %s | %s× |\n' "$(echo "$f" | sed 's/-closed-/, closed loop, /; s/-pipe-/, pipelined (16), /; s/$/ clients/')" \
+            "$u" "$(num "$(per_core "$u")")" "$(awk -v c="$cedar_us" -v u="$u" 'BEGIN { if (u > 0) printf "%.1f", c / u; else print "?" }')"
+    done
+fi
+cat <<EOF
+
 Durable appends (\`record\` ops, \`--durability full\`, closed loop), against one \`fdatasync\` per
 append measured just before, in the same run, on the same file system (write 256 B + fdatasync):
 
@@ -132,6 +184,9 @@ $(get echo-closed-8 server_cpu_us_per_op) µs + $(get echo-closed-8 client_cpu_u
 wake-ups). Closed-loop durable appends are bounded by clients / sync time, since one sync can cover
 at most one append per client: dwd's syncs in the 8-client run took $(awk -v r="$(get record-8 appends_per_s)" -v k="$(get record-8 ops_per_sync)" 'BEGIN { if (r > 0) printf "%.2f", 1000 * k / r; else print "?" }') ms each on average
 (appends per sync ÷ appends/s), so 8 clients could reach $(num "$(awk -v r="$(get record-8 appends_per_s)" -v k="$(get record-8 ops_per_sync)" 'BEGIN { if (k > 0) print 8 * r / k }')")/s with perfect batching; 20,000/s at
-8 clients needs syncs of 0.4 ms or less. Raw key=value output of every run: \`$RES/\`.
+8 clients needs syncs of 0.4 ms or less. A closed loop's mean latency is clients ÷ throughput (Little's
+law): a p99 of 1 ms at 64 clients needs a mean well under 1 ms, so more than 64,000 decisions/s; the echo
+server, which does nothing, managed $(num "$(get echo-closed-64 decisions_per_s)")/s at 64 clients here (a mean of $(awk -v r="$(get echo-closed-64 decisions_per_s)" 'BEGIN { if (r > 0) printf "%.2f", 64000 / r; else print "?" }') ms),
+with the 64 client threads on the same $ncpu cores as the server. Raw key=value output of every run: \`$RES/\`.
 EOF
 [ -s "$b8" ] || exit 1

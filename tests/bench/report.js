@@ -118,6 +118,24 @@ p(`- Memory: ${mem}`);
 p(`- OS: ${uname}`);
 if (cc) p(`- C compiler: ${cc.split('\n')[0]}`);
 p(`- Node.js ${process.version}; Cedar peer: @cedar-policy/cedar-wasm${harness ? ` (reports \`${harness}\`)` : ''}`);
+// run.sh's run.meta: when, how long, and how loaded the (shared) machine was
+const run = kv(path.join(RES, 'run.meta')) || {};
+if (run.started) {
+  const mins = (x) => `${(Number(x) / 60).toFixed(1)} min`;
+  const parts = [['workloads', 'VM and from-json runs, dwc and Cedar'], ['engine', 'engine'], ['load', 'compile/load'],
+                 ['temporal', 'temporal'], ['dwd', 'dwd']];
+  let prev = 0;
+  const took = [];
+  for (const [k, label] of parts) {
+    const v = Number(run[`section_${k}`]);
+    if (!Number.isFinite(v)) continue;
+    took.push(`${label} ${mins(v - prev)}`);
+    prev = v;
+  }
+  p(`- Run: started ${run.started}${run.seconds ? `, took ${mins(run.seconds)}` : ''}${took.length ? ` (${took.join(', ')})` : ''}`);
+  p(`- Load average (1, 5, 15 min): ${run.loadavg_start || '?'} at the start, ${run.loadavg_end || '?'} at the end, on ${nproc} cores: ` +
+    'the machine is shared, and figures taken under load are slower and noisier than on an idle machine');
+}
 p();
 p('## Method');
 p();
@@ -132,6 +150,13 @@ p('  `process.hrtime.bigint()`. cedar-wasm has no preparsed entity store, so eac
 p('  slice (principal, resource and their ancestors). Its figures therefore include the JS ↔ wasm marshalling of');
 p('  the request, the slice and the answer; they are the cost of Cedar as a Node.js program sees it, not of native');
 p('  Rust Cedar. The number of Cedar decisions is capped by a time budget per run (see the `decisions` column).');
+p('  Its warm-up runs every request, then on for at least 2 s and 5,000 decisions (at most 5 s): V8 compiles the');
+p('  wasm code up in the background, and with a 1,000-call warm-up the timed p50 was still a fifth too slow.');
+p('- **Run length**: so that `make bench` completes in about 15 minutes on 2 shared cores, each dwc case runs 3 times,');
+p('  each Cedar run has a 5 s budget (`BENCH_PEER_BUDGET`), each dwd run 3 s after 1 s of warm-up');
+p('  (`DWD_LOAD_SECONDS`), and the Cedar peer skips the 100,000-policy sets (its preparse alone takes over a minute).');
+p('  p50 and p99 are stable at these counts (hundreds of thousands of dwc decisions, thousands of Cedar decisions on');
+p('  the small sets); the 10,000-policy Cedar runs have only ~100 decisions, enough for p50, not for p99.');
 p('- **parsed**: the request is already in memory in each engine\'s input form. **from-json**: the timed region also');
 p('  parses the request\'s JSON line (dwc: its JSON reader; Cedar: `JSON.parse` + building the call object).');
 p('- **Ratio** = Cedar ÷ dwc (higher means dwc is faster).');
@@ -147,6 +172,9 @@ p();
 
 // Per-workload tables.
 p('## Results');
+p();
+p('One table per workload: dwc and Cedar on the same requests in the same run, each with and without JSON');
+p('parsing in the timed loop; the bold rows are Cedar ÷ dwc.');
 const checks = [];
 for (const name of WORKLOADS) {
   const { meta, modes } = W[name];
@@ -252,14 +280,20 @@ fragment('temporal', 'temporal.txt', 'Temporal rules (tests/bench/temporal_bench
   p('(gate, history append, decision).');
   const plain = (/^plain_ns_per_decision=(\S+)/m.exec(text) || [])[1];
   if (plain) { p(); p(`Plain decision: ${t(plain)}.`); }
+  // Cedar has no temporal rules: its figure is the plain Box example from JSON of the same run (means)
+  const cpeer = (W['box-example'] && W['box-example'].modes.json.peer) || null;
+  if (cpeer) {
+    p();
+    p(`Cedar has no temporal rules; the last column compares with cedar-wasm's mean for the plain Box example from JSON in this run (${t(cpeer.ns_per_decision)}), which decides less than any row here.`);
+  }
   p();
-  p('| events in window | per decision | ÷ plain | ÷ fewest events | history | allow |');
-  p('|---:|---:|---:|---:|---:|---|');
+  p('| events in window | per decision | ÷ plain | ÷ fewest events | history | allow | cedar-wasm mean ÷ dwc |');
+  p('|---:|---:|---:|---:|---:|---|---:|');
   for (const line of text.split('\n')) {
     if (!/events_in_window=/.test(line)) continue;
     const o = {};
     for (const m of line.matchAll(/([a-z_]+)=(\S+)/g)) o[m[1]] = m[2];
-    p(`| ${int(o.events_in_window)} | ${t(o.ns_per_decision)} | ${dec(o.ratio_to_plain, 2)}× | ${dec(o.ratio_to_first, 2)}× | ${int(o.history)} | ${o.allow || '—'} |`);
+    p(`| ${int(o.events_in_window)} | ${t(o.ns_per_decision)} | ${dec(o.ratio_to_plain, 2)}× | ${dec(o.ratio_to_first, 2)}× | ${int(o.history)} | ${o.allow || '—'} | ${cpeer ? ratio(cpeer.ns_per_decision, o.ns_per_decision) : '—'} |`);
   }
 });
 fragment('engine', 'engine.txt', 'Box events through the engine (dwc bench --engine)', (text) => {

@@ -33,6 +33,10 @@ done
 # both modes and the ratio row of each workload
 n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "parsed ratio rows: ${n:-0}, want 5"
 n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "from-json ratio rows: ${n:-0}, want 5"
+# the run's length and load average (run.meta) are reported
+grep -q '^- Run: started 2026-12-01 12:00 UTC, took 11.7 min' "$out" && grep -q '^- Load average (1, 5, 15 min): 1.50 1.20 1.00 at the start, 2.00 1.80 1.40 at the end' "$out" && ok || bad "run length / load average missing"
+# Cedar's figure beside the temporal rows
+grep -q 'cedar-wasm mean ÷ dwc |$' "$out" && ok || bad "temporal table has no Cedar column"
 # no paragraph twice
 d=$(grep -v '^$' "$out" | grep -v '^|' | sort | uniq -d | grep -v -- '^dwc p50 growth\|^Cedar p50 growth' | head -3)
 [ -z "$d" ] && ok || bad "repeated lines: $d"

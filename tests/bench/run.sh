@@ -19,9 +19,10 @@
 #   BENCH_QUICK=1       small decision counts: checks the plumbing in a minute or two
 #   BENCH_PEER_MAX=N    largest policy count the Cedar peer is run on (default 10000: a single
 #                       cedar-wasm run on 100,000 policies takes well over a minute)
-#   BENCH_PEER_BUDGET=S seconds of timed loop per Cedar run (default 8)
+#   BENCH_PEER_BUDGET=S seconds of timed loop per Cedar run (default 5)
 #   BENCH_REPEAT=K      dwc bench runs per case; the one with the median p50 is reported (default 3)
 #   BENCH_REPORT=path   report file (default docs/PERFORMANCE.md)
+#   DWD_LOAD_SECONDS=S  measured seconds per dwd_load run (default here 3; dwd_report.sh's own is 5)
 #   LOAD_BENCH, TEMPORAL_BENCH, DWD_BIN, DWD_LOAD   the other programs (default build/bench/load_bench,
 #                       build/temporal_bench, build/dwd, build/bench/dwd_load; `make bench` builds them);
 #                       a missing one is reported as "not measured" with the reason
@@ -38,7 +39,7 @@ SIZES=${BENCH_SIZES:-"10 100 1000 10000 100000"}
 STYLES=${BENCH_STYLES:-"rbac box"}
 QUICK=${BENCH_QUICK:-0}
 PEER_MAX=${BENCH_PEER_MAX:-10000}
-PEER_BUDGET=${BENCH_PEER_BUDGET:-8}
+PEER_BUDGET=${BENCH_PEER_BUDGET:-5}
 REPEAT=${BENCH_REPEAT:-3}
 REPORT=${BENCH_REPORT:-docs/PERFORMANCE.md}
 OUT=build/bench
@@ -46,7 +47,9 @@ RES=$OUT/results
 NODE_DIR=$OUT/node
 SEED=1
 
-say() { printf '%s\n' "bench: $*" >&2; }
+# Every line says how far into the run it is: the sections' times go into the report.
+T0=$(date +%s)
+say() { printf 'bench: [%4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 command -v node >/dev/null 2>&1 || die "node (Node.js >= 18) is required"
@@ -79,6 +82,10 @@ fi
 
 rm -rf "$RES"
 mkdir -p "$RES"
+# what the report says about the run itself: when, how long, how loaded (the machine may be shared)
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
+printf 'started=%s\nloadavg_start=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" > "$RES/run.meta"
+section() { printf 'section_%s=%s\n' "$1" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"; }
 
 # ---- workloads ----
 # Each workload directory holds policies.cedar (or policy.dw), schema.cedarschema, entities.json
@@ -188,6 +195,7 @@ for name in $WORKLOADS; do
   done
 done
 
+section workloads
 # ---- Box events through the stateful engine (dwc bench --engine) ----
 # 01-project-read's requests as Box events, alone and with a count budget over 1 h appended
 # (tests/bench/engine/); of BENCH_REPEAT runs the one with the median p50 goes into engine.txt.
@@ -217,6 +225,7 @@ if [ "$HAVE_BENCH" = 1 ] && "$DWC" bench --help | grep -q -- --engine; then
   fi
 else echo "this dwc has no \`bench --engine\`" > "$RES/engine.skip"; fi
 
+section engine
 # ---- the sections other programs measure ----
 # Each leaves NAME.{md,txt} in $RES, or NAME.skip saying why not: report.js needs one of the two.
 LOAD_BENCH=${LOAD_BENCH:-build/bench/load_bench}
@@ -227,21 +236,28 @@ if [ ! -d "$OUT/rbac-10000" ] && [ ! -d "$OUT/box-10000" ]; then
   echo "no 10,000-policy set was generated (BENCH_SIZES=\"$SIZES\")" > "$RES/load.skip"
 elif [ -x "$LOAD_BENCH" ]; then
   say "compile and load times"
-  tests/bench/artifact_report.sh "$DWC" "$LOAD_BENCH" > "$RES/load.md" 2> "$RES/load.err" ||
+  BENCH_RESULTS=$RES tests/bench/artifact_report.sh "$DWC" "$LOAD_BENCH" > "$RES/load.md" 2> "$RES/load.err" ||
     echo "tests/bench/artifact_report.sh failed: $(head -c 300 "$RES/load.err")" > "$RES/load.skip"
 else echo "$LOAD_BENCH is not built (make benchbins)" > "$RES/load.skip"; fi
+section load
 if [ -x "$TEMPORAL_BENCH" ]; then
   say "temporal rules: $TEMPORAL_BENCH"
   $TO "$TEMPORAL_BENCH" > "$RES/temporal.txt" 2> "$RES/temporal.err" ||
     echo "$TEMPORAL_BENCH failed: $(head -c 300 "$RES/temporal.err")" > "$RES/temporal.skip"
 else echo "$TEMPORAL_BENCH is not built (make benchbins)" > "$RES/temporal.skip"; fi
+section temporal
 if [ -x "$DWD_BIN" ] && [ -x "$DWD_LOAD" ]; then
   say "dwd over the socket"
-  [ "$QUICK" = 1 ] && : "${DWD_LOAD_SECONDS:=1}" && export DWD_LOAD_SECONDS
+  if [ "$QUICK" = 1 ]; then : "${DWD_LOAD_SECONDS:=1}"; else : "${DWD_LOAD_SECONDS:=3}"; fi
+  export DWD_LOAD_SECONDS
+  # the Cedar figure of this run for the dwd section's comparison
+  CEDAR_PEER=$RES/box-example.json.peer; export CEDAR_PEER
   tests/bench/dwd_report.sh "$SHARED" "$DWD_BIN" "$DWD_LOAD" > "$RES/dwd.md" 2> "$RES/dwd.err" ||
     echo "tests/bench/dwd_report.sh failed: $(tail -c 300 "$RES/dwd.err")" > "$RES/dwd.skip"
 else echo "$DWD_BIN or $DWD_LOAD is not built (make benchbins)" > "$RES/dwd.skip"; fi
 
+section dwd
+printf 'loadavg_end=%s\nseconds=%s\n' "$(loadavg)" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"
 # ---- report ----
 node tests/bench/report.js --results "$RES" --out "$REPORT" --workloads "$WORKLOADS" \
   --dwc "$DWC_SRC" --have-bench "$HAVE_BENCH" --quick "$QUICK" --node-dir "$NODE_DIR" ||
