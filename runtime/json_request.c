@@ -51,6 +51,7 @@ static inline void ws(rd *p)
 
 static inline bool eat(rd *p, char c)
 {
+    if (p->i < p->n && p->s[p->i] == c) { p->i++; return true; }   /* compact JSON: no whitespace to skip */
     ws(p);
     if (p->i < p->n && p->s[p->i] == c) { p->i++; return true; }
     return false;
@@ -114,8 +115,9 @@ static const dw_uid *uid_members(rd *p)
     for (int m = 0; m < 2; m++) {
         if (m && !eat(p, ',')) return NULL;
         ws(p);
-        if (!t && KEY(p, "type")) { ws(p); if (!at(p, '"') || !str(p, &t, &tl)) return NULL; }
-        else if (!id && KEY(p, "id")) { ws(p); if (!at(p, '"') || !str(p, &id, &il)) return NULL; }
+        char k = p->i + 1 < p->n ? p->s[p->i + 1] : 0;
+        if (!t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !str(p, &t, &tl)) return NULL; }
+        else if (!id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !str(p, &id, &il)) return NULL; }
         else return NULL;
     }
     if (!eat(p, '}')) return NULL;
@@ -287,7 +289,13 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     if (!eat(&p, '{') || eat(&p, '}')) return 0;
     for (;;) {
         ws(&p);
-        int m = KEY(&p, "principal") ? 0 : KEY(&p, "action") ? 1 : KEY(&p, "resource") ? 2 : KEY(&p, "context") ? 3 : -1;
+        int m = -1;
+        switch (p.i + 1 < p.n ? p.s[p.i + 1] : 0) {     /* the key's first letter picks the one to compare */
+        case 'p': m = KEY(&p, "principal") ? 0 : -1; break;
+        case 'a': m = KEY(&p, "action") ? 1 : -1; break;
+        case 'r': m = KEY(&p, "resource") ? 2 : -1; break;
+        case 'c': m = KEY(&p, "context") ? 3 : -1; break;
+        }
         if (m < 0) return 0;              /* the general path ignores other members, after reading them */
         ws(&p);
         if (m < 3) {

@@ -241,8 +241,12 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
 {
     dw_request local;
     req = bound_request(prog, store, req, &local);
-    dw_candidates c;
-    if (dw_index_candidates(prog, store, req, scratch, &c)) return -1;
+    if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
+    /* the candidate list starts on the stack (decide copies nothing from it
+     * into the response); add_ids moves it to the arena only past 32 */
+    uint32_t first[32];
+    cands c = { .v = first, .cap = 32, .a = scratch, .req = req };
+    if (candidates(prog, store, req, &c)) return -1;
     return decide(prog, store, req, scratch, resp, c.v, c.n);
 }
 

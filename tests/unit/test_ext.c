@@ -932,6 +932,17 @@ static void test_like_basics(void **state)
     assert_true(like("mississippi", "m*iss*ppi"));
     assert_true(like("mississippi", "*ss*ss*"));
     assert_false(like("mississippi", "*ss*ss*ss*"));
+    /* A middle segment is found with memchr + compare up to 16 bytes, memmem beyond: at the last
+     * start before the suffix, after false starts on its first byte, at 16 and 17 bytes. */
+    assert_true(like("xxxabcz", "x*abc*z"));
+    assert_false(like("xxxabz", "x*abc*z"));
+    assert_true(like("aaaaaab", "*aab*"));
+    assert_true(like("-0123456789abcdef-", "-*0123456789abcdef*-"));
+    assert_false(like("-0123456789abcdeX-", "-*0123456789abcdef*-"));
+    assert_true(like("--0123456789abcdefg-", "-*0123456789abcdefg*-"));
+    assert_false(like("--0123456789abcdef-", "-*0123456789abcdefg*-"));
+    assert_true(like("~/project/.env.local", "*/.env.*"));
+    assert_false(like("~/project/src/main.c", "*/.env.*"));
 }
 
 static void test_like_literal_star_and_nul(void **state)
