@@ -268,6 +268,7 @@ difftest: deps all $(CORPUS_DIR)/.unpacked
 	tests/diff/run.sh $(N)
 	DIFF_SUITE=templates tests/diff/run.sh $(or $(TEMPLATE_N),300)
 	DIFF_SUITE=est tests/diff/run.sh 1
+	DIFF_SUITE=schema tests/diff/run.sh 1
 
 # dwc format against Cedar's formatter (cedar-wasm) over every Cedar policy set of the
 # corpus, the repository and the shared dir (make test runs a sample: tests/format/run.sh)

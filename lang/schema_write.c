@@ -38,6 +38,15 @@ static const char *ext_name(dw_type_kind k)
     }
 }
 
+/* An appliesTo with no principal and no resource type and an empty context
+ * says what no appliesTo says (the action applies to nothing): written the
+ * one way, so both forms of the same schema print the same. */
+static bool applies(const dw_action_decl *a)
+{
+    return a->has_applies_to && (a->nprincipals || a->nresources || (a->context && a->context->nattrs) ||
+                                 (a->context && a->context->additional_attrs));
+}
+
 /* ---- Cedar schema text ---- */
 static void text_type(sw *w, const dw_type *t)
 {
@@ -118,7 +127,7 @@ int dw_schema_write_text(FILE *out, const dw_schema *s)
                 for (size_t j = 0; j < a->nparents; j++) { if (j) puts_(&w, ", "); text_uid(&w, &a->parents[j]); }
                 puts_(&w, "]");
             }
-            if (a->has_applies_to) {
+            if (applies(a)) {
                 puts_(&w, " appliesTo { principal: "); text_names(&w, a->principals, a->nprincipals);
                 puts_(&w, ", resource: "); text_names(&w, a->resources, a->nresources);
                 puts_(&w, ", context: "); text_type(&w, a->context); puts_(&w, " }");
@@ -210,7 +219,7 @@ int dw_schema_write_json(FILE *out, const dw_schema *s)
                 puts_(&w, ",\"type\":"); jstr(&w, a->parents[j].type); puts_(&w, "}");
             }
             puts_(&w, "]");
-            if (a->has_applies_to) {
+            if (applies(a)) {
                 puts_(&w, ",\"appliesTo\":{\"principalTypes\":"); json_names(&w, a->principals, a->nprincipals);
                 puts_(&w, ",\"resourceTypes\":"); json_names(&w, a->resources, a->nresources);
                 puts_(&w, ",\"context\":"); json_type(&w, a->context, false); puts_(&w, "}");

@@ -1,4 +1,4 @@
-/* translate_cmd.c - Cedar's JSON policy format at the command line:
+/* translate_cmd.c - Cedar's JSON forms at the command line (and translate-schema):
  * `dwc translate-policy --direction cedar-to-json|json-to-cedar [-p FILE]`
  * (Cedar's CLI command: stdin without -p, the result and a newline on
  * stdout, exit 0, or an error on stderr and exit 1), and `--policy-format
@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "est.h"
+#include "../lang/schema.h"
 
 const char dw_translate_policy_usage[] =
     "usage: dwc translate-policy --direction cedar-to-json|json-to-cedar [-p FILE]\n"
@@ -88,6 +89,53 @@ int dw_cmd_translate_policy(int argc, char **argv)
     }
     dw_source src = { strcmp(path, "-") ? path : "<stdin>", text, len };
     int rc = json ? to_json(&src) : to_cedar(&src);
+    free(text);
+    return rc;
+}
+
+const char dw_translate_schema_usage[] =
+    "usage: dwc translate-schema --direction cedar-to-json|json-to-cedar|cedar-to-json-with-resolved-types [-s FILE]\n"
+    "Translate a schema between Cedar schema text and Cedar's JSON schema (Cedar's CLI command).\n"
+    "dwc resolves the schema first, so every direction writes it resolved: each type reference\n"
+    "fully qualified, common types inlined (what Cedar's cedar-to-json-with-resolved-types does);\n"
+    "the result means what the input means, and Cedar and dwc read it back to the same schema.\n"
+    "  -s, --schema FILE   the input (default: standard input)\n"
+    "      --direction D   cedar-to-json, json-to-cedar or cedar-to-json-with-resolved-types\n";
+
+int dw_cmd_translate_schema(int argc, char **argv)
+{
+    const char *dir = NULL, *path = NULL;
+    const dw_cli_opt opts[] = { { "direction", 0, &dir, NULL }, { "schema", 's', &path, NULL }, { 0 } };
+    int pr = dw_cli_parse(argc, argv, opts, NULL, dw_translate_schema_usage);
+    if (pr) return pr > 0 ? 0 : 1;
+    bool to_json = dir && (!strcmp(dir, "cedar-to-json") || !strcmp(dir, "cedar-to-json-with-resolved-types"));
+    if (!dir || (!to_json && strcmp(dir, "json-to-cedar"))) {
+        fprintf(stderr, "dwc translate-schema: error: --direction must be cedar-to-json, json-to-cedar or "
+                        "cedar-to-json-with-resolved-types%s%s%s\n", dir ? ", not `" : "", dir ? dir : "", dir ? "`" : "");
+        fputs(dw_translate_schema_usage, stderr);
+        return 1;
+    }
+    if (!path) path = "-";
+    char *text;
+    size_t len;
+    if (dw_read_file(path, &text, &len)) {
+        fprintf(stderr, "dwc translate-schema: error: cannot read %s: %s\n", strcmp(path, "-") ? path : "standard input", strerror(errno));
+        return 1;
+    }
+    dw_source src = { strcmp(path, "-") ? path : "<stdin>", text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_schema *s = to_json ? dw_schema_parse_text(&src, &d) : dw_schema_parse_json(&src, &d);
+    int rc = 1;
+    if (s && !d.nerrors) {
+        int wr = to_json ? dw_schema_write_json(stdout, s) : dw_schema_write_text(stdout, s);
+        if (to_json && !wr) putchar('\n');
+        rc = wr || fflush(stdout) ? 1 : 0;
+        if (rc) fprintf(stderr, "dwc translate-schema: error: cannot write the schema\n");
+    } else if (!s && !d.nerrors) fprintf(stderr, "dwc translate-schema: error: out of memory\n");
+    dw_diags_print(&d, stderr);
+    dw_diags_free(&d);
+    if (s) dw_schema_free(s);
     free(text);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* translate_cmd.h - `dwc translate-policy` and `--policy-format json`. */
+/* translate_cmd.h - `dwc translate-policy`, `translate-schema` and `--policy-format json`. */
 #ifndef DW_TRANSLATE_CMD_H
 #define DW_TRANSLATE_CMD_H
 #include <stdbool.h>
@@ -7,6 +7,9 @@
 
 extern const char dw_translate_policy_usage[];
 int dw_cmd_translate_policy(int argc, char **argv);
+/* `dwc translate-schema`: Cedar schema text <-> Cedar's JSON schema, resolved. */
+extern const char dw_translate_schema_usage[];
+int dw_cmd_translate_schema(int argc, char **argv);
 
 /* --policy-format's value is cedar, json or absent; else a message, false. */
 bool dw_policy_format_ok(const char *cmd, const char *fmt);

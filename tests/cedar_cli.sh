@@ -148,6 +148,15 @@ expect est-back 0 'permit(principal == ?principal, action == Action::"view", res
 expect est-direction 1 "--direction must be cedar-to-json or json-to-cedar" "$DWC" translate-policy --direction up -p templates.cedar
 printf 'permit(principal, action, resource) when temporal { formerly within 1h Action::"view"::request{ } };\n' >"$tmp/t.dw"
 expect est-dogwood 1 "has no form in Cedar's JSON policy format" "$DWC" translate-policy --direction cedar-to-json -p "$tmp/t.dw"
+# translate-schema: resolved both ways, read back to the same schema
+expect ts-json 0 '"memberOfTypes":[]' "$DWC" translate-schema --direction cedar-to-json -s photo.cedarschema
+"$DWC" translate-schema --direction cedar-to-json -s photo.cedarschema >"$tmp/p.json"
+"$DWC" translate-schema --direction json-to-cedar -s "$tmp/p.json" >"$tmp/p.cedarschema"
+expect ts-back 0 "validation passed" "$DWC" validate -p templates.cedar -s "$tmp/p.cedarschema"
+expect ts-same 0 "" cmp "$tmp/p.cedarschema" <("$DWC" translate-schema --direction json-to-cedar < "$tmp/p.json")
+expect ts-resolved 0 '"memberOfTypes":[]' "$DWC" translate-schema --direction cedar-to-json-with-resolved-types -s photo.cedarschema
+expect ts-direction 1 "--direction must be cedar-to-json, json-to-cedar or cedar-to-json-with-resolved-types" "$DWC" translate-schema --direction x -s photo.cedarschema
+expect ts-bad 1 "error" sh -c "printf 'entity ;' | '$DWC' translate-schema --direction cedar-to-json"
 # an empty record and an empty set (fuzz_est found qsort given NULL for the empty record: UBSan)
 expect est-empty-record 0 '{"==":{"left":{"Record":{}},"right":{"Set":[]}}}' sh -c \
     "printf 'permit(principal, action, resource) when { {} == [] };' | '$DWC' translate-policy --direction cedar-to-json"

@@ -100,6 +100,7 @@ CRASH_RELOAD=1 CRASH_TRIALS=${CRASH_RELOAD_TRIALS:-10} run_suite "dwd-crash-relo
 run_suite "difftest" tests/diff/run.sh "${DIFF_CASES:-10000}"
 DIFF_SUITE=templates run_suite "difftest-templates" tests/diff/run.sh "${DIFF_TEMPLATE_CASES:-300}"
 DIFF_SUITE=est run_suite "difftest-est" tests/diff/run.sh "${DIFF_EST_EVERY:-20}"
+DIFF_SUITE=schema run_suite "difftest-schema" tests/diff/run.sh "${DIFF_SCHEMA_EVERY:-50}"
 # `dwc dogwood lower`'s output parsed and validated by cedar-wasm (installed by the difftests above)
 run_suite "dogwood-lower" tests/dogwood_ref/lower.sh build/dwc "$SHARED"
 

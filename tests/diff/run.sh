@@ -5,6 +5,7 @@
 #        through build/dwc authorize -k)
 #        DIFF_SUITE=est tests/diff/run.sh K: Cedar's JSON policy format (est.js) over every K-th
 #        corpus policy set (build/corpus: make conformance unpacks it) and Cedar's example files
+#        DIFF_SUITE=schema tests/diff/run.sh K: translate-schema (schema.js) over every K-th schema
 # Run from the repository root after `make` (needs build/dw-conformance).
 # Installs cedar-wasm into build/diff/node (npm ci, pinned by tests/diff/package-lock.json)
 # unless it is already there.  Last line: "<P> passed, <F> failed"; exit 1 on unexplained
@@ -19,6 +20,9 @@ if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
     npm ci --prefix build/diff/node --no-audit --no-fund >&2
 fi
 if [ ! -x build/dw-conformance ]; then echo "run.sh: build/dw-conformance missing: run make first" >&2; exit 2; fi
+if [ "${DIFF_SUITE:-}" = schema ]; then      # translate-schema (schema.js) over every N-th schema
+    exec node tests/diff/schema.js --every "$N" --module "$MOD" build/corpus/corpus-tests build/corpus/tests build/corpus/sample-data tests
+fi
 if [ "${DIFF_SUITE:-}" = est ]; then
     exec node tests/diff/est.js --every "$N" --module "$MOD" build/corpus/corpus-tests build/corpus/tests build/corpus/sample-data tests
 fi
