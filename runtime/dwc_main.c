@@ -23,6 +23,7 @@
 #include "link_cmd.h"
 #include "format_cmd.h"
 #include "translate_cmd.h"
+#include "check_parse_cmd.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -594,6 +595,7 @@ static const command commands[] = {
     { "format", cmd_format, "lay out policies canonically (Cedar's `format`, byte for byte)", dw_format_usage },
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "translate-policy", dw_cmd_translate_policy, "Cedar text <-> Cedar's JSON policy format (Cedar's command)", dw_translate_policy_usage },
+    { "check-parse", dw_cmd_check_parse, "check that policies, an expression, a schema, entities parse (Cedar's command)", dw_check_parse_usage },
     { "translate-schema", dw_cmd_translate_schema, "Cedar schema text <-> Cedar's JSON schema, resolved (Cedar's command)", dw_translate_schema_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },
     { "replay", dw_cmd_replay, "feed a trace to one authorizer and check its expected verdicts", dw_replay_usage },

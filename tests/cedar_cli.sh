@@ -157,6 +157,16 @@ expect ts-same 0 "" cmp "$tmp/p.cedarschema" <("$DWC" translate-schema --directi
 expect ts-resolved 0 '"memberOfTypes":[]' "$DWC" translate-schema --direction cedar-to-json-with-resolved-types -s photo.cedarschema
 expect ts-direction 1 "--direction must be cedar-to-json, json-to-cedar or cedar-to-json-with-resolved-types" "$DWC" translate-schema --direction x -s photo.cedarschema
 expect ts-bad 1 "error" sh -c "printf 'entity ;' | '$DWC' translate-schema --direction cedar-to-json"
+# check-parse: each input given must parse; the policies on stdin when none is given
+expect cp-ok 0 "" "$DWC" check-parse -p templates.cedar
+expect cp-stdin-bad 1 "unexpected end of input" sh -c "printf 'permit(principal' | '$DWC' check-parse"
+expect cp-stdin-ok 0 "" sh -c "printf 'permit(principal, action, resource);' | '$DWC' check-parse"
+expect cp-expr 1 "unexpected end of input" "$DWC" check-parse --expression '1 +'
+expect cp-expr-ok 0 "" "$DWC" check-parse --expression 'principal.x && [1]'
+expect cp-schema 0 "" "$DWC" check-parse -s photo.cedarschema --entities entities.json
+expect cp-schema-bad 1 "error" sh -c "printf 'entity ;' >'$tmp/bad.cedarschema'; '$DWC' check-parse -s '$tmp/bad.cedarschema'"
+expect cp-json 0 "" "$DWC" check-parse --policy-format json -p "$tmp/t.json"
+expect cp-links 1 "no template with id" "$DWC" check-parse -p templates.cedar -k "$tmp/l2.json"
 # an empty record and an empty set (fuzz_est found qsort given NULL for the empty record: UBSan)
 expect est-empty-record 0 '{"==":{"left":{"Record":{}},"right":{"Set":[]}}}' sh -c \
     "printf 'permit(principal, action, resource) when { {} == [] };' | '$DWC' translate-policy --direction cedar-to-json"
