@@ -1,10 +1,12 @@
 /* prove.c - the proofs of `dwc check` (see prove.h and docs/CHECK.md). */
 #include "prove.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "macros.h"
+#include "prove_guard.h"
 #include "smt.h"
 #include "../stdlib/ext.h"
 
@@ -32,7 +34,6 @@ typedef struct pstate {
     dw_smt_model *own;
 } pstate;
 
-typedef struct pguards pguards;   /* literal guards of a rule (below) */
 
 typedef struct P {
     const dw_prove_options *o;
@@ -41,7 +42,16 @@ typedef struct P {
     dw_prove_stats *st;
     size_t np;
     pstate *ps;
-    pguards *guards;              /* per policy of the set (NULL: none computed) */
+    dw_guards *guards;            /* per policy of the set (NULL: none computed) */
+    size_t *env_rules[2], nenv[2];  /* this environment's rules that apply, permits [0] and forbids [1] */
+    size_t neffect[2];            /* the set's permits and forbids */
+    dw_guard_index *ix[2];        /* the guard index of env_rules[e] (NULL: none) */
+    size_t *cand;                 /* scratch: candidates of a rule */
+    size_t *uj;                   /* scratch: the rules of a cover query */
+    Z3_ast *uv2;                  /* scratch: the terms of one alternative's cover query */
+    bool *meet;                   /* scratch: np x DW_GUARD_MAX_ALT */
+    bool *scratch;                /* scratch: 2 x np */
+    const char *env_name;         /* the current environment, for messages */
     Z3_ast *uv;                   /* scratch: the candidates of a cover query */
     dw_smt_policy *cur;           /* set policies in the current environment */
     dw_smt_policy *cur_old, *cur_as;
@@ -74,185 +84,6 @@ static const char *pname(const dw_policy *p, size_t i, char *buf, size_t cap)
         }
     snprintf(buf, cap, "rule policy_%zu", i);       /* Box's name for it (0-based) */
     return buf;
-}
-
-/* ------------------------------------------------------------------ literal guards
- *
- * A cheap disjointness test before the solver (docs/CHECK.md, Speed): a rule
- * whose `when` clauses hold a conjunct (on the top-level `&&` spine) that
- * tests one request field -- a GETATTR chain on principal, resource or
- * context -- against literals,
- *
- *     F == "lit" | "lit" == F | F like "pat" | ["a", "b"].contains(F)
- *     | F == Long or entity literal | `||` chains of these on the same F,
- *
- * is true without error only when F holds a value one of those alternatives
- * accepts.  Two rules with guards on the same field whose alternatives accept
- * no common value never both match one request: the pair needs no query. */
-
-#define GUARD_MAX 4          /* guards kept per rule */
-#define GUARD_MAX_ALT 16     /* alternatives of one guard */
-#define GUARD_MAX_PATH 4     /* attributes of a field path */
-
-enum { GA_STR, GA_LIKE, GA_LONG, GA_ENT };
-
-typedef struct galt {
-    int kind;
-    dw_str s;                    /* GA_STR: the string */
-    const dw_like_pattern *pat;  /* GA_LIKE */
-    int64_t i;                   /* GA_LONG */
-    const dw_euid_lit *e;        /* GA_ENT */
-} galt;
-
-typedef struct guard {
-    int var;
-    size_t npath;
-    dw_str path[GUARD_MAX_PATH];
-    size_t nalt;
-    galt alt[GUARD_MAX_ALT];
-} guard;
-
-struct pguards { size_t n; guard g[GUARD_MAX]; };
-
-/* e is a field: VAR(principal|resource|context) . a [. b ...] */
-static bool field_of(const dw_expr *e, guard *g)
-{
-    dw_str rev[GUARD_MAX_PATH];
-    size_t n = 0;
-    while (e && e->kind == DW_E_GETATTR) {
-        if (n == GUARD_MAX_PATH) return false;
-        rev[n++] = e->u.attr.attr;
-        e = e->u.attr.kids0;
-    }
-    if (!e || e->kind != DW_E_VAR || n == 0 || e->u.var == DW_VAR_ACTION) return false;
-    g->var = (int)e->u.var;
-    g->npath = n;
-    for (size_t k = 0; k < n; k++) g->path[k] = rev[n - 1 - k];
-    return true;
-}
-
-static bool same_field(const guard *a, const guard *b)
-{
-    if (a->var != b->var || a->npath != b->npath) return false;
-    for (size_t k = 0; k < a->npath; k++) if (!dw_str_eq(a->path[k], b->path[k])) return false;
-    return true;
-}
-
-static bool lit_alt(const dw_expr *e, galt *a)
-{
-    switch (e->kind) {
-    case DW_E_STRING: a->kind = GA_STR; a->s = e->u.str; return true;
-    case DW_E_LONG: a->kind = GA_LONG; a->i = e->u.i; return true;
-    case DW_E_ENTITY: a->kind = GA_ENT; a->e = &e->u.euid; return true;
-    default: return false;
-    }
-}
-
-static bool add_alt(guard *g, galt a)
-{
-    if (g->nalt == GUARD_MAX_ALT) return false;
-    g->alt[g->nalt++] = a;
-    return true;
-}
-
-/* One test (no `||`) on a field, read into f (its field and alternatives),
- * then added to g; the field must equal g's when g has one. */
-static bool test_of(const dw_expr *e, guard *g)
-{
-    guard f = { 0 };
-    galt a = { 0 };
-    if (e->kind == DW_E_EQ) {
-        const dw_expr *fe;
-        if (lit_alt(e->u.kids[1], &a)) fe = e->u.kids[0];
-        else if (lit_alt(e->u.kids[0], &a)) fe = e->u.kids[1];
-        else return false;
-        if (!field_of(fe, &f) || !add_alt(&f, a)) return false;
-    } else if (e->kind == DW_E_LIKE) {
-        if (!field_of(e->u.like.kids0, &f) || e->u.like.pat.nseg == 0) return false;
-        a.kind = GA_LIKE;
-        a.pat = &e->u.like.pat;
-        if (!add_alt(&f, a)) return false;
-    } else if (e->kind == DW_E_METHOD && e->u.call.recv && e->u.call.recv->kind == DW_E_SET && e->u.call.nargs == 1 &&
-               dw_str_is(e->u.call.name, "contains")) {
-        const dw_expr *set = e->u.call.recv;
-        if (!field_of(e->u.call.args[0], &f) || set->u.list.n == 0) return false;
-        for (size_t k = 0; k < set->u.list.n; k++)
-            if (!lit_alt(set->u.list.v[k], &a) || !add_alt(&f, a)) return false;
-    } else return false;
-    if (g->npath == 0) { g->var = f.var; g->npath = f.npath; memcpy(g->path, f.path, sizeof f.path); }
-    else if (!same_field(g, &f)) return false;
-    for (size_t k = 0; k < f.nalt; k++) if (!add_alt(g, f.alt[k])) return false;
-    return true;
-}
-
-/* `||` chain of tests on one field */
-static bool chain_of(const dw_expr *e, guard *g)
-{
-    if (e->kind == DW_E_OR) return chain_of(e->u.kids[0], g) && chain_of(e->u.kids[1], g);
-    return test_of(e, g);
-}
-
-static void guards_of(const dw_expr *e, pguards *out)
-{
-    if (out->n == GUARD_MAX) return;
-    if (e->kind == DW_E_AND) {
-        guards_of(e->u.kids[0], out);
-        guards_of(e->u.kids[1], out);
-        return;
-    }
-    guard g = { 0 };
-    if (chain_of(e, &g) && g.nalt) out->g[out->n++] = g;
-}
-
-static void policy_guards(const dw_policy *pol, pguards *out)
-{
-    out->n = 0;
-    for (size_t k = 0; k < pol->nclauses; k++)
-        if (pol->clauses[k].is_when && pol->clauses[k].body) guards_of(pol->clauses[k].body, out);
-}
-
-static bool bytes_is(const char *a, size_t na, const char *b, size_t nb) { return na == nb && (na == 0 || memcmp(a, b, na) == 0); }
-
-/* can some value satisfy both alternatives?  (true when unsure) */
-static bool alts_meet(const galt *a, const galt *b)
-{
-    if (a->kind == GA_LIKE && b->kind == GA_STR) { const galt *t = a; a = b; b = t; }
-    bool as = a->kind == GA_STR || a->kind == GA_LIKE, bs = b->kind == GA_STR || b->kind == GA_LIKE;
-    if (as != bs) return false;                       /* a String is never a Long or an entity */
-    if (!as && a->kind != b->kind) return false;      /* a Long is never an entity */
-    switch (a->kind) {
-    case GA_LONG: return a->i == b->i;
-    case GA_ENT: return dw_str_eq(a->e->type, b->e->type) && dw_str_eq(a->e->id, b->e->id);
-    case GA_STR:
-        if (b->kind == GA_STR) return dw_str_eq(a->s, b->s);
-        return dw_like_match(b->pat, a->s.len ? a->s.s : "", a->s.len);
-    default: break;
-    }
-    /* two patterns: their literal prefixes (and suffixes) must agree */
-    const dw_like_pattern *p = a->pat, *q = b->pat;
-    if (p->nseg == 1 && q->nseg == 1) return bytes_is(p->seg[0].s, p->seg[0].len, q->seg[0].s, q->seg[0].len);
-    if (p->nseg == 1) return dw_like_match(q, p->seg[0].len ? p->seg[0].s : "", p->seg[0].len);
-    if (q->nseg == 1) return dw_like_match(p, q->seg[0].len ? q->seg[0].s : "", q->seg[0].len);
-    const dw_str *pp = &p->seg[0], *qp = &q->seg[0], *ps = &p->seg[p->nseg - 1], *qs = &q->seg[q->nseg - 1];
-    size_t m = pp->len < qp->len ? pp->len : qp->len;
-    if (m && memcmp(pp->s, qp->s, m) != 0) return false;
-    m = ps->len < qs->len ? ps->len : qs->len;
-    if (m && memcmp(ps->s + ps->len - m, qs->s + qs->len - m, m) != 0) return false;
-    return true;
-}
-
-static bool guards_disjoint(const pguards *a, const pguards *b)
-{
-    for (size_t x = 0; x < a->n; x++)
-        for (size_t y = 0; y < b->n; y++) {
-            const guard *g = &a->g[x], *h = &b->g[y];
-            if (!same_field(g, h)) continue;
-            bool meet = false;
-            for (size_t i = 0; i < g->nalt && !meet; i++)
-                for (size_t j = 0; j < h->nalt && !meet; j++) meet = alts_meet(&g->alt[i], &h->alt[j]);
-            if (!meet) return true;
-        }
-    return false;
 }
 
 /* ------------------------------------------------------------------ counterexamples */
@@ -358,12 +189,33 @@ static void encode_all(P *p, int which, const dw_prove_input *in, dw_smt_policy 
     }
 }
 
-/* A query about policy i answered unknown: nothing is claimed about i. */
-static void unknown_of(P *p, size_t i)
+/* A query about policy i answered unknown: nothing is claimed about i.  The
+ * first such query is named in its dw-proof-unknown finding: what was asked
+ * (`what`, printf-style), in which environment, and why it was not decided. */
+static void unknown_of(P *p, size_t i, const char *what, ...) __attribute__((format(printf, 3, 4)));
+static void unknown_of(P *p, size_t i, const char *what, ...)
 {
     pstate *s = &p->ps[i];
     s->unknown = true;
-    if (!s->why) s->why = strdup(dw_smt_unknown_reason(p->x));
+    if (s->why) return;
+    char q[600];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(q, sizeof q, what, ap);
+    va_end(ap);
+    if (asprintf(&s->why, "%s, in environment %s: %s", q, p->env_name, dw_smt_unknown_reason(p->x)) < 0) s->why = NULL;
+}
+
+/* "rule A, rule B and 3 more" for the candidates cand[0..n) of a query */
+static void name_rules(P *p, const size_t *cand, size_t n, char *out, size_t cap)
+{
+    char nb[256];
+    size_t k = 0;
+    out[0] = 0;
+    for (size_t c = 0; c < n && c < 3; c++)
+        k += (size_t)snprintf(out + k, k < cap ? cap - k : 0, "%s%s", c == 0 ? "" : c + 1 == n ? " and " : ", ",
+                              pname(&p->o->set.ps->policies[cand[c]], cand[c], nb, sizeof nb));
+    if (n > 3 && k < cap) snprintf(out + k, cap - k, " and %zu more", n - 3);
 }
 
 /* Policy i's own model in this environment (a request it matches, asked
@@ -374,8 +226,8 @@ static int own_model(P *p, size_t i)
     if (s->own_r == 2) {
         s->own_r = dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, NULL, 0) ? 1 : dw_smt_solve(p->x, p->cur[i].sat);
         if (s->own_r == 1 && !(s->own = dw_smt_take_model(p->x))) s->own_r = -1;
-        /* the answer is cached: so is its reason, for a later unknown_of */
-        if (s->own_r < 0 && !s->why) s->why = strdup(dw_smt_unknown_reason(p->x));
+        /* the answer is cached: so is its reason */
+        if (s->own_r < 0) unknown_of(p, i, "the query for a request it matches");
     }
     return s->own_r;
 }
@@ -400,7 +252,7 @@ static void forbid_may_error(P *p, size_t i)
     if (pol->effect != DW_FORBID || s->err_found || !p->cur[i].applies || !p->cur[i].sat) return;
     if (p->o->has_error_finding && p->o->has_error_finding[i]) return;
     int r = dw_smt_solve(p->x, p->cur[i].err);
-    if (r < 0) { unknown_of(p, i); return; }
+    if (r < 0) { unknown_of(p, i, "the query whether it may error"); return; }
     if (r == 0) return;
     cex c;
     if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; return; }
@@ -441,7 +293,7 @@ static void match_check(P *p, size_t i)
     if (s->always_all && p->o->set.ps->policies[i].nclauses > 0) {
         int r = dw_smt_solve(p->x, dw_smt_not(p->x, p->cur[i].sat));
         if (r != 0) s->always_all = false;
-        if (r < 0) unknown_of(p, i);
+        if (r < 0) unknown_of(p, i, "the query whether its condition always holds");
     } else s->always_all = false;
     /* a witness is needed only for a finding about the rule: vacuous, or a proved fact */
     bool permit = p->o->set.ps->policies[i].effect == DW_PERMIT;
@@ -453,7 +305,7 @@ static void match_check(P *p, size_t i)
         r = own_model(p, i);
         if (r == 1) dw_smt_holds_in_model(p->x, NULL, p->cur[i].sat, &s->own, 1);   /* keep it */
     }
-    if (r < 0) unknown_of(p, i);
+    if (r < 0) unknown_of(p, i, "the query for a request it matches");
     if (r != 1) return;
     s->may_match = true;
     cex c;
@@ -469,37 +321,137 @@ static void match_check(P *p, size_t i)
  * field accept no common value. */
 static bool guard_disjoint(const P *p, size_t i, size_t j)
 {
-    return p->guards && guards_disjoint(&p->guards[i], &p->guards[j]);
+    return p->guards && dw_guards_disjoint(&p->guards[i], &p->guards[j]);
+}
+
+/* The rules of `effect` (index e) i's guards may meet in this environment,
+ * into p->cand: the guard index's candidates (every rule of the effect that
+ * applies here when there is no index). */
+static size_t env_candidates(P *p, size_t i, int e)
+{
+    size_t n = 0;
+    if (p->ix[e]) dw_guard_index_query(p->ix[e], &p->guards[i], p->cand, &n);
+    else for (size_t k = 0; k < p->nenv[e]; k++) p->cand[n++] = p->env_rules[e][k];
+    return n;
+}
+
+/* The term "alternative a of i's guard h accepts the field's value": its
+ * own test (F == lit, F like p), or F == lit for an element of a contains
+ * list.  NULL when it cannot be encoded. */
+static Z3_ast alt_term(P *p, const dw_guard *h, const dw_guard_alt *a)
+{
+    if (a->test) return dw_smt_encode_test(p->x, a->test);
+    if (!a->lit || !h->field) return NULL;
+    dw_expr eq;
+    memset(&eq, 0, sizeof eq);
+    eq.kind = DW_E_EQ;
+    eq.loc = a->lit->loc;
+    eq.u.kids[0] = (dw_expr *)h->field;
+    eq.u.kids[1] = (dw_expr *)a->lit;
+    return dw_smt_encode_test(p->x, &eq);
+}
+
+/* SAT(goal), goal = sat(i) and no rule of uj[0..nu) matches, split by the
+ * alternatives of one of i's guards (field F, alternatives a_1..a_k): sat(i)
+ * implies that F's value is accepted by some a_t, and a candidate whose guard
+ * on F accepts no value a_t accepts is false wherever a_t holds, so
+ *   SAT(goal) = OR over t of SAT(sat(i) and a_t and none of U_t matches),
+ * U_t the candidates that meet a_t.  An alternative no other rule meets (the
+ * `tool<n>` of ["ls", "cat", "tool<n>"].contains(program)) is a small query,
+ * asked first; a rule many others overlap on some alternatives no longer
+ * costs one query over all of them.  Without such an alternative: one query. */
+static int cover_solve(P *p, size_t i, const size_t *uj, size_t nu, Z3_ast goal)
+{
+    const dw_guard *h = NULL;
+    for (size_t k = 0; p->guards && k < p->guards[i].n && !h; k++)
+        if (p->guards[i].g[k].nalt >= 2) h = &p->guards[i].g[k];
+    if (!h || nu < 2) return solve_for(p, goal, i, -1);
+    size_t cnt[DW_GUARD_MAX_ALT] = { 0 }, order[DW_GUARD_MAX_ALT];
+    bool *m = p->meet;   /* m[k * DW_GUARD_MAX_ALT + t]: candidate k meets alternative t */
+    for (size_t k = 0; k < nu; k++) {
+        const dw_guard *hj = dw_guards_on(&p->guards[uj[k]], h);
+        for (size_t t = 0; t < h->nalt; t++) {
+            bool meet = !hj;
+            for (size_t u = 0; hj && u < hj->nalt && !meet; u++) meet = dw_guard_alts_meet(&h->alt[t], &hj->alt[u]);
+            m[k * DW_GUARD_MAX_ALT + t] = meet;
+            cnt[t] += meet;
+        }
+    }
+    bool helps = false;
+    for (size_t t = 0; t < h->nalt; t++) helps = helps || cnt[t] < nu;
+    if (!helps) return solve_for(p, goal, i, -1);
+    /* a model at hand answers without splitting */
+    int ri = own_model(p, i);
+    if (ri == 0) return 0;
+    dw_smt_model *own[1] = { ri == 1 ? p->ps[i].own : NULL };
+    if (dw_smt_holds_in_model(p->x, p->cur[i].sat, goal, own, 1)) return 1;
+    for (size_t t = 0; t < h->nalt; t++) {
+        size_t q = t;
+        while (q > 0 && cnt[order[q - 1]] > cnt[t]) { order[q] = order[q - 1]; q--; }
+        order[q] = t;
+    }
+    bool unknown = false;
+    for (size_t o = 0; o < h->nalt; o++) {
+        size_t t = order[o], n = 0;
+        Z3_ast a = alt_term(p, h, &h->alt[t]);
+        if (!a) return solve_for(p, goal, i, -1);
+        for (size_t k = 0; k < nu; k++) if (m[k * DW_GUARD_MAX_ALT + t]) p->uv2[n++] = p->cur[uj[k]].sat;
+        Z3_ast g = dw_smt_and(p->x, dw_smt_and(p->x, p->cur[i].sat, a), dw_smt_not(p->x, dw_smt_or_n(p->x, p->uv2, n)));
+        int r = solve_for(p, g, i, -1);
+        if (r == 1) return 1;
+        if (r < 0) unknown = true;
+    }
+    return unknown ? -1 : 0;
 }
 
 /* covered: is every request policy i matches also matched by a policy of
  * `effect` (other than i) in this environment?  A candidate disjoint from i
  * by its literal guard cannot cover any request i matches: it is left out of
- * the query (the answer is the same). */
+ * the query (the answer is the same), and the guard index (prove_guard.h)
+ * does not even pair most of them with i. */
 static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
 {
     bool same = effect == p->o->set.ps->policies[i].effect;
     p->ps[i].shadow_here = false;
     if (!*all) return;
     const dw_policy_set *ps = p->o->set.ps;
-    size_t ncand = 0, nu = 0;
-    for (size_t j = 0; j < p->np; j++) {
-        if (j == i || ps->policies[j].effect != effect) continue;
-        if (!p->cur[j].applies || !p->cur[j].sat || disjoint(&ps->policies[i], &ps->policies[j])) { p->st->pairs_pruned++; continue; }
+    int e = effect == DW_PERMIT ? 0 : 1;
+    /* candidates before the guards (counted up to 9: "none" and "more than 8" are what matter) */
+    size_t ncand = 0;
+    for (size_t k = 0; k < p->nenv[e] && ncand <= 8; k++) {
+        size_t j = p->env_rules[e][k];
         /* a later rule already found shadowed here does not shadow earlier ones
          * (of two overlapping rules only the later is reported) */
-        if (same && p->ps[j].shadow_here) continue;
+        if (j == i || disjoint(&ps->policies[i], &ps->policies[j]) || (same && p->ps[j].shadow_here)) continue;
         ncand++;
-        if (guard_disjoint(p, i, j)) { p->st->pairs_pruned++; p->st->pairs_pruned_disjoint++; continue; }
-        p->st->pairs_solved++;
+    }
+    size_t n_eff = p->neffect[e] - (ps->policies[i].effect == effect);
+    if (!ncand) { *all = false; p->st->pairs_pruned += n_eff; return; }
+    size_t nc = env_candidates(p, i, e), nb = 0, nu = 0, refined = 0;
+    for (size_t k = 0; k < nc; k++) {
+        size_t j = p->cand[k];
+        if (j == i || disjoint(&ps->policies[i], &ps->policies[j])) continue;
+        if (guard_disjoint(p, i, j)) { refined++; continue; }
+        p->cand[nb++] = j;                  /* for the breakdown below */
+        if (same && p->ps[j].shadow_here) continue;
+        p->uj[nu] = j;
         p->uv[nu++] = p->cur[j].sat;
     }
-    if (!ncand) { *all = false; return; }
+    p->st->pairs_solved += nu;
+    p->st->pairs_pruned += n_eff - nu;
+    p->st->pairs_pruned_disjoint += p->nenv[e] - (nc < p->nenv[e] ? nc : p->nenv[e]) + refined;
     Z3_ast u = dw_smt_or_n(p->x, p->uv, nu);
     Z3_ast goal = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u));
-    /* i's own model or a recent one often satisfies the goal: no query */
-    int r = solve_for(p, goal, i, -1);
-    if (r < 0) unknown_of(p, i);
+    /* a candidate with i's very condition covers it: no query; else i's own
+     * model or a recent one often satisfies the goal: no query either */
+    bool twin = false;
+    for (size_t k = 0; k < nu && !twin; k++) twin = dw_smt_same_term(p->x, p->uv[k], p->cur[i].sat);
+    int r = twin ? 0 : cover_solve(p, i, p->uj, nu, goal);
+    if (r < 0) {
+        char who[900];
+        name_rules(p, p->cand, nb, who, sizeof who);
+        unknown_of(p, i, "the query whether %s %s %s", nb ? who : "no rule", nb == 1 ? "covers" : "cover", same ? "it (shadowing)" : "it (overriding)");
+    }
     if (r == 1) p->ps[i].matched_here = true;
     if (r != 0) { *all = false; return; }
     if (same) p->ps[i].shadow_here = true;
@@ -513,18 +465,28 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
         if (!*ov || (same && (!s->covers || !s->equiv))) { *all = false; return; }
     }
     /* a guard-disjoint j neither overlaps nor covers i unless i matches nothing
-     * here (own_model is cached: solve_for above asked it) */
-    for (size_t j = 0; j < p->np; j++) {
+     * here (own_model is cached: solve_for above asked it): then every rule of
+     * the effect that applies here is asked */
+    size_t nj = nb;
+    const size_t *js = p->cand;
+    if (own_model(p, i) != 1) { nj = p->nenv[e]; js = p->env_rules[e]; }
+    /* covers and equiv hold for j only if they hold here: keep the candidates', clear the rest */
+    bool *keep_c = same ? p->scratch : NULL, *keep_e = same ? p->scratch + p->np : NULL;
+    if (same) {
+        for (size_t k = 0; k < nj; k++) { keep_c[js[k]] = s->covers[js[k]]; keep_e[js[k]] = s->equiv[js[k]]; }
+        memset(s->covers, 0, p->np);
+        memset(s->equiv, 0, p->np);
+    }
+    for (size_t k = 0; k < nj; k++) {
+        size_t j = js[k];
         /* the rule-by-rule breakdown (for messages and redundancy) costs up to three
          * queries per candidate: with many candidates only rules of the same scope */
         bool skip = ncand > 8 && !same_scope(&ps->policies[i], &ps->policies[j]);
-        if (j == i || ps->policies[j].effect != effect || !p->cur[j].applies || !p->cur[j].sat ||
-            disjoint(&ps->policies[i], &ps->policies[j]) || skip) {
-            if (same) s->covers[j] = s->equiv[j] = false;
-            continue;
-        }
-        if (guard_disjoint(p, i, j) && own_model(p, i) == 1) {
-            if (same) s->covers[j] = s->equiv[j] = false;
+        if (j == i || disjoint(&ps->policies[i], &ps->policies[j]) || skip) continue;
+        if (own_model(p, i) == 1 && dw_smt_same_term(p->x, p->cur[i].sat, p->cur[j].sat)) {
+            /* the same condition: they overlap, and each covers the other (no query) */
+            (*ov)[j] = true;
+            if (same) { s->covers[j] = first || keep_c[j]; s->equiv[j] = first || keep_e[j]; }
             continue;
         }
         Z3_ast both = dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat);
@@ -532,11 +494,28 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
         if (!same) continue;
         Z3_ast inotj = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat));
         bool c = solve_for(p, inotj, i, -1) == 0;
-        s->covers[j] = (first || s->covers[j]) && c;
+        s->covers[j] = (first || keep_c[j]) && c;
         Z3_ast jnoti = dw_smt_and(p->x, p->cur[j].sat, dw_smt_not(p->x, p->cur[i].sat));
-        bool e = c && (first || s->equiv[j]) && solve_for(p, jnoti, j, -1) == 0;
-        s->equiv[j] = e;
+        bool eq = c && (first || keep_e[j]) && solve_for(p, jnoti, j, -1) == 0;
+        s->equiv[j] = eq;
     }
+}
+
+/* the environment's rules of each effect that apply here, and their guard indexes */
+static void env_index(P *p)
+{
+    const dw_policy_set *ps = p->o->set.ps;
+    for (int e = 0; e < 2; e++) {
+        dw_guard_index_free(p->ix[e]);
+        p->ix[e] = NULL;
+        p->nenv[e] = 0;
+    }
+    for (size_t j = 0; j < p->np; j++) {
+        if (!p->cur[j].applies || !p->cur[j].sat) continue;
+        int e = ps->policies[j].effect == DW_PERMIT ? 0 : 1;
+        p->env_rules[e][p->nenv[e]++] = j;
+    }
+    for (int e = 0; e < 2 && p->guards; e++) p->ix[e] = dw_guard_index_new(p->guards, p->env_rules[e], p->nenv[e], p->np);
 }
 
 static void diff_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *ov)
@@ -675,7 +654,7 @@ static void report_set(P *p)
         if (s->unknown && !s->err_found) {
             if (asprintf(&msg, "%s %s: a proof was not decided (%s); nothing is claimed about it", eff, pname(pol, i, nb, sizeof nb),
                          s->why ? s->why : "Z3 answered unknown") < 0) msg = NULL;
-            else add_finding(p, src, "dw-proof-unknown", -1, pol->effect_loc, (long)i, "raise --timeout, or split the rule", msg, NULL);
+            else add_finding(p, src, "dw-proof-unknown", -1, pol->effect_loc, (long)i, "raise --timeout or --budget, or split the rule", msg, NULL);
             continue;
         }
         if (!s->napplies) continue;   /* no environment: the validator reports it */
@@ -885,8 +864,20 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     p.as_cex = calloc(nas + 1, sizeof *p.as_cex);
     int rc = -1;
     if (!p.ps || !p.uv || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
-    p.guards = calloc(p.np + 1, sizeof *p.guards);
-    for (size_t i = 0; p.guards && i < p.np; i++) policy_guards(&o->set.ps->policies[i], &p.guards[i]);
+    /* DWC_CHECK_NO_PRUNE: no literal guards, so no guard pruning, index or
+     * split: the reference the fast path is compared with (tests/check/fast_path.sh) */
+    p.guards = getenv("DWC_CHECK_NO_PRUNE") ? NULL : calloc(p.np + 1, sizeof *p.guards);
+    for (size_t i = 0; p.guards && i < p.np; i++) dw_guards_of_policy(&o->set.ps->policies[i], &p.guards[i]);
+    p.env_rules[0] = calloc(p.np + 1, sizeof *p.env_rules[0]);
+    p.env_rules[1] = calloc(p.np + 1, sizeof *p.env_rules[1]);
+    p.cand = calloc(p.np + 1, sizeof *p.cand);
+    p.scratch = calloc(2 * p.np + 1, 1);
+    p.uj = calloc(p.np + 1, sizeof *p.uj);
+    p.uv2 = calloc(p.np + 1, sizeof *p.uv2);
+    p.meet = calloc((p.np + 1) * DW_GUARD_MAX_ALT, 1);
+    if (!p.env_rules[0] || !p.env_rules[1] || !p.cand || !p.scratch || !p.uj || !p.uv2 || !p.meet) goto done;
+    for (size_t i = 0; i < p.np; i++) p.neffect[o->set.ps->policies[i].effect == DW_PERMIT ? 0 : 1]++;
+    if (o->budget_s > 0) dw_smt_set_deadline(p.x, dw_smt_now_ms() + o->budget_s * 1e3, o->budget_s);
     for (size_t i = 0; i < p.np; i++) {
         p.ps[i].encodable = true;
         p.ps[i].always_all = true;
@@ -904,7 +895,12 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
                 /* prune: skip an environment no rule's scope admits */
                 if (dw_smt_env_begin(p.x, &env)) goto done;
                 st->envs++;
+                char env_name[400];
+                snprintf(env_name, sizeof env_name, "%.*s, action \"%.*s\", %.*s", (int)A->principals[pi].len, A->principals[pi].s,
+                         (int)A->uid.id.len, A->uid.id.s, (int)A->resources[ri].len, A->resources[ri].s);
+                p.env_name = env_name;
                 encode_all(&p, DW_PROVE_SET, &o->set, p.cur);
+                env_index(&p);
                 if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
                 if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
                 for (size_t i = 0; i < p.np; i++) {
@@ -948,6 +944,7 @@ done:;
     st->sat = zs->sat;
     st->unsat = zs->unsat;
     st->unknown = zs->unknown;
+    st->over_budget = zs->over_budget;
     st->solver_ms = zs->solver_ms;
     for (size_t i = 0; p.ps && i < p.np; i++) { dw_smt_model_free(p.x, p.ps[i].own); free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); free(p.ps[i].why); cex_free(&p.ps[i].witness); }
     for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
@@ -957,6 +954,15 @@ done:;
     free(p.diff_old_leaves[1]);
     free(p.ps);
     free(p.guards);
+    free(p.env_rules[0]);
+    free(p.env_rules[1]);
+    free(p.cand);
+    free(p.scratch);
+    free(p.uj);
+    free(p.uv2);
+    free(p.meet);
+    dw_guard_index_free(p.ix[0]);
+    dw_guard_index_free(p.ix[1]);
     free(p.uv);
     free(p.cur);
     free(p.cur_old);

@@ -42,6 +42,7 @@ typedef struct dw_prove_options {
     const bool *impossible_reported;    /* per policy of set: lint reported it impossible (may be NULL) */
     const bool *always_reported;        /* per policy of set: lint reported it always true (may be NULL) */
     unsigned timeout_ms;
+    double budget_s;                    /* --budget: once spent, every query left answers unknown (0: none) */
     dw_prove_vm vm;
     bool *decided;                      /* out, per policy of set (may be NULL): the proofs decided
                                            its shadowing and overriding exactly (encoded without
@@ -53,6 +54,7 @@ typedef struct dw_prove_stats {
     size_t pairs_pruned, pairs_solved;
     size_t pairs_pruned_disjoint;       /* of pairs_pruned: by their literal guards (docs/CHECK.md) */
     size_t queries, sat, unsat, unknown;
+    size_t over_budget;                 /* of unknown: not asked, the budget was spent */
     size_t confirmed, vm_rejected;      /* candidates the VM agreed with / did not */
     double solver_ms, total_ms;
 } dw_prove_stats;

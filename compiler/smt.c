@@ -61,6 +61,7 @@ struct dw_smt {
     bool in_process;            /* DWC_SOLVER_INPROCESS: Z3_solver_check here (no isolation; measurements) */
     bool no_dec_ref;            /* DWC_Z3_NO_DEC_REF: never release a model or solver (reference-count debugging) */
     char why[256];              /* the reason of the last unknown answer */
+    double deadline_ms, budget_s;   /* --budget (dw_smt_set_deadline; 0: none) */
 };
 
 static const dw_type TY_BOOL = { .kind = DW_T_BOOL };
@@ -103,6 +104,7 @@ Z3_context dw_smt_ctx(dw_smt *x) { return x->c; }
 const dw_smt_stats *dw_smt_get_stats(const dw_smt *x) { return &x->st; }
 
 Z3_ast dw_smt_bool(dw_smt *x, bool b) { return b ? Z3_mk_true(C) : Z3_mk_false(C); }
+bool dw_smt_same_term(dw_smt *x, Z3_ast a, Z3_ast b) { return a && b && Z3_is_eq_ast(C, a, b); }
 static bool is_true(dw_smt *x, Z3_ast a) { return Z3_is_eq_ast(C, a, Z3_mk_true(C)); }
 static bool is_false(dw_smt *x, Z3_ast a) { return Z3_is_eq_ast(C, a, Z3_mk_false(C)); }
 Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b)
@@ -1142,6 +1144,23 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
     return 0;
 }
 
+Z3_ast dw_smt_encode_test(dw_smt *x, const dw_expr *e)
+{
+    size_t nwf = x->nwf, nents = x->nents, nleaves = x->nleaves;
+    if (setjmp(x->fail)) {
+        x->nwf = nwf > x->nwf_asserted ? nwf : x->nwf_asserted;
+        x->nents = nents;
+        x->nleaves = nleaves;
+        return NULL;
+    }
+    x->z3_error = false;
+    x->approx = false;
+    sv c = enc_bool(x, e);
+    /* an approximated test is not the rule's own term: no split on it */
+    if (Z3_get_error_code(C) != Z3_OK || x->nleaves != nleaves || x->approx) FAIL();
+    return AND(NOT(c.err), c.v);
+}
+
 /* ------------------------------------------------------------------ solving */
 
 /* Z3_solver_check in this process (DWC_SOLVER_INPROCESS): the model, if sat */
@@ -1157,12 +1176,31 @@ static Z3_lbool check_here(dw_smt *x, Z3_ast goal, Z3_model *m)
     return r;
 }
 
+double dw_smt_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+void dw_smt_set_deadline(dw_smt *x, double deadline_ms, double budget_s)
+{
+    x->deadline_ms = deadline_ms;
+    x->budget_s = budget_s;
+}
+
 int dw_smt_solve(dw_smt *x, Z3_ast goal)
 {
     keep_model(x, NULL);
     x->st.queries++;
     x->why[0] = 0;
     if (is_false(x, goal)) { x->st.unsat++; return 0; }
+    if (x->deadline_ms > 0 && dw_smt_now_ms() >= x->deadline_ms) {
+        x->st.unknown++;
+        x->st.over_budget++;
+        snprintf(x->why, sizeof x->why, "not asked: the run's --budget of %g s was spent", x->budget_s);
+        return -1;
+    }
     for (; x->nwf_asserted < x->nwf; x->nwf_asserted++) Z3_solver_assert(C, x->sol, x->wf[x->nwf_asserted]);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -42,6 +42,7 @@ typedef struct dw_smt_env {
 typedef struct dw_smt_stats {
     unsigned long queries, sat, unsat, unknown;
     unsigned long worker_failures;   /* solver workers that crashed, hung or ran out of memory */
+    unsigned long over_budget;       /* of unknown: not asked, the --budget was spent */
     double solver_ms;
 } dw_smt_stats;
 
@@ -67,12 +68,25 @@ typedef struct dw_smt_policy {
  * (a template, a macro or provider call, an ill-typed term). */
 int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_policy *out);
 
+/* A Boolean test without temporal leaves (one alternative of a rule's literal
+ * guard, prove_guard.h) in the current environment: the term "e evaluates to
+ * true without error", built as dw_smt_encode_policy builds a condition, so
+ * a rule's condition implies the tests of its guard.  NULL when e cannot be
+ * encoded. */
+Z3_ast dw_smt_encode_test(dw_smt *x, const dw_expr *e);
+
 /* Does `goal` hold for some schema-valid request of the environment?
  * 1 sat (the model is kept for the dw_smt_model_* calls), 0 unsat,
  * -1 unknown (timeout, or the solver worker crashed, hung or ran out of
  * memory: compiler/smt_worker.h).  Each query runs in a forked worker
  * process unless DWC_SOLVER_INPROCESS is set. */
 int dw_smt_solve(dw_smt *x, Z3_ast goal);
+/* Bound the whole run: once the monotonic clock passes deadline_ms
+ * (dw_smt_now_ms; 0: no bound) every query answers -1 unasked, its reason
+ * naming the budget (`budget_s`, for the message).  A query in flight
+ * finishes (within its own timeout). */
+void dw_smt_set_deadline(dw_smt *x, double deadline_ms, double budget_s);
+double dw_smt_now_ms(void);
 /* Why the last dw_smt_solve answered -1 (text for a dw-proof-unknown finding). */
 const char *dw_smt_unknown_reason(const dw_smt *x);
 
@@ -102,6 +116,10 @@ int dw_smt_model_leaf(dw_smt *x, unsigned tag, unsigned k);
 unsigned dw_smt_leaf_count(dw_smt *x, unsigned tag);
 
 /* Z3 helpers */
+/* Are a and b the same term (Z3 shares equal terms: rules with the same
+ * condition encode to the same term), so that each holds exactly when the
+ * other does, without a query? */
+bool dw_smt_same_term(dw_smt *x, Z3_ast a, Z3_ast b);
 Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b);
 Z3_ast dw_smt_or(dw_smt *x, Z3_ast a, Z3_ast b);
 /* v[0] or ... or v[n-1] (false when n is 0) */

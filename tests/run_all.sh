@@ -76,6 +76,8 @@ suites() {
     # the Dogwood reference's own conformance cases, as its harness runs them
     run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
     run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"
+    # check's pruning and split queries lose no finding (issue 21)
+    run_suite "check-fast-path$tag" tests/check/fast_path.sh "$PWD/$B/dwc"
     run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
     # dwc lsp: a scripted editor session over pipes (tests/lsp/session.py)
     run_suite "lsp$tag" tests/lsp/session.py "$B/dwc"

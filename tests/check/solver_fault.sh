@@ -12,7 +12,7 @@ dwc=${1:-$here/../../build/dwc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$here" || exit 1
-pass=0 fail=0
+pass=0 fail=0 extra=
 case_=docs_shadowed
 args="$(cat $case_.args) --format json --timeout 500"
 
@@ -42,7 +42,7 @@ check() {   # check NAME EXPECTED_REASON ENV...
     name=$1 want=$2
     shift 2
     # shellcheck disable=SC2086
-    env "$@" "$dwc" check $case_.dw $args > "$tmp/out.json" 2> "$tmp/err"
+    env "$@" "$dwc" check $case_.dw $args $extra > "$tmp/out.json" 2> "$tmp/err"
     rc=$?
     if [ $rc -ne "$ref_rc" ]; then
         echo "FAIL $name: exit status $rc (fault-free: $ref_rc)"; head -3 "$tmp/err"; fail=$((fail + 1)); return
@@ -64,6 +64,11 @@ check crash:1 "the solver worker crashed (signal 6" DWC_SOLVER_FAULT=crash:1
 check hang:1 "gave no answer within 2000 ms and was killed" DWC_SOLVER_FAULT=hang:1
 # (an allocation failure aborts, or under ASan exits with its report)
 check oom:1 "the solver worker" DWC_SOLVER_FAULT=oom:1 DWC_SOLVER_MEM_MB=64
+# --budget: the hung first query (killed after 2 s) spends the run's 1 s, so
+# every later query is not asked, and its rule is unknown for that reason
+extra="--budget 1"
+check budget "the run's --budget of 1 s was spent" DWC_SOLVER_FAULT=hang:1
+extra=
 # a crash at every later query: the run completes, claiming nothing new
 n=2 fired=1
 while [ $fired = 1 ] && [ $n -le 200 ]; do
