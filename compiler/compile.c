@@ -111,6 +111,9 @@ static void compile_short_circuit(compiler *c, const dw_expr *e, dw_opcode op)
 
 /* A literal's value, or false: folding never changes what can error, since a
  * literal cannot. */
+static bool literal_value(compiler *c, const dw_expr *e, dw_value *out);
+bool dw_compile_literal(compiler *c, const dw_expr *e, dw_value *out) { return literal_value(c, e, out); }
+
 static bool literal_value(compiler *c, const dw_expr *e, dw_value *out)
 {
     switch (e->kind) {
@@ -240,6 +243,11 @@ static void compile_expr(compiler *c, const dw_expr *e)
         break;
     }
     case DW_E_METHOD: {
+        if (!dw_is_cedar_method(e->u.call.name.s, e->u.call.name.len, NULL)) {   /* a provider's output method */
+            uint32_t k = dw_lower_provider(c, e);
+            if (k != UINT32_MAX) emit(c, DW_OP_PROV, k);
+            break;
+        }
         int fn = dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 1);
         if (fn < 0) { dw_compile_error(c, e->u.call.name_loc, NULL, "unknown method"); break; }
         compile_expr(c, e->u.call.recv);
@@ -249,12 +257,13 @@ static void compile_expr(compiler *c, const dw_expr *e)
     }
     case DW_E_CALL: {
         int fn = e->u.call.nsegs == 1 ? dw_extfn_lookup(e->u.call.name.s, e->u.call.name.len, 0) : -1;
+        if (e->u.call.nsegs >= 2) {
+            uint32_t k = dw_lower_provider(c, e);
+            if (k != UINT32_MAX) emit(c, DW_OP_PROV, k);
+            break;
+        }
         if (fn < 0) {
-            if (e->u.call.nsegs >= 2)
-                dw_compile_error(c, e->u.call.name_loc, "provider calls need a provider declaration (dogwood.md §13)",
-                     "information provider calls are not supported by this engine yet");
-            else
-                dw_compile_error(c, e->u.call.name_loc, "define it with `def cedar NAME(...) { ... };`",
+            dw_compile_error(c, e->u.call.name_loc, "define it with `def cedar NAME(...) { ... };`",
                      "unknown function or macro (not a Cedar built-in and not a declared macro)");
             break;
         }
@@ -263,6 +272,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
         break;
     }
     case DW_E_TEMPORAL: {
+        c->leaf_ordinal++;
         uint32_t leaf = dw_lower_temporal(c, e->u.temporal, c->cur_policy);
         if (leaf != UINT32_MAX) emit(c, DW_OP_LEAF, leaf);
         break;
@@ -516,10 +526,13 @@ static void compile_policy(compiler *c, const dw_policy *p, uint32_t index, cons
     c->cur_policy = index;
     pc.first_leaf = c->leaves.n;
     if (c->prog->cond_first) c->prog->cond_first[index] = c->cond_marks.n;
+    pc.first_pcall = c->pcalls.n;
+    c->leaf_ordinal = 0;
     emit_conjunction(c, p, false);
     pc.end = here(c);
     pc.nleaves = c->leaves.n - pc.first_leaf;
-    if (pc.nleaves) {
+    pc.npcalls = c->pcalls.n - pc.first_pcall;
+    if (pc.nleaves || pc.npcalls) {
         /* the scope alone, so the engine knows whose leaves to evaluate */
         pc.scope_entry = here(c);
         c->depth = 0;
@@ -573,6 +586,13 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         t->taggs = to_arena(&c, &c.taggs, sizeof(dw_tagg)); t->ntaggs = c.taggs.n;
         t->aggvars = to_arena(&c, &c.aggvars, sizeof(uint16_t)); t->naggvars = c.aggvars.n;
         t->leaves = to_arena(&c, &c.leaves, sizeof(dw_tleaf)); t->nleaves = c.leaves.n;
+        dw_provider_tables *pt = &c.prog->provider;
+        pt->types = to_arena(&c, &c.ptypes, sizeof(dw_ptype)); pt->ntypes = c.ptypes.n;
+        pt->fields = to_arena(&c, &c.pfields, sizeof(dw_pfield)); pt->nfields = c.pfields.n;
+        pt->args = to_arena(&c, &c.pargs, sizeof(dw_parg)); pt->nargs = c.pargs.n;
+        pt->segs = to_arena(&c, &c.psegs, sizeof(uint32_t)); pt->nsegs = c.psegs.n;
+        pt->steps = to_arena(&c, &c.psteps, sizeof(dw_pstep)); pt->nsteps = c.psteps.n;
+        pt->calls = to_arena(&c, &c.pcalls, sizeof(dw_pcall)); pt->ncalls = c.pcalls.n;
         for (uint32_t i = 0; i < t->nleaves; i++)
             if (t->leaves[i].reach > c.prog->max_reach) c.prog->max_reach = t->leaves[i].reach;
         if (dw_program_prepare(c.prog)) c.failed = true;
@@ -581,6 +601,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     free(c.keylists.p); free(c.keyidx.p); free(c.ixents.p); free(c.str_slots);
     free(c.tfs.p); free(c.tpatterns.p); free(c.tterms.p); free(c.targs.p);
     free(c.taggs.p); free(c.aggvars.p); free(c.leaves.p); free(c.cond_marks.p);
+    free(c.ptypes.p); free(c.pfields.p); free(c.pargs.p); free(c.psegs.p); free(c.psteps.p); free(c.pcalls.p);
     if (c.failed) {
         if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
         dw_program_free(c.prog);

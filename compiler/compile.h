@@ -12,11 +12,14 @@ typedef struct dw_compile_options {
      * from it (dogwood.md §8.9).  NULL: no pins. */
     const struct dw_event_derivation *events;
     int64_t max_window;        /* seconds; 0 = the default 24h (§9.7) */
+    /* Provider declarations (lang/providers.h): the output types call sites
+     * are checked against.  NULL: the built-ins alone. */
+    const struct dw_providers *providers;
 } dw_compile_options;
 
 /* Compile every policy of `ps`.  NULL on error, with diagnostics.  Macro
- * definitions are skipped; templates, macro calls, temporal leaves and
- * provider calls are reported as errors by this stage. */
+ * definitions are skipped; templates and macro calls are reported as errors
+ * by this stage; temporal leaves and provider calls are lowered (LEAF, PROV). */
 dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, dw_diags *diags);
 
 #endif

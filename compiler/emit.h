@@ -18,6 +18,9 @@ typedef struct compiler {
     /* temporal tables (vm/temporal.h) */
     vec tfs, tpatterns, tterms, targs, taggs, aggvars, leaves;
     vec cond_marks;            /* dw_program.cond_marks */
+    /* provider call sites (vm/provider.h) */
+    vec ptypes, pfields, pargs, psegs, psteps, pcalls;
+    uint32_t leaf_ordinal;     /* k of the next hoisted leaf of the policy (temporal or provider, §14.3) */
     /* string interning: open addressing over strs indices (+1, 0 = empty) */
     uint32_t *str_slots; uint32_t str_cap;
     int depth, max_depth;      /* stack depth while emitting one policy */
@@ -35,5 +38,13 @@ dw_value dw_emit_uid(compiler *c, const dw_euid_lit *e);
 /* Lower one temporal leaf of policy `policy`; returns its leaf index (or
  * UINT32_MAX after reporting an error). */
 uint32_t dw_lower_temporal(compiler *c, const dw_temporal *t, uint32_t policy);
+
+/* Lower one provider invocation (a call, or the last output method of its
+ * chain) of the current policy; returns its call-site index (or UINT32_MAX
+ * after reporting an error).  compiler/plower.c. */
+uint32_t dw_lower_provider(compiler *c, const dw_expr *e);
+/* The value of a literal (and of a set of literals, an extension
+ * constructor on a valid string literal), or false. */
+bool dw_compile_literal(compiler *c, const dw_expr *e, dw_value *out);
 
 #endif

@@ -259,8 +259,8 @@ static size_t policy_at(L *l, uint32_t off)
  * or -1 to leave it out (`dwc check` and, with a profile, the loader). */
 static int classify(int stage, const char *m, bool box)
 {
-    if (stage == R_VALIDATION && box && strstr(m, "is not supported by the validator yet") && strstr(m, "call of `"))
-        return -1;   /* a provider call: box-providers reports it */
+    if (stage == R_VALIDATION && box && strstr(m, ", provider `"))
+        return -1;   /* a provider call's validation (compiler/provcheck.c): box-providers reports the call */
     if (stage == R_VALIDATION || stage == R_TEMPORAL) {
         if (strstr(m, "exceeds the maximum allowed window")) return R_WINDOW_CAP;
         if (strstr(m, "unrecognized action")) return R_UNKNOWN_ACTION;

@@ -48,7 +48,7 @@ int dw_front_end_step(dw_front_end *fe, dw_diags *diags)
         int lr = dw_link_templates(fe->ps, fe->links, fe->nlinks, fe->links_src, fe->cedar_ids, diags);
         if (lr < 0) return -1;
         if (lr) { found = 1; break; }
-        dw_compile_options opt = { .events = fe->dv, .max_window = fe->max_window };
+        dw_compile_options opt = { .events = fe->dv, .max_window = fe->max_window, .providers = fe->providers };
         fe->prog = dw_compile(fe->ps, &opt, diags);
         if (!fe->prog) found = 1;
         break;

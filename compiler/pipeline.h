@@ -48,6 +48,7 @@ typedef struct dw_front_end {
      * does, "error[box-duplicate-id]: ..."); NULL: none.  With a profile,
      * DW_FE_SCHEMA's diagnostics carry their rule ids too (box-window-over-cap). */
     const dw_lint_options *profile;
+    const struct dw_providers *providers;   /* provider declarations (lang/providers.h), NULL: the built-ins */
     /* ---- outputs, owned by the front end until a caller takes them (sets
      * the field to NULL); dw_front_end_free frees the rest ---- */
     dw_policy_set *ps;

@@ -12,6 +12,7 @@
  * Lean model does; environments the scope excludes therefore type as False
  * and their conditions are skipped. */
 #include "typecheck.h"
+#include "provcheck.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ typedef struct tc {
     size_t act_idx;
     const dw_type *ptype, *rtype, *atype, *ctxtype;
     dw_validate_result res;
+    const dw_providers *providers;   /* declarations (NULL: the built-ins), compiler/provcheck.h */
 } tc;
 
 /* ---- small helpers ---- */
@@ -881,6 +883,19 @@ static tc_res type_call(tc *T, const dw_expr *e, tc_caps c)
     return ok(cty[k]);
 }
 
+/* A provider invocation: its declared output type (compiler/provcheck.c). */
+static void provider_report(void *ctx, dw_loc loc, const char *hint, const char *msg)
+{
+    ERROR((tc *)ctx, loc, hint, "%s", msg);
+}
+
+static tc_res type_provider(tc *T, const dw_expr *e)
+{
+    dw_pcheck_env env = { T->providers, T->s, T->act, T->ptype, T->rtype, T->ctxtype, provider_report, T };
+    const dw_type *t = dw_provider_chain_type(&env, e);
+    return t ? ok(t) : BAD;
+}
+
 static tc_res type_cmp(tc *T, const dw_expr *e, tc_caps c)
 {
     const dw_expr *x = e->u.kids[0], *y = e->u.kids[1];
@@ -999,8 +1014,8 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
     }
     case DW_E_SET: return type_set(T, e, c);
     case DW_E_RECORD: return type_record(T, e, c);
-    case DW_E_METHOD: return type_method(T, e, c);
-    case DW_E_CALL: return type_call(T, e, c);
+    case DW_E_METHOD: return dw_is_provider_chain(e) ? type_provider(T, e) : type_method(T, e, c);
+    case DW_E_CALL: return e->u.call.nsegs >= 2 ? type_provider(T, e) : type_call(T, e, c);
     }
     return BAD;
 }
@@ -1326,6 +1341,12 @@ static void validate_policy(tc *T, const dw_policy *p, size_t idx)
 
 dw_validate_result dw_validate(const dw_policy_set *ps, const dw_schema *schema, dw_diags *diags)
 {
+    return dw_validate_with_providers(ps, schema, NULL, diags);
+}
+
+dw_validate_result dw_validate_with_providers(const dw_policy_set *ps, const dw_schema *schema,
+                                              const dw_providers *providers, dw_diags *diags)
+{
     if (!ps || !schema) return (dw_validate_result){ 0, 0 };
     const dw_loc start = { .line = 1, .col = 1 };
     /* on the heap, so its contents survive the longjmp of an allocation failure */
@@ -1336,6 +1357,7 @@ dw_validate_result dw_validate(const dw_policy_set *ps, const dw_schema *schema,
     }
     dw_arena_init(&T->a, 1 << 16);
     T->s = schema;
+    T->providers = providers;
     T->src = ps->src;
     T->nent = schema->nentities;
     T->nact = schema->nactions;

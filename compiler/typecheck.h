@@ -6,8 +6,8 @@
  * condition as Cedar does, so environments the scope excludes type as False
  * and their condition is skipped.  Findings are appended to a dw_diags:
  * errors (validation fails) and warnings (the impossible-policy warning).
- * Temporal leaves, macro calls and provider calls are reported as "not
- * supported by the validator yet" (they are lowered before validation). */
+ * Temporal leaves type as the Bool they are lowered to; provider calls as
+ * their declared output type (compiler/provcheck.h, §13.4). */
 #ifndef DW_TYPECHECK_H
 #define DW_TYPECHECK_H
 #include <stddef.h>
@@ -22,5 +22,9 @@ typedef struct dw_validate_result { size_t nerrors, nwarnings; } dw_validate_res
  * one policy are sorted by source position; each names the policy (its `@id`
  * annotation, else `policy<N>` with N its 0-based position). */
 dw_validate_result dw_validate(const dw_policy_set *ps, const dw_schema *schema, dw_diags *diags);
+/* The same with provider declarations (lang/providers.h; NULL: the built-ins alone). */
+struct dw_providers;
+dw_validate_result dw_validate_with_providers(const dw_policy_set *ps, const dw_schema *schema,
+                                              const struct dw_providers *providers, dw_diags *diags);
 
 #endif

@@ -89,5 +89,7 @@ const char *dw_box_profile_refusal(bool box, const dw_program *p)
 {
     if (box && !p->box_profile)
         return "not checked against the Box profile (box.md §11): compile it with `dwc compile --schema box`";
+    if (box && p->provider.ncalls)     /* the profile refuses them (box-providers); a flag is no signature */
+        return "information providers are not enabled in this build: the set calls a provider (box.md §11, dogwood.md §13.6)";
     return NULL;
 }

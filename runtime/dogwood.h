@@ -93,6 +93,12 @@ typedef struct dw_engine_config {
      * --request-validation false); false (default) denies a non-conforming
      * request (dogwood.md §20 D9).  Box's JSON events always pass its gate. */
     bool no_request_validation;
+    /* Information providers (dogwood.md §13): a provider declaration file
+     * (providers.json, §13.2; NULL: the built-ins alone), and the
+     * deployment switch that refuses any set calling a provider ("information
+     * providers are not enabled in this build", §13.6; always on in Box mode). */
+    const char *providers_path;
+    bool no_providers;
 } dw_engine_config;
 
 /* The work bound of one decision's temporal leaves (those without an
@@ -120,11 +126,36 @@ typedef struct dw_verdict {
     char message[256];           /* why, for internal faults and errors */
 } dw_verdict;
 
+/* A host callback for an information provider (dogwood.md §13.5): name is the
+ * provider ("Ns::Fn") or one of its output methods ("Ns::Fn.m"); args is a
+ * NUL-terminated JSON array of the resolved arguments in Cedar's JSON value
+ * form (strings, numbers, booleans, null for an unresolvable argument, sets
+ * as arrays, records as objects, {"__entity": {"type", "id"}},
+ * {"__extn": {"fn": "decimal", "arg": "1.5"}}); an output method gets the
+ * previous step's value first.  Write the result as JSON into out (capacity
+ * outcap) and return its length; a length >= outcap asks to be called again
+ * with a larger buffer (at most 1 MiB).  Return a negative number for an
+ * error, with a NUL-terminated message in out.  The result must conform to
+ * the declared output type, else the call is an error; every error denies
+ * the decision (cause internal_fault, the message in dw_verdict.message).
+ * The callback must be pure (same arguments, same result), thread-safe and
+ * non-blocking, must not keep args after returning, and must not call back
+ * into the engine: it runs under the engine's lock. */
+typedef long (*dw_provider_fn)(void *ud, const char *name, const char *args, size_t args_len, char *out,
+                               size_t outcap);
+
 /* NULL with a message in err on any load or compile failure. */
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap);
 /* Frees e.  0, or -1 when a durable engine's log could not be flushed (or
  * had failed earlier): recorded events may not be durable. */
 int dw_engine_close(dw_engine *e);
+/* Register fn for provider (or output method) `name`, replacing an earlier
+ * one; fn NULL unregisters.  At decision time a registered callback is used
+ * first, else a built-in of that name, else the call fails (deny).  The
+ * provider must be declared (providers_path) unless it is a built-in.  May
+ * be called at any time from any thread.  0, or -1 (NULL engine or name,
+ * out of memory). */
+int dw_engine_register_provider(dw_engine *e, const char *name, dw_provider_fn fn, void *ud);
 
 /* An event in Box's JSON form: {"time"?, "action", "namespace"?, "kind",
  * "input", "output"?, "request_id"?} (box.md §15.2).  ts: ticks, or

@@ -4,8 +4,9 @@
  * compatibility replay: it does not validate (§16) and takes each request
  * unchecked against the schema, as the reference does (dwc replay
  * --validate false --request-validation false).  lower is in
- * dogwood_lower.c.  Not built yet: schema, --providers, --macros (refused
- * with exit 2). */
+ * dogwood_lower.c; `schema providers` checks a provider declaration file
+ * (§13.2).  Not built yet: schema action|event|mcp, --macros (refused with
+ * exit 2). */
 #include "dogwood_cli.h"
 #include <errno.h>
 #include <stdio.h>
@@ -17,16 +18,19 @@
 #include "validate_files.h"
 #include "../lang/eventschema.h"
 #include "../lang/json.h"
+#include "../lang/providers.h"
 
 const char dw_dogwood_usage[] =
     "usage: dwc dogwood check-parse POLICY [--format human|json]\n"
     "       dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood replay POLICY --policy-schema FILE --trace FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood lower POLICY --policy-schema FILE [--emit WHAT] [--event-schema FILE] [--format human|json]\n"
+    "       dwc dogwood schema providers FILE [--format human|json]\n"
+    "Every POLICY command also takes --providers FILE (provider declarations, dogwood.md §13.2).\n"
     "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
     "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
-    "  check-parse  parse and macro-expand; per policy its temporal leaves and provider calls (every\n"
-    "            one undeclared: providers are not built), `warning: undeclared provider Ns::Fn`;\n"
+    "  check-parse  parse and macro-expand; per policy its temporal leaves and provider calls, and\n"
+    "            `warning: undeclared provider Ns::Fn` for each not declared (nor a built-in);\n"
     "            --format json: {\"policy_count\",\"policies\":[{\"temporal_count\",\"uses_temporal\",\n"
     "            \"provider_invocations\",\"undeclared_providers\"}]}\n"
     "  validate  parse, lower, validate: `OK: validation passed with no errors or warnings.` or each\n"
@@ -41,7 +45,9 @@ const char dw_dogwood_usage[] =
     "            --emit cedar-policies|cedar-schema|cedar-json|both (default both); --format json:\n"
     "            {\"cedar_policies\",\"cedar_schema\",\"cedar_schema_json\",\"self_contained\",\"temporal_fields\",\n"
     "            \"provider_fields\",\"decision_kinds\"}; a note on stderr when the set is not self-contained.\n"
-    "schema, --providers and --macros are not built yet (exit 2).\n";
+    "  schema providers  check a provider declaration file: its findings with file:line:col, then\n"
+    "            `OK: N provider(s) declared` ({\"kind\":\"providers\",\"ok\",\"warnings\"} with --format json)\n"
+    "schema action|event|mcp and --macros are not built yet (exit 2).\n";
 
 typedef struct dogwood_args {
     const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros, *emit;
@@ -64,14 +70,13 @@ static int parse_args(int argc, char **argv, dogwood_args *a)
         fprintf(stderr, "dwc dogwood %s: error: --format must be human or json, not `%s`\n", argv[0], a->fmt);
         return 2;
     }
-    if (a->providers || a->macros) {
-        fprintf(stderr, "dwc dogwood %s: error: %s is not supported by this build (information providers and custom macro libraries are not built yet)\n",
-                argv[0], a->providers ? "--providers" : "--macros");
+    if (a->macros) {
+        fprintf(stderr, "dwc dogwood %s: error: --macros is not supported by this build (custom macro libraries are not built yet)\n", argv[0]);
         return 2;
     }
     /* I/O errors first (exit 1), then rejected input (exit 2) */
-    const char *files[4] = { a->pol, a->sch, a->ev && !dw_event_schema_builtin_text(a->ev) ? a->ev : NULL, a->trace };
-    for (int k = 0; k < 4; k++) {
+    const char *files[5] = { a->pol, a->sch, a->ev && !dw_event_schema_builtin_text(a->ev) ? a->ev : NULL, a->trace, a->providers };
+    for (int k = 0; k < 5; k++) {
         if (!files[k] || !strcmp(files[k], "-")) continue;
         FILE *f = fopen(files[k], "rb");
         if (!f) { fprintf(stderr, "dwc dogwood %s: %s: %s\n", argv[0], files[k], strerror(errno)); return 1; }
@@ -107,7 +112,8 @@ static int dogwood_validate(int argc, char **argv)
     dw_session_init(&s);
     dw_fe_stage fatal;
     dw_validate_result r;
-    rc = dw_validate_files(&s, a.pol, a.sch, a.ev, &fatal, &r);
+    rc = a.providers ? dw_session_load_providers(&s, a.providers) : 0;
+    if (!rc) rc = dw_validate_files(&s, a.pol, a.sch, a.ev, &fatal, &r);
     if (rc) { dw_session_free(&s); return rc; }
     size_t nerr = fatal ? s.diags.nerrors + !s.diags.nerrors : r.nerrors, nwarn = fatal ? 0 : r.nwarnings;
     if (json) {
@@ -138,6 +144,7 @@ static int dogwood_replay(int argc, char **argv)
     rv[n++] = "-p"; rv[n++] = (char *)a.pol;
     rv[n++] = "-s"; rv[n++] = (char *)a.sch;
     if (a.ev) { rv[n++] = "--events"; rv[n++] = (char *)a.ev; }
+    if (a.providers) { rv[n++] = "--providers"; rv[n++] = (char *)a.providers; }
     rv[n++] = "--format"; rv[n++] = (char *)a.fmt;
     rv[n++] = "--request-validation"; rv[n++] = "false";
     rv[n++] = "--validate"; rv[n++] = "false";
@@ -188,7 +195,16 @@ static int dogwood_check_parse(int argc, char **argv)
     dw_diags d;
     dw_diags_init(&d);
     dw_front_end fe = { .src = &src };
+    dw_source psrc = { a.providers, NULL, 0 };
+    char *ptext = NULL;
+    dw_providers *decls = NULL;
     rc = 0;
+    if (a.providers) {
+        if (dw_read_file(a.providers, &ptext, &psrc.len)) { fprintf(stderr, "dwc dogwood check-parse: %s: %s\n", a.providers, strerror(errno)); rc = 1; goto out; }
+        psrc.text = ptext;
+        decls = dw_providers_parse(&psrc, &d);
+        if (!decls || d.nerrors) { dw_diags_print(&d, stderr); rc = 2; goto out; }
+    }
     if (dw_front_end_run(&fe, DW_FE_EXPAND, &d, NULL)) {
         dw_diags_print(&d, stderr);
         if (!d.nerrors) fprintf(stderr, "dwc dogwood check-parse: out of memory\n");
@@ -201,18 +217,21 @@ static int dogwood_check_parse(int argc, char **argv)
         parse_counts c = { 0 };
         bool ok = true;
         for (size_t k = 0; k < p->nclauses && ok; k++) ok = count_expr(&c, p->clauses[k].body, 0);
+        size_t nundecl = 0;      /* the declared ones (and the built-ins) out of c.calls */
+        for (size_t k = 0; k < c.ncalls; k++)
+            if (!dw_providers_find(decls, c.calls[k]->u.call.name.s, c.calls[k]->u.call.name.len)) c.calls[nundecl++] = c.calls[k];
         if (!ok) { free(c.calls); fprintf(stderr, "dwc dogwood check-parse: out of memory\n"); rc = 2; goto out; }
         if (json) {
             printf("%s{\"temporal_count\":%zu,\"uses_temporal\":%s,\"provider_invocations\":%zu,\"undeclared_providers\":[",
                    i ? "," : "", c.temporal, c.temporal ? "true" : "false", c.ncalls);
-            for (size_t k = 0; k < c.ncalls; k++) {
+            for (size_t k = 0; k < nundecl; k++) {
                 if (k) printf(",");
                 dw_json_escape_file(stdout, c.calls[k]->u.call.name.s, c.calls[k]->u.call.name.len, DW_JSON_REPLACE);
             }
             printf("]}");
         } else {
             printf("policy %zu: %zu temporal leaf(s), %zu provider invocation(s)\n", i, c.temporal, c.ncalls);
-            for (size_t k = 0; k < c.ncalls; k++)
+            for (size_t k = 0; k < nundecl; k++)
                 printf("warning: undeclared provider %.*s\n", (int)c.calls[k]->u.call.name.len, c.calls[k]->u.call.name.s);
         }
         free(c.calls);
@@ -221,8 +240,50 @@ static int dogwood_check_parse(int argc, char **argv)
 out:
     dw_diags_free(&d);
     dw_front_end_free(&fe);
+    dw_providers_free(decls);
+    free(ptext);
     free(text);
     return rc;
+}
+
+/* ---- schema providers FILE ---- */
+
+static int dogwood_schema_providers(int argc, char **argv)
+{
+    const char *file = NULL, *fmt = "human";
+    const dw_cli_opt opts[] = { { "format", 0, &fmt, NULL }, { 0 } };
+    int pr = dw_cli_parse(argc, argv, opts, &file, dw_dogwood_usage);
+    if (pr) return pr > 0 ? 0 : 2;
+    if (!file) { fprintf(stderr, "dwc dogwood schema providers: error: missing FILE\n"); return 2; }
+    if (strcmp(fmt, "human") && strcmp(fmt, "json")) {
+        fprintf(stderr, "dwc dogwood schema providers: error: --format must be human or json, not `%s`\n", fmt);
+        return 2;
+    }
+    char *text;
+    size_t len;
+    if (dw_read_file(file, &text, &len)) { fprintf(stderr, "dwc dogwood schema providers: %s: %s\n", file, strerror(errno)); return 1; }
+    dw_source src = { file, text, len };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_providers *p = dw_providers_parse(&src, &d);
+    bool ok = p && !d.nerrors;
+    if (!strcmp(fmt, "json")) {
+        printf("{\"kind\":\"providers\",\"ok\":%s,\"errors\":", ok ? "true" : "false");
+        json_findings(&d, DW_SEV_ERROR);
+        printf(",\"warnings\":");
+        json_findings(&d, DW_SEV_WARNING);
+        printf("}\n");
+    } else {
+        dw_diags_print(&d, stdout);
+        size_t own = 0;
+        for (size_t i = 0; p && i < p->n; i++) own += !p->v[i].builtin;
+        if (ok) printf("OK: %zu provider(s) declared\n", own);
+        else printf("error: the provider declarations are invalid (%zu error(s))\n", d.nerrors ? d.nerrors : 1);
+    }
+    dw_providers_free(p);
+    dw_diags_free(&d);
+    free(text);
+    return ok ? 0 : 2;
 }
 
 int dw_cmd_dogwood(int argc, char **argv)
@@ -239,6 +300,7 @@ int dw_cmd_dogwood(int argc, char **argv)
         int rc = parse_args(argc - 1, argv + 1, &a);
         return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.emit, !strcmp(a.fmt, "json"));
     }
+    if (!strcmp(argv[1], "schema") && argc >= 3 && !strcmp(argv[2], "providers")) return dogwood_schema_providers(argc - 2, argv + 2);
     bool later = !strcmp(argv[1], "schema");
     fprintf(stderr, "dwc dogwood: error: %s `%s`\n%s", later ? "not built yet:" : "unknown command", argv[1], dw_dogwood_usage);
     return 2;

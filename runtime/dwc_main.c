@@ -39,7 +39,7 @@ static const command *find_command(const char *name);
 static const char authorize_usage[] =
     "usage: dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE]\n"
     "                     (--request-json FILE | -l PRINCIPAL -a ACTION -r RESOURCE [-c CONTEXT])\n"
-    "                     [-v]\n"
+    "                     [-v] [--providers FILE]\n"
     "       dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE] --requests FILE.jsonl\n"
     "Decide one request.  Prints ALLOW or DENY; with -v also the determining and\n"
     "erroring policies.  Exit 0 allow, 2 deny, 1 on any error (like Cedar's CLI).\n"
@@ -209,9 +209,12 @@ static int authorize_lines(dw_session *s, const char *path, bool validate_reques
  * decided alone on a fresh history holding only itself, at 2025-01-01T00:00:00Z. */
 static const int64_t engine_t0 = 1735689600LL * 1000000000LL;
 
+static const char *authorize_providers;   /* --providers FILE (dogwood.md §13.2) */
+
 static dw_engine *open_authorizer(const char *pol, const char *sch, const char *events)
 {
-    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000 };
+    dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000,
+                             .providers_path = authorize_providers };
     char err[256];
     dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) fprintf(stderr, "dwc authorize: error: %s\n", err);
@@ -291,7 +294,8 @@ static int cmd_authorize(int argc, char **argv)
         { "request-json", 0, &rq, NULL }, { "principal", 'l', &pl, NULL }, { "action", 'a', &ac, NULL },
         { "resource", 'r', &rs, NULL }, { "context", 'c', &cx, NULL }, { "verbose", 'v', NULL, &verbose },
         { "requests", 0, &lines, NULL }, { "events", 0, &events, NULL }, { "template-linked", 'k', &links, NULL },
-        { "policy-format", 0, &policy_format, NULL }, { 0 },
+        { "policy-format", 0, &policy_format, NULL },
+        { "providers", 0, &authorize_providers, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, authorize_usage);
     if (pr) return pr > 0 ? 0 : 1;
@@ -316,22 +320,25 @@ static int cmd_authorize(int argc, char **argv)
     if (sch && dw_session_load_events(&s, events)) goto out;
     s.links_path = links;
     s.cedar_ids = as_cedar;     /* dwc names statics by position, Cedar by @id; templates by @id for -k (link.h) */
+    if (authorize_providers && dw_session_load_providers(&s, authorize_providers)) goto out;
     if (dw_policy_format_apply(&s, policy_format, pol, &pjson)) goto out;
     if (dw_session_load_policies(&s, pol)) goto out;
-    if (!validate_request && s.prog->temporal.nleaves) {
+    /* temporal leaves and provider calls are evaluated by the stateful engine (§15.1 steps 3-4) */
+    const bool stateful = s.prog->temporal.nleaves || s.prog->provider.ncalls;
+    if (!validate_request && stateful) {
         fprintf(stderr, "dwc authorize: error: --request-validation false is not supported for a set with temporal rules\n");
         goto out;
     }
-    if (links && s.prog->temporal.nleaves) {
+    if (links && stateful) {
         fprintf(stderr, "dwc authorize: error: -k links a set with temporal rules: not supported (the stateful engine reads the policy file alone)\n");
         goto out;
     }
-    if (lines && s.prog->temporal.nleaves) {
+    if (lines && stateful) {
         /* temporal rules need the stateful authorizer: each line alone on a fresh history */
         rc = authorize_lines_engine(pol, sch, events, lines);
         goto out;
     }
-    if (s.prog->temporal.nleaves) {
+    if (stateful) {
         if (rq) rc = authorize_one_engine(s.prog, pol, sch, events, rq, verbose);
         else fprintf(stderr, "dwc authorize: error: %s has temporal rules: give the request as --request-json FILE or"
                              " --requests FILE.jsonl (decided through the stateful engine on a history holding only it)\n", pol);

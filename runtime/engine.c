@@ -111,6 +111,7 @@ int dw_engine_close(dw_engine *e)
     free(e->names);
     dw_names_free(&e->rule_names);
     free(e->leaf_policies);
+    engine_providers_free(e);
     dw_monitors_free(e->mon);
     free(e->h.ev);
     dw_arena_free(&e->h.arena);
@@ -389,6 +390,7 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
                      dw_response *resp, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
+    if (engine_evaluate_providers(e, store, req, v)) return -1;   /* §15.1 step 4: engine_providers.c */
     if (!p->temporal.nleaves) {
         if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
         engine_fault(v, "decision: out of memory%s", NULL);

@@ -9,6 +9,7 @@
  *   engine_state.c    the state codec (checkpoints, dw_engine_export_state)
  *   engine_durable.c  durable history: log, checkpointer, recovery, reload
  *   engine_explain.c  dwc explain: one decision taken apart (runtime/explain.h)
+ *   engine_providers.c  the provider pass and the host callbacks (dogwood.md §13.5)
  * Not installed: nothing outside runtime/engine*.c includes it. */
 #ifndef DW_ENGINE_INT_H
 #define DW_ENGINE_INT_H
@@ -106,6 +107,7 @@ struct dw_engine {
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
     dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
     struct dw_explanation *explain;   /* dwc explain: the next decision is taken apart into it */
+    struct engine_providers *providers;   /* host callbacks (engine_providers.c), NULL: none */
 };
 
 typedef struct built {
@@ -148,6 +150,10 @@ bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_v
 
 /* engine_open.c */
 int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);
+
+/* engine_providers.c */
+int engine_evaluate_providers(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v);
+void engine_providers_free(dw_engine *e);
 
 /* engine_parts.c */
 int engine_decide_event_locked(dw_engine *e, const dw_event_input *in, dw_verdict *v);

@@ -46,6 +46,8 @@ static int check_artifact(const dw_engine_config *cfg, const dw_program *p, dw_s
         return -1;
     }
     const char *why = dw_box_profile_refusal(cfg->schema_path && !strcmp(cfg->schema_path, "box"), p);
+    if (!why && cfg->no_providers && p->provider.ncalls)
+        why = "information providers are not enabled in this build: the set calls a provider (dogwood.md §13.6)";
     if (why) { snprintf(err, cap, "artifact refused: %s", why); return -1; }
     if (want && !p->schema_digest) {
         snprintf(err, cap, "artifact refused: compiled without a schema, so it carries no request gate; "

@@ -26,6 +26,8 @@ static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool find
     int rc = 0;
     if (cfg->schema_path) rc = dw_session_load_schema(s, cfg->schema_path);
     if (!rc && cfg->schema_path) rc = dw_session_load_events(s, cfg->events_path);
+    s->no_providers = cfg->no_providers;
+    if (!rc && cfg->providers_path) rc = dw_session_load_providers(s, cfg->providers_path);
     if (!rc) rc = dw_session_load_policies(s, cfg->policy_path);
     if (!rc) rc = dw_session_load_entities(s, NULL);
     if (rc) {

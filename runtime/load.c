@@ -9,6 +9,7 @@
 #include "../compiler/pipeline.h"
 #include "box_gate.h"
 #include "links.h"
+#include "../lang/providers.h"
 
 void dw_session_init(dw_session *s)
 {
@@ -34,6 +35,8 @@ void dw_session_free(dw_session *s)
     free(s->entities_text);
     free(s->events_text);
     free(s->links_text);
+    dw_providers_free(s->providers);
+    free(s->providers_text);
     memset(s, 0, sizeof *s);
 }
 
@@ -75,6 +78,8 @@ static int flush_diags(dw_session *s)
 
 const char *dw_session_artifact_refusal(const dw_session *s, const dw_program *p)
 {
+    if (s->no_providers && p->provider.ncalls)
+        return "information providers are not enabled in this build: the set calls a provider (dogwood.md §13.6)";
     return dw_box_profile_refusal(s->box, p);
 }
 
@@ -101,6 +106,43 @@ static void diags_by_position(dw_diags *d, const dw_source *src)
     memcpy(d->v, o, d->n * sizeof *o);
     free(o);
     free(v);
+}
+
+/* The first provider call under e, or NULL. */
+static const dw_expr *first_provider_call(const dw_expr *e)
+{
+    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) return e;
+    const dw_expr *k, *hit;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++)
+        if ((hit = first_provider_call(k))) return hit;
+    return NULL;
+}
+
+/* The deployment switch of dogwood.md §13.6: a set that calls a provider is
+ * refused, at its first call. */
+static void refuse_providers(dw_session *s)
+{
+    for (size_t i = 0; s->ps && i < s->ps->npolicies; i++)
+        for (size_t c = 0; c < s->ps->policies[i].nclauses; c++) {
+            const dw_expr *e = first_provider_call(s->ps->policies[i].clauses[c].body);
+            if (!e) continue;
+            dw_diag_add(&s->diags, DW_SEV_ERROR, &s->policy_src, e->u.call.name_loc,
+                        s->box ? "Box has no information providers (box.md §11); remove the call"
+                               : "this deployment switches providers off; remove the call",
+                        "information providers are not enabled in this build: policy%zu calls `%.*s`", i,
+                        (int)e->u.call.name.len, e->u.call.name.s);
+            return;
+        }
+    report(s, "%s: error: information providers are not enabled in this build", s->policy_src.name);
+}
+
+int dw_session_load_providers(dw_session *s, const char *path)
+{
+    if (read_source(s, path, &s->providers_src, &s->providers_text)) return 1;
+    dw_providers_free(s->providers);
+    s->providers = dw_providers_parse(&s->providers_src, &s->diags);
+    if (!s->providers || s->diags.nerrors) { flush_diags(s); return 2; }
+    return flush_diags(s);
 }
 
 int dw_session_load_policies(dw_session *s, const char *path)
@@ -133,7 +175,7 @@ int dw_session_load_policies(dw_session *s, const char *path)
     dw_lint_options box = { .box = true, .schema = s->schema, .dv = s->dv, .refusals_only = true };
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
                         .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids,
-                        .profile = s->box && !s->schema_findings_warn ? &box : NULL };
+                        .profile = s->box && !s->schema_findings_warn ? &box : NULL, .providers = s->providers };
     if (s->links_path || s->links_given) {
         dw_template_link *links;
         if (s->links_given) s->links_src = *s->links_given;
@@ -179,6 +221,10 @@ int dw_session_load_policies(dw_session *s, const char *path)
     fe.ps = NULL; fe.lib = NULL; fe.prog = NULL;
     dw_front_end_free(&fe);    /* the profile's findings (its errors are in s->diags) */
     if (s->prog && !failed) s->prog->box_profile = fe.profile != NULL;   /* it passed DW_FE_PROFILE: an artifact says so */
+    if (s->prog && !failed && (s->box || s->no_providers) && s->prog->provider.ncalls) {
+        refuse_providers(s);
+        failed = DW_FE_COMPILE;
+    }
     int rc = flush_diags(s);
     return failed ? 2 : rc;
 }

@@ -47,6 +47,13 @@ typedef struct dw_session {
     const dw_str *policy_ids; size_t npolicy_ids;
     const struct dw_template_link *given_links; size_t ngiven_links;
     const dw_source *given_links_src;   /* the JSON the links' positions point into */
+    /* provider declarations (--providers, lang/providers.h; NULL: the
+     * built-ins alone), and the deployment switch that refuses any provider
+     * call at load (dogwood.md §13.6; always on with --schema box) */
+    struct dw_providers *providers;
+    dw_source providers_src;
+    char *providers_text;
+    bool no_providers;
 } dw_session;
 
 void dw_session_init(dw_session *s);
@@ -69,6 +76,8 @@ int dw_session_load_schema(dw_session *s, const char *path);
  * before the policies. */
 int dw_session_load_events(dw_session *s, const char *path_or_builtin);
 int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
+/* A provider declaration file (dogwood.md §13.2); call before the policies. */
+int dw_session_load_providers(dw_session *s, const char *path);
 /* XXH3-64 of the action schema's text (the built-in one for "box"), 0
  * without a schema: what `dwc compile -s` writes into an artifact and what
  * dw_engine_reload compares. */

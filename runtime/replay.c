@@ -19,9 +19,13 @@
 #include "trace_box.h"
 #include "trace_log.h"
 
+/* --providers FILE: provider declarations (dogwood.md §13.2) for either trace format */
+static const char *providers_path;
+
 const char dw_replay_usage[] =
     "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json|library]\n"
-    "                  [--request-validation true|false] [--validate true|false] [--no-expect] TRACE\n"
+    "                  [--request-validation true|false] [--validate true|false] [--providers FILE]\n"
+    "                  [--no-expect] TRACE\n"
     "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
     "The trace format is chosen by its first non-blank character:\n"
     "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
@@ -128,7 +132,7 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
     dw_diags_free(&d);
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = ev,
                              .ticks_per_second = 1, .replay_timestamps = true,
-                             .no_request_validation = no_request_validation };
+                             .no_request_validation = no_request_validation, .providers_path = providers_path };
     bool json = fmt == LOG_JSON;
     char err[256];
     dw_engine *e = (no_validate ? dw_engine_open_unvalidated : dw_engine_open_printing)(&cfg, err, sizeof err);
@@ -259,7 +263,7 @@ static int replay_box(const char *trace, FILE *f, const char *pol, const char *s
     if (lrc) { dw_box_trace_close(&t); return lrc; }
     t.no_expect = no_expect;
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
-                             .ticks_per_second = 1000000000, .replay_timestamps = true };
+                             .ticks_per_second = 1000000000, .replay_timestamps = true, .providers_path = providers_path };
     char err[256];
     dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
     if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); dw_box_trace_close(&t); return 2; }
@@ -347,7 +351,8 @@ int dw_cmd_replay(int argc, char **argv)
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
         { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect },
-        { "request-validation", 0, &reqval, NULL }, { "validate", 0, &validate, NULL }, { 0 },
+        { "request-validation", 0, &reqval, NULL }, { "validate", 0, &validate, NULL },
+        { "providers", 0, &providers_path, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
     if (pr) return pr > 0 ? 0 : 2;

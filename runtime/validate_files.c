@@ -14,7 +14,7 @@ int dw_validate_files(dw_session *s, const char *pol, const char *sch, const cha
     if (dw_session_load_schema(s, sch) || dw_session_load_events(s, events)) return 2;
     /* §16's order: macros, temporal acceptance rules, then the Cedar side and
      * the temporal dialect against the schemas */
-    dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv };
+    dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv, .providers = s->providers };
     *fatal = dw_front_end_run(&fe, DW_FE_STRUCTURE, &s->diags, NULL);
     s->ps = fe.ps;               /* freed with the session */
     s->macro_lib = fe.lib;
@@ -23,7 +23,7 @@ int dw_validate_files(dw_session *s, const char *pol, const char *sch, const cha
     size_t before = s->diags.nerrors;
     dw_front_end_step(&fe, &s->diags);
     size_t terr = s->diags.nerrors - before;
-    *r = dw_validate(s->ps, s->schema, &s->diags);
+    *r = dw_validate_with_providers(s->ps, s->schema, s->providers, &s->diags);
     r->nerrors += terr;
     return 0;
 }

@@ -153,15 +153,24 @@ run dg7 "$DWC" dogwood validate "$tmp/none.dw" --policy-schema "$DS"
 refused dg7 1 "No such file or directory"
 run dg8 "$DWC" dogwood validate "$T.dw"
 refused dg8 2 "missing --policy-schema FILE"
-run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --providers p.json
-refused dg9 2 "--providers is not supported by this build"
+run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --macros m.dw
+refused dg9 2 "--macros is not supported by this build"
 run dg10 "$DWC" dogwood lower "$T.dw"
 refused dg10 2 "not built yet: \`lower\`"
 run dg12 "$DWC" dogwood check-parse tests/traces/undeclared-field.dw
 refused dg12 0 "policy 1: 1 temporal leaf(s), 0 provider invocation(s)"
-printf 'permit (principal, action, resource) when { Strings::Matches(context.doc, "^a").matched };\n' >"$tmp/prov.dw"
+printf 'permit (principal, action, resource) when { Strings::Matches(context.doc, "^a").matched && X::Y(context.doc).z };\n' >"$tmp/prov.dw"
 run dg13 "$DWC" dogwood check-parse "$tmp/prov.dw" --format json
-refused dg13 0 '{"policy_count":1,"policies":[{"temporal_count":0,"uses_temporal":false,"provider_invocations":1,"undeclared_providers":["Strings::Matches"]}]}'
+refused dg13 0 '{"policy_count":1,"policies":[{"temporal_count":0,"uses_temporal":false,"provider_invocations":2,"undeclared_providers":["X::Y"]}]}'
+# provider declarations (dogwood.md §13.2): X::Y declared, the built-in needs no entry
+printf '{"availableProviders": {"X::Y": {"argumentTypes": [{"paramType": "string"}], "outputType": {"paramType": "record", "fields": {"z": {"paramType": "bool"}}, "required": ["z"]}}}}\n' >"$tmp/prov.json"
+run dg15 "$DWC" dogwood check-parse "$tmp/prov.dw" --providers "$tmp/prov.json"
+refused dg15 0 "policy 0: 0 temporal leaf(s), 2 provider invocation(s)"
+run dg16 "$DWC" dogwood schema providers "$tmp/prov.json"
+refused dg16 0 "OK: 1 provider(s) declared"
+printf '{"availableProviders": {"X::Y": {"argumentTypes": [{"paramType": "string"}]}}}\n' >"$tmp/badprov.json"
+run dg17 "$DWC" dogwood schema providers "$tmp/badprov.json"
+refused dg17 2 "badprov.json:1:33: error: provider \`X::Y\` has no \`outputType\`"
 printf 'permit (principal, action, resource) when { 1 + };\n' >"$tmp/bad.dw"
 run dg14 "$DWC" dogwood check-parse "$tmp/bad.dw"
 refused dg14 2 "error: unexpected"

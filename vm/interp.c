@@ -335,6 +335,12 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             *sp++ = out;
             vmbreak;
         }
+        vmcase(DW_OP_PROV)
+            /* likewise the engine evaluated the call site (dogwood.md §15.1 step 4) */
+            if (!cx->req->prov_values || A >= cx->req->nprov_values || cx->req->prov_values[A].kind == DW_V_NULL)
+                FAIL(DW_ERR_INTERNAL, "provider call was not evaluated");
+            *sp++ = cx->req->prov_values[A];
+            vmbreak;
         vmcase(DW_OP_LEAF)
             /* the engine evaluated the leaf before running the policy; a leaf it
              * did not evaluate can only mean an engine bug: fail, never guess */

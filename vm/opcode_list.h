@@ -13,7 +13,7 @@
  * fall-through); JUMPK (taken path keeps the tested value: pops 0, pushes 0);
  * STR (string-table index); PAT (like-pattern index); COUNT (pops A values);
  * KEYS (key-list index: pops as many values as the list has keys);
- * CALL (A = fn << 16 | argc: pops argc values); LEAF (temporal leaf index).  pops == -1 means "from the
+ * CALL (A = fn << 16 | argc: pops argc values); LEAF (temporal leaf index); PROV (provider call site index).  pops == -1 means "from the
  * operand" (COUNT, KEYS, CALL). */
 OP(CONST,       K,     0, 1)   /* push K[A] */
 OP(VAR,         VAR,   0, 1)   /* push request variable A */
@@ -43,3 +43,4 @@ OP(MKRECORD,    KEYS,  -1, 1)  /* push {keys of KL[A]: values} */
 OP(CALL,        CALL,  -1, 1)  /* push fn(args); methods take the receiver first */
 OP(LEAF,        LEAF,  0, 1)   /* push the Bool of temporal leaf A (evaluated before the policy runs) */
 OP(RET,         NONE,  1, 0)   /* return top (must be Bool) as the policy's result */
+OP(PROV,        PROV,  0, 1)   /* push the value of provider call site A (evaluated before the policy runs) */

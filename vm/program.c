@@ -156,6 +156,7 @@ void dw_program_disasm(const dw_program *p, FILE *out)
                 break;
             case DW_OPK_COUNT: fprintf(out, "%u", A); break;
             case DW_OPK_LEAF: fprintf(out, "temporal leaf %u: ", A); dw_tleaf_print(p, A, out); break;
+            case DW_OPK_PROV: fprintf(out, "provider call %u", A); break;
             case DW_OPK_KEYS:
                 if (A < p->nkeylists) {
                     const dw_keylist *kl = &p->keylists[A];

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "value.h"
 #include "temporal.h"
+#include "provider.h"
 
 typedef enum dw_opcode {
 #define OP(name, kind, pops, pushes) DW_OP_##name,
@@ -19,7 +20,7 @@ typedef enum dw_opcode {
 
 typedef enum dw_operand_kind {
     DW_OPK_NONE, DW_OPK_K, DW_OPK_VAR, DW_OPK_JUMP, DW_OPK_JUMPK,
-    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL, DW_OPK_LEAF,
+    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL, DW_OPK_LEAF, DW_OPK_PROV,
 } dw_operand_kind;
 
 typedef enum dw_extfn {
@@ -67,6 +68,8 @@ typedef struct dw_policy_code {
     uint32_t scope_entry, scope_end;  /* with leaves: code that tests the scope alone
                                          (leaves run for every rule whose scope admits
                                          the request, dogwood.md §15.1 and D3) */
+    uint32_t first_pcall, npcalls;    /* its provider call sites: provider.calls[first_pcall ..);
+                                         with some, scope_entry/scope_end are set too */
 } dw_policy_code;
 
 typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] -> strs[] */
@@ -146,6 +149,7 @@ typedef struct dw_program {
     dw_index index;          /* the index as probed, built by dw_index_build */
     const dw_uid **uid_slots; uint32_t nuid_slots;   /* interned entity constants (power of two) */
     dw_temporal_tables temporal;   /* temporal leaves (vm/temporal.h) */
+    dw_provider_tables provider;   /* provider call sites (vm/provider.h) */
     int64_t max_reach;             /* seconds of history any leaf can read */
     bool live;                     /* counted in dw_program_live (set by dw_program_prepare) */
     uint64_t schema_digest;        /* an artifact's: XXH3-64 of the action schema it was validated against, 0: none */

@@ -34,8 +34,9 @@ static int verify_policy(const dw_program *p, uint32_t k, int *depth_at, char *m
         if (p->temporal.leaves[l].policy != k) return bad(msg, cap, "policy %u: temporal leaf %u belongs to policy %u", k, l, p->temporal.leaves[l].policy);
     /* the policy's code may read only its own leaves; its scope code none
      * (the engine runs the scope before evaluating any leaf) */
+    if (dw_provider_verify_policy(p, k, msg, cap)) return -1;
     if (verify_range(p, k, pc->entry, pc->end, pc->first_leaf, pc->first_leaf + pc->nleaves, depth_at, msg, cap)) return -1;
-    if (pc->nleaves) return verify_range(p, k, pc->scope_entry, pc->scope_end, 0, 0, depth_at, msg, cap);
+    if (pc->nleaves || pc->npcalls) return verify_range(p, k, pc->scope_entry, pc->scope_end, 0, 0, depth_at, msg, cap);
     return 0;
 }
 
@@ -76,6 +77,11 @@ static int verify_range(const dw_program *p, uint32_t k, uint32_t entry, uint32_
         case DW_OPK_LEAF:
             if (A >= p->temporal.nleaves || A < leaf_lo || A >= leaf_hi)
                 return bad(msg, cap, "pc %u: temporal leaf %u out of range (policy %u owns [%u, %u))", at, A, k, leaf_lo, leaf_hi);
+            break;
+        case DW_OPK_PROV:   /* only the policy's own call sites, and not from its scope-only code */
+            if (entry != pc->entry || A < pc->first_pcall || A - pc->first_pcall >= pc->npcalls)
+                return bad(msg, cap, "pc %u: provider call %u out of range (policy %u owns [%u, %u))", at, A, k,
+                           pc->first_pcall, pc->first_pcall + pc->npcalls);
             break;
         case DW_OPK_CALL:
             if (DW_CALL_FN(A) >= DW_FN__COUNT) return bad(msg, cap, "pc %u: unknown function %u", at, DW_CALL_FN(A));
@@ -448,6 +454,65 @@ out:
     return rc;
 }
 
+/* ---------------------------------------------------------------- provider tables
+ * (vm/provider.h): every index in range; types refer only to earlier types,
+ * so the conformance check of a result (vm/provider.c) always terminates. */
+static bool run_ok(uint32_t first, uint32_t n, uint32_t total) { return first <= total && n <= total - first; }
+
+int dw_provider_verify(const dw_program *p, char *msg, size_t cap)
+{
+    const dw_provider_tables *t = &p->provider;
+    for (uint32_t i = 0; i < t->ntypes; i++) {
+        const dw_ptype *y = &t->types[i];
+        switch (y->kind) {
+        case DW_V_BOOL: case DW_V_LONG: case DW_V_STRING: case DW_V_DECIMAL: break;
+        case DW_V_SET: if (y->elem >= i) return bad(msg, cap, "provider type %u: element type %u not before it", i, y->elem); break;
+        case DW_V_RECORD:
+            if (!run_ok(y->first_field, y->nfields, t->nfields)) return bad(msg, cap, "provider type %u: fields out of range", i);
+            for (uint32_t f = 0; f < y->nfields; f++) {
+                const dw_pfield *d = &t->fields[y->first_field + f];
+                if (d->name >= p->nstrs || d->type >= i || d->required > 1)
+                    return bad(msg, cap, "provider type %u: field %u malformed (name, type before it, flag)", i, f);
+            }
+            break;
+        default: return bad(msg, cap, "provider type %u: unknown kind %u", i, y->kind);
+        }
+    }
+    for (uint32_t i = 0; i < t->nsegs; i++)
+        if (t->segs[i] >= p->nstrs) return bad(msg, cap, "provider path segment %u: string out of range", i);
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const dw_parg *g = &t->args[i];
+        if (g->kind > DW_PARG_RESOURCE) return bad(msg, cap, "provider argument %u: unknown kind %u", i, g->kind);
+        if (g->kind == DW_PARG_CONST ? g->a >= p->nconsts || g->n : !run_ok(g->a, g->n, t->nsegs) || (g->kind == DW_PARG_CONTEXT && !g->n))
+            return bad(msg, cap, "provider argument %u: operand out of range", i);
+    }
+    for (uint32_t i = 0; i < t->nsteps; i++) {
+        const dw_pstep *s = &t->steps[i];
+        if (s->name >= p->nstrs || !run_ok(s->first_arg, s->nargs, t->nargs) || s->out >= t->ntypes)
+            return bad(msg, cap, "provider step %u: operand out of range", i);
+    }
+    uint64_t owned = 0;
+    for (uint32_t i = 0; i < t->ncalls; i++) {
+        const dw_pcall *c = &t->calls[i];
+        if (c->policy >= p->npolicies || (i && c->policy < t->calls[i - 1].policy))
+            return bad(msg, cap, "provider call %u: policy %u out of order or range", i, c->policy);
+        if (!c->nsteps || !run_ok(c->first_step, c->nsteps, t->nsteps)) return bad(msg, cap, "provider call %u: steps out of range", i);
+    }
+    for (uint32_t k = 0; k < p->npolicies; k++) owned += p->policies[k].npcalls;
+    if (owned != t->ncalls) return bad(msg, cap, "provider calls not owned by exactly one policy");
+    return 0;
+}
+
+int dw_provider_verify_policy(const dw_program *p, uint32_t k, char *msg, size_t cap)
+{
+    const dw_policy_code *pc = &p->policies[k];
+    const dw_provider_tables *t = &p->provider;
+    if (!run_ok(pc->first_pcall, pc->npcalls, t->ncalls)) return bad(msg, cap, "policy %u: provider calls out of range", k);
+    for (uint32_t i = pc->first_pcall; i < pc->first_pcall + pc->npcalls; i++)
+        if (t->calls[i].policy != k) return bad(msg, cap, "policy %u: provider call %u belongs to policy %u", k, i, t->calls[i].policy);
+    return 0;
+}
+
 int dw_program_verify(const dw_program *p, char *msg, size_t cap)
 {
     if (p->ncode && !p->code) return bad(msg, cap, "missing code section");
@@ -462,7 +527,7 @@ int dw_program_verify(const dw_program *p, char *msg, size_t cap)
         const dw_policy_code *pc = &p->policies[k];
         /* ranges are checked in verify_policy; size the scratch from valid ones only */
         if (pc->entry < pc->end && pc->end <= p->ncode && pc->end - pc->entry > longest) longest = pc->end - pc->entry;
-        if (pc->nleaves && pc->scope_entry < pc->scope_end && pc->scope_end <= p->ncode &&
+        if ((pc->nleaves || pc->npcalls) && pc->scope_entry < pc->scope_end && pc->scope_end <= p->ncode &&
             pc->scope_end - pc->scope_entry > longest) longest = pc->scope_end - pc->scope_entry;
     }
     int *depth_at = malloc(((size_t)longest + 1) * sizeof *depth_at);
@@ -477,5 +542,6 @@ int dw_program_verify(const dw_program *p, char *msg, size_t cap)
     if (rc) return rc;
     if (owned != p->temporal.nleaves) return bad(msg, cap, "temporal leaves not owned by exactly one policy");
     if (verify_temporal(p, msg, cap)) return -1;
+    if (dw_provider_verify(p, msg, cap)) return -1;
     return verify_index(p, msg, cap);
 }

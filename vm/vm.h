@@ -33,6 +33,10 @@ typedef struct dw_request {
      * 2 not evaluated (the LEAF instruction then errors). */
     const uint8_t *leaf_values;
     uint32_t nleaf_values;
+    /* Provider call site values, by site index (vm/provider.h); a Null is
+     * "not evaluated" (the PROV instruction then errors). */
+    const dw_value *prov_values;
+    uint32_t nprov_values;
 } dw_request;
 
 /* Resolve the request against a program and store (cheap; dw_authorize does

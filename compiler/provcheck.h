@@ -1,0 +1,41 @@
+/* provcheck.h - validation of information-provider invocations (dogwood.md
+ * §13.3, §13.4, §16's provider stage), for the strict validator
+ * (compiler/typecheck.c), which calls it once per request environment:
+ * the provider is declared; the argument count equals its argumentTypes;
+ * literal arguments match their paramType; attribute-path arguments exist
+ * with a matching type in the environment (so on every action the rule's
+ * scope admits); output methods are declared, in arity, argument types and
+ * inputType along the chain.  The result's Cedar type is the declared
+ * output type of the last step, so projections and comparisons after it are
+ * typed as ordinary Cedar. */
+#ifndef DW_PROVCHECK_H
+#define DW_PROVCHECK_H
+#include "../lang/ast.h"
+#include "../lang/providers.h"
+#include "../lang/schema.h"
+
+typedef struct dw_pcheck_env {
+    const dw_providers *decls;          /* NULL: the built-ins alone */
+    const dw_schema *schema;
+    const dw_action_decl *act;          /* the environment being checked */
+    const dw_type *ptype, *rtype, *ctxtype;
+    void (*report)(void *ctx, dw_loc loc, const char *hint, const char *msg);
+    void *ctx;
+} dw_pcheck_env;
+
+/* e is the head of a provider invocation: a call `Ns::Fn(...)` (two or more
+ * segments), or an output method (a non-Cedar method) on one. */
+bool dw_is_provider_chain(const dw_expr *e);
+/* The Cedar type of invocation e, or NULL after reporting why. */
+const dw_type *dw_provider_chain_type(const dw_pcheck_env *env, const dw_expr *e);
+/* The argument form rule (§13.3), for the lowering: NULL when arg is an
+ * attribute path rooted at context (with at least one attribute), principal
+ * or resource, or a string, integer, decimal("...") or bool literal or a set
+ * literal of those; else what it is not. */
+const char *dw_provider_arg_form_error(const dw_expr *arg);
+
+/* A literal pattern of a built-in regex provider must compile (§13.5): the
+ * pattern argument of `call` if it does not (the reason in err), else NULL. */
+const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_expr *call, char *err, size_t cap);
+
+#endif

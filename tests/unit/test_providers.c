@@ -1,0 +1,313 @@
+/* test_providers.c - information providers (dogwood.md §13): a policy using
+ * each built-in decides as §13.5 says; a host callback (C) decides, with an
+ * output-method chain; a provider error denies (a failing callback, a
+ * non-conforming or unreadable result, a declared provider nobody
+ * implements); Box mode and the deployment switch refuse provider calls at
+ * load (§13.6); the declaration file's rules (§13.2, §13.4) report
+ * file:line:col errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/dogwood.h"
+#include "lang/providers.h"
+#include "unit_tmpdir.h"
+
+static const char schema_text[] =
+    "namespace App {\n"
+    "  entity User = { dept: String };\n"
+    "  entity Doc;\n"
+    "  action \"Read\" appliesTo { principal: [User], resource: [Doc],\n"
+    "    context: { input: { doc: String, note?: String } } };\n"
+    "}\n";
+
+static const char providers_text[] =
+    "{ \"availableProviders\": {\n"
+    "    \"Content::Filter\": {\n"
+    "      \"argumentTypes\": [{ \"paramType\": \"string\" }, { \"paramType\": \"set\", \"items\": { \"paramType\": \"string\" } }],\n"
+    "      \"outputType\": { \"paramType\": \"record\", \"fields\": { \"flagged\": { \"paramType\": \"bool\" },\n"
+    "                        \"severity\": { \"paramType\": \"decimal\" } }, \"required\": [\"flagged\", \"severity\"] },\n"
+    "      \"availableMethods\": { \"over\": { \"argumentTypes\": [{ \"paramType\": \"decimal\" }],\n"
+    "          \"inputType\": { \"paramType\": \"record\", \"fields\": { \"flagged\": { \"paramType\": \"bool\" },\n"
+    "                        \"severity\": { \"paramType\": \"decimal\" } }, \"required\": [\"flagged\", \"severity\"] },\n"
+    "          \"outputType\": { \"paramType\": \"bool\" } } },\n"
+    "      \"implementation\": { \"kind\": \"rhai\", \"script\": \"#{ flagged: false }\" }\n"
+    "    },\n"
+    "    \"Dept::Lookup\": { \"argumentTypes\": [{ \"paramType\": \"string\" }], \"outputType\": { \"paramType\": \"string\" } }\n"
+    "} }\n";
+
+typedef struct fixture { char root[256], policy[300], schema[300], providers[300]; } fixture;
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static dw_engine *open_with(fixture *fx, const char *policy, bool with_providers, bool no_providers, const char *schema,
+                            char *err, size_t cap)
+{
+    assert_int_equal(unit_tmpdir_with_policy(fx->root, sizeof fx->root, fx->policy, sizeof fx->policy, "dw-providers", policy), 0);
+    snprintf(fx->schema, sizeof fx->schema, "%s/s.cedarschema", fx->root);
+    snprintf(fx->providers, sizeof fx->providers, "%s/providers.json", fx->root);
+    write_file(fx->schema, schema_text);
+    write_file(fx->providers, providers_text);
+    dw_engine_config cfg = { .policy_path = fx->policy, .schema_path = schema ? schema : fx->schema,
+                             .providers_path = with_providers ? fx->providers : NULL, .no_providers = no_providers };
+    return dw_engine_open(&cfg, err, cap);
+}
+
+/* Decide a Read of doc (note given unless NULL); 1 allow, 0 deny (*v). */
+static int decide(dw_engine *e, const char *doc, const char *note, dw_verdict *v)
+{
+    char req[1024];
+    char notes[256] = "";
+    if (note) snprintf(notes, sizeof notes, ",\"note\":\"%s\"", note);
+    snprintf(req, sizeof req,
+             "{\"principal\":{\"type\":\"App::User\",\"id\":\"alice\"},\"action\":{\"type\":\"App::Action\",\"id\":\"Read\"},"
+             "\"resource\":{\"type\":\"App::Doc\",\"id\":\"d1\"},\"context\":{\"input\":{\"doc\":\"%s\"%s}}}", doc, notes);
+    assert_int_equal(dw_engine_decide_request_json(e, req, strlen(req), DW_TS_NOW, v), 0);
+    assert_true(v->decided);
+    return v->allow;
+}
+
+static void test_builtins(void **st)
+{
+    (void)st;
+    static const char policy[] =
+        "permit (principal, action == App::Action::\"Read\", resource) when guardrails {\n"
+        "  Strings::Matches(context.input.doc, \"^[A-Z]+$\").matched\n"
+        "};\n"
+        "forbid (principal, action == App::Action::\"Read\", resource) when { Strings::Length(context.input.doc).length > 8 };\n"
+        "forbid (principal, action == App::Action::\"Read\", resource) when { Strings::DigitCount(context.input.doc).count >= 2 };\n"
+        "forbid (principal, action == App::Action::\"Read\", resource) when {\n"
+        "  Regex::Analyze(context.input.doc, \"X+\").count >= 2 && Regex::Analyze(context.input.doc, \"X+\").first_match == \"XX\"\n"
+        "};\n"
+        /* Null text is \"\": an absent optional attribute reaches the provider as Null */
+        "permit (principal, action == App::Action::\"Read\", resource) when {\n"
+        "  Strings::Length(context.input.note).length == 0 && Strings::Matches(context.input.doc, \"^n[[:digit:]]$\").matched\n"
+        "};\n";
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, policy, false, false, NULL, err, sizeof err);
+    if (!e) fail_msg("open: %s", err);
+    dw_verdict v;
+    assert_int_equal(decide(e, "HELLO", NULL, &v), 1);                        /* matches, short, no digits */
+    assert_int_equal(v.ndetermining, 1);
+    assert_int_equal(v.determining[0], 0);
+    assert_int_equal(decide(e, "Hello", NULL, &v), 0);                        /* no rule */
+    assert_int_equal(v.cause, DW_CAUSE_NO_MATCH);
+    assert_int_equal(decide(e, "HELLOWORLD", NULL, &v), 0);                   /* 10 > 8 */
+    assert_int_equal(v.cause, DW_CAUSE_FORBIDDEN);
+    assert_int_equal(v.determining[0], 1);
+    /* Length counts Unicode scalar values: 8 two-byte letters are 8, not 16 */
+    assert_int_equal(decide(e, "\xc3\x89\xc3\x89\xc3\x89\xc3\x89\xc3\x89\xc3\x89\xc3\x89\xc3\x89", NULL, &v), 0);
+    assert_int_equal(v.cause, DW_CAUSE_NO_MATCH);                             /* not [A-Z], and not > 8 */
+    assert_int_equal(decide(e, "A1B2", NULL, &v), 0);                         /* two digits */
+    assert_int_equal(v.determining[0], 2);
+    assert_int_equal(decide(e, "XXAXXX", NULL, &v), 0);                       /* two runs, the first "XX" */
+    assert_int_equal(v.cause, DW_CAUSE_FORBIDDEN);
+    assert_int_equal(v.determining[0], 3);
+    assert_int_equal(decide(e, "XXXAXX", NULL, &v), 1);                       /* first run "XXX": rule 3 is false */
+    assert_int_equal(decide(e, "n4", NULL, &v), 1);                          /* note absent: Null -> "" */
+    assert_int_equal(v.determining[0], 4);
+    assert_int_equal(decide(e, "n4", "x", &v), 0);                           /* note given: length 1 */
+    dw_engine_close(e);
+    unit_tmpdir_remove(fx.root);
+}
+
+/* ---- host callbacks ---- */
+
+static int calls;
+static long filter_cb(void *ud, const char *name, const char *args, size_t len, char *out, size_t cap)
+{
+    (void)ud;
+    calls++;
+    if (strcmp(name, "Content::Filter") == 0) {
+        assert_int_equal(strlen(args), len);
+        bool hate = strstr(args, "hate") != NULL, list = strstr(args, "[\"HATE\"]") != NULL;
+        return snprintf(out, cap, "{\"flagged\":%s,\"severity\":\"%s\"}", hate && list ? "true" : "false", hate ? "0.9" : "0.1");
+    }
+    if (strcmp(name, "Content::Filter.over") == 0) {   /* [input, threshold] */
+        bool high = strstr(args, "\"severity\":{\"__extn\":{\"fn\":\"decimal\",\"arg\":\"0.9\"}}") != NULL;
+        return snprintf(out, cap, "%s", high ? "true" : "false");
+    }
+    return snprintf(out, cap, "unexpected name %s", name) * -1 - 1;
+}
+
+static void test_host_callback(void **st)
+{
+    (void)st;
+    static const char policy[] =
+        "forbid (principal, action, resource) when { Content::Filter(context.input.doc, [\"HATE\"]).flagged };\n"
+        "forbid (principal, action, resource) when { Content::Filter(context.input.doc, [\"HATE\"]).over(decimal(\"0.5\")) };\n"
+        "permit (principal, action, resource);\n";
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, policy, true, false, NULL, err, sizeof err);
+    if (!e) fail_msg("open: %s", err);
+    dw_verdict v;
+    /* declared but not implemented (its Rhai script is ignored): every decision denies */
+    assert_int_equal(decide(e, "fine", NULL, &v), 0);
+    assert_int_equal(v.cause, DW_CAUSE_INTERNAL_FAULT);
+    if (!strstr(v.message, "no implementation")) fail_msg("message: %s", v.message);
+    assert_int_equal(dw_engine_register_provider(e, "Content::Filter", filter_cb, NULL), 0);
+    assert_int_equal(dw_engine_register_provider(e, "Content::Filter.over", filter_cb, NULL), 0);
+    calls = 0;
+    assert_int_equal(decide(e, "fine", NULL, &v), 1);
+    assert_int_equal(v.determining[0], 2);
+    assert_int_equal(calls, 3);                       /* two sites; the second has one method step */
+    assert_int_equal(decide(e, "hate speech", NULL, &v), 0);
+    assert_int_equal(v.cause, DW_CAUSE_FORBIDDEN);
+    assert_int_equal(v.ndetermining, 2);
+    /* unregistered again: a deny */
+    assert_int_equal(dw_engine_register_provider(e, "Content::Filter.over", NULL, NULL), 0);
+    assert_int_equal(decide(e, "fine", NULL, &v), 0);
+    assert_int_equal(v.cause, DW_CAUSE_INTERNAL_FAULT);
+    assert_int_equal(dw_engine_register_provider(NULL, "X::Y", filter_cb, NULL), -1);
+    assert_int_equal(dw_engine_register_provider(e, NULL, filter_cb, NULL), -1);
+    dw_engine_close(e);
+    unit_tmpdir_remove(fx.root);
+}
+
+static int mode;
+static long bad_cb(void *ud, const char *name, const char *args, size_t len, char *out, size_t cap)
+{
+    (void)ud; (void)name; (void)args; (void)len;
+    switch (mode) {
+    case 0: snprintf(out, cap, "service unavailable"); return -1;
+    case 1: return snprintf(out, cap, "{\"flagged\":true}");                         /* severity missing */
+    case 2: return snprintf(out, cap, "{\"flagged\":1,\"severity\":\"0.1\"}");        /* Long for Bool */
+    case 3: return snprintf(out, cap, "{\"flagged\":true,");                          /* not JSON */
+    case 4: return snprintf(out, cap, "{\"flagged\":false,\"severity\":\"0.1\",\"x\":1}");   /* undeclared */
+    default: {                                                                        /* larger than the first buffer */
+        const size_t need = 10000;
+        if (cap <= need) return (long)need;                                           /* asks again, with need + 1 */
+        int n = snprintf(out, cap, "{\"flagged\":false,\"severity\":\"0.1\"");
+        memset(out + n, ' ', need - 1 - (size_t)n);
+        out[need - 1] = '}';
+        out[need] = 0;
+        return (long)need;
+    }
+    }
+}
+
+static void test_provider_error_denies(void **st)
+{
+    (void)st;
+    static const char policy[] =
+        "permit (principal, action, resource) unless { Content::Filter(context.input.doc, [\"HATE\"]).flagged };\n";
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, policy, true, false, NULL, err, sizeof err);
+    if (!e) fail_msg("open: %s", err);
+    assert_int_equal(dw_engine_register_provider(e, "Content::Filter", bad_cb, NULL), 0);
+    static const char *const why[] = { "service unavailable", "lacks the required attribute `severity`", "is Long where Bool",
+                                       "invalid JSON", "undeclared attribute `x`" };
+    for (mode = 0; mode < 5; mode++) {
+        dw_verdict v;
+        assert_int_equal(decide(e, "fine", NULL, &v), 0);
+        assert_int_equal(v.cause, DW_CAUSE_INTERNAL_FAULT);
+        assert_int_equal(v.ndetermining, 0);
+        if (!strstr(v.message, why[mode]) || !strstr(v.message, "context.providers.policy_0_p_0"))
+            fail_msg("mode %d: message '%s' lacks '%s'", mode, v.message, why[mode]);
+    }
+    dw_verdict v;
+    assert_int_equal(decide(e, "fine", NULL, &v), 1);     /* mode 5: a 10,000-byte result, asked for again */
+    dw_engine_close(e);
+    unit_tmpdir_remove(fx.root);
+}
+
+/* Opening the policy fails, with want in the message. */
+static void expect_refused(const char *policy, bool no_providers, const char *schema, const char *want)
+{
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, policy, false, no_providers, schema, err, sizeof err);
+    if (e) fail_msg("opened: %s", policy);
+    if (!strstr(err, want)) fail_msg("'%s' lacks '%s'", err, want);
+    unit_tmpdir_remove(fx.root);
+}
+
+static void test_refused_at_load(void **st)
+{
+    (void)st;
+    static const char off[] = "information providers are not enabled in this build";
+    /* Box mode, and the deployment switch (§13.6) */
+    expect_refused("permit (principal, action == Box::Action::\"fs:read\", resource) when {"
+                   " Strings::Matches(context.input.path, \"x\").matched };\n", false, "box", off);
+    expect_refused("permit (principal, action, resource) when { Strings::Length(context.input.doc).length > 1 };\n", true, NULL, off);
+    /* an invalid literal pattern is a compile-time error (§13.5) */
+    expect_refused("permit (principal, action, resource) when { Strings::Matches(context.input.doc, \"(\").matched };\n",
+                   false, NULL, "invalid pattern");
+    /* undeclared, and argument forms (§13.3) */
+    expect_refused("permit (principal, action, resource) when { Nope::Fn(context.input.doc) };\n", false, NULL,
+                   "is not present in the provider declarations");
+    expect_refused("permit (principal, action, resource) when { Strings::Length(if true then \"a\" else \"b\").length > 1 };\n",
+                   false, NULL, "argument not allowed");
+    expect_refused("permit (principal, action, resource) when { Strings::Length(context).length > 1 };\n", false, NULL,
+                   "the whole context cannot be passed");
+}
+
+/* The declaration file's rules, each an error at its position. */
+static void test_declarations(void **st)
+{
+    (void)st;
+    static const struct { const char *text, *want; int line; } cases[] = {
+        { "{\"availableProviders\": {\"Solo\": {\"outputType\": {\"paramType\": \"string\"}}}}", "is not a provider name", 1 },
+        { "{\"availableProviders\": {\n\"A::B\": {\"argumentTypes\": []}}}", "has no `outputType`", 2 },
+        { "{\"availableProviders\": {\"A::B\": {\"outputType\": {\"paramType\": \"string\"},\n"
+          " \"availableMethods\": {\"contains\": {\"outputType\": {\"paramType\": \"bool\"}}}}}}", "shadows the Cedar method", 2 },
+        { "{\"availableProviders\": {\n\n\"Strings::Matches\": {\"argumentTypes\": [{\"paramType\": \"string\"}],\n"
+          " \"outputType\": {\"paramType\": \"bool\"}}}}", "is a built-in provider", 3 },
+        { "{\"availableProviders\": {\"A::B\": {\"outputType\": {\"paramType\": \"record\", \"fields\": {},\n"
+          " \"required\": [\"ghost\"]}}}}", "required field `ghost` is not declared", 2 },
+        { "{\"providers\": {}}", "missing `availableProviders`", 1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dw_source src = { "providers.json", cases[i].text, strlen(cases[i].text) };
+        dw_diags d;
+        dw_diags_init(&d);
+        dw_providers *p = dw_providers_parse(&src, &d);
+        bool found = false;
+        for (size_t k = 0; k < d.n; k++)
+            if (d.v[k].sev == DW_SEV_ERROR && strstr(d.v[k].msg, cases[i].want) && d.v[k].loc.line == (uint32_t)cases[i].line) found = true;
+        if (!found) fail_msg("case %zu: no error '%s' on line %d (%zu diagnostics, first: %s)", i, cases[i].want, cases[i].line,
+                             d.n, d.n ? d.v[0].msg : "-");
+        dw_providers_free(p);
+        dw_diags_free(&d);
+    }
+    /* the good file: its rhai script is a warning, the built-ins stay declared */
+    dw_source src = { "providers.json", providers_text, strlen(providers_text) };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_providers *p = dw_providers_parse(&src, &d);
+    assert_non_null(p);
+    assert_int_equal(d.nerrors, 0);
+    assert_int_equal(d.n, 1);
+    assert_non_null(strstr(d.v[0].msg, "script implementation"));
+    assert_non_null(dw_providers_find(p, "Strings::Matches", 16));
+    assert_non_null(dw_provider_method_find(dw_providers_find(p, "Content::Filter", 15), "over", 4));
+    dw_providers_free(p);
+    dw_diags_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtins),
+        cmocka_unit_test(test_host_callback),
+        cmocka_unit_test(test_provider_error_denies),
+        cmocka_unit_test(test_refused_at_load),
+        cmocka_unit_test(test_declarations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
