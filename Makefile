@@ -14,6 +14,11 @@ WARN    += -Wno-format-truncation
 endif
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -I$(BUILD)/gen -I.
+# PROVIDERS=0: a build without information providers (dogwood.md §13.6): any provider call is
+# a compile error, "information providers are not enabled in this build"
+ifeq ($(PROVIDERS),0)
+CFLAGS  += -DDW_NO_PROVIDERS
+endif
 # -licuuc: dwc check's Unicode tables (compiler/lint_run.c: in libdogwood.a, not in the .so)
 LDLIBS  += -lxxhash -lm -licuuc
 DEBIAN_PKGS = flex bison libxxhash-dev libcmocka-dev libseccomp-dev libz3-dev clang

@@ -78,19 +78,24 @@ class Engine:
     policy: a .dw source or .dwb artifact.  schema: a Cedar schema file or
     "box".  temporal_work_bound: steps of temporal evaluation per decision
     (0: the library's default).  no_request_validation: take requests as
-    given, unchecked against the schema (the reference's behaviour).  state_dir opens a durable engine (dw_engine_open_durable): the
+    given, unchecked against the schema (the reference's behaviour).
+    providers: a provider declaration file (dogwood.md §13.2); no_providers
+    refuses any set that calls a provider (§13.6).  state_dir opens a durable engine (dw_engine_open_durable): the
     history is logged there and recovered on the next open; self.recovery
     says what the open found.
     """
 
     def __init__(self, policy, schema: Optional[str] = None, events: Optional[str] = None, *,
                  ticks_per_second: int = 0, replay_timestamps: bool = False, temporal_work_bound: int = 0,
-                 no_request_validation: bool = False, state_dir=None, durability: str = "full", checkpoint_every: int = 0,
+                 no_request_validation: bool = False, providers: Optional[str] = None, no_providers: bool = False,
+                 state_dir=None, durability: str = "full", checkpoint_every: int = 0,
                  checkpoint_interval_ms: int = 0):
         self._lib = _native.lib()
-        self._keep = [os.fsencode(policy), schema and os.fsencode(schema), events and os.fsencode(events)]
+        self._callbacks = {}      # name -> the ctypes callback, kept alive while registered
+        self._keep = [os.fsencode(policy), schema and os.fsencode(schema), events and os.fsencode(events),
+                      providers and os.fsencode(providers)]
         cfg = _native.EngineConfig(self._keep[0], self._keep[1], self._keep[2], ticks_per_second, replay_timestamps,
-                                   temporal_work_bound, no_request_validation)
+                                   temporal_work_bound, no_request_validation, self._keep[3], no_providers)
         err = ctypes.create_string_buffer(1024)
         self.recovery = None
         if state_dir is None:
@@ -127,6 +132,34 @@ class Engine:
         if not self._h:
             raise DogwoodError("the engine is closed")
         return self._h
+
+    # -- information providers (dogwood.md §13.5) --
+    def register_provider(self, name: str, fn) -> None:
+        """Implement provider `name` ("Ns::Fn", or "Ns::Fn.m" for an output
+        method) with fn(name, args) -> result: args is the list of resolved
+        arguments in Cedar's JSON value form (None for an unresolvable one),
+        the result is JSON-serialisable and must conform to the declared
+        output type.  An exception is a provider error: the decision denies.
+        fn must be pure; it runs under the engine's lock.  fn None
+        unregisters."""
+        def call(_ud, cname, args, args_len, out, outcap):
+            try:
+                res = json.dumps(fn(cname.decode(), json.loads(args[:args_len])),
+                                 separators=(",", ":")).encode()
+            except Exception as exc:  # the provider's error: a deny, its message in the verdict
+                msg = ("%s: %s" % (type(exc).__name__, exc)).encode(errors="replace")[: max(outcap - 1, 0)]
+                ctypes.memmove(out, msg + b"\0", len(msg) + 1)
+                return -1
+            if len(res) < outcap:
+                ctypes.memmove(out, res, len(res))
+            return len(res)      # >= outcap: the engine asks again with a larger buffer
+        cb = _native.PROVIDER_FN(call) if fn is not None else ctypes.cast(None, _native.PROVIDER_FN)
+        if self._lib.dw_engine_register_provider(self._handle(), name.encode(), cb, None):
+            raise DogwoodError("cannot register provider %r" % name)
+        if fn is None:
+            self._callbacks.pop(name, None)
+        else:
+            self._callbacks[name] = cb
 
     # -- decisions --
     def _verdict(self, raw: _native.RawVerdict) -> Verdict:

@@ -21,7 +21,13 @@ class EngineConfig(ctypes.Structure):
     _fields_ = [("policy_path", ctypes.c_char_p), ("schema_path", ctypes.c_char_p),
                 ("events_path", ctypes.c_char_p), ("ticks_per_second", ctypes.c_int64),
                 ("replay_timestamps", ctypes.c_bool), ("temporal_work_bound", ctypes.c_uint64),
-                ("no_request_validation", ctypes.c_bool)]
+                ("no_request_validation", ctypes.c_bool), ("providers_path", ctypes.c_char_p),
+                ("no_providers", ctypes.c_bool)]
+
+
+# dw_provider_fn (dogwood.h): (ud, name, args JSON, args length, out, outcap) -> length or < 0
+PROVIDER_FN = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                               ctypes.c_void_p, ctypes.c_size_t)
 
 
 class RawVerdict(ctypes.Structure):
@@ -66,6 +72,7 @@ _PROTOS = {
     "dw_engine_open_durable": (_E, [_P(EngineConfig), _P(EngineDurable), _P(EngineRecovery),
                                     ctypes.c_char_p, ctypes.c_size_t]),
     "dw_engine_close": (ctypes.c_int, [_E]),
+    "dw_engine_register_provider": (ctypes.c_int, [_E, ctypes.c_char_p, PROVIDER_FN, ctypes.c_void_p]),
     "dw_engine_decide_json": (ctypes.c_int, [_E, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64, _P(RawVerdict)]),
     "dw_engine_decide_request_json": (ctypes.c_int, [_E, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64,
                                                      _P(RawVerdict)]),

@@ -224,5 +224,78 @@ class DwdClient(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+PROVIDER_SCHEMA = """namespace App {
+  entity User;
+  entity Doc;
+  action "Read" appliesTo { principal: [User], resource: [Doc], context: { input: { doc: String } } };
+}
+"""
+PROVIDER_DECLS = {"availableProviders": {"Content::Filter": {
+    "argumentTypes": [{"paramType": "string"}],
+    "outputType": {"paramType": "record", "fields": {"flagged": {"paramType": "bool"},
+                                                     "score": {"paramType": "decimal"}},
+                   "required": ["flagged", "score"]}}}}
+PROVIDER_POLICY = """forbid (principal, action, resource) when { Content::Filter(context.input.doc).flagged };
+forbid (principal, action, resource) when { Content::Filter(context.input.doc).score.greaterThan(decimal("0.5")) };
+permit (principal, action, resource) when { Strings::Matches(context.input.doc, "^[a-z ]+$").matched };
+"""
+
+
+def read_request(doc):
+    return {"principal": {"type": "App::User", "id": "a"}, "action": {"type": "App::Action", "id": "Read"},
+            "resource": {"type": "App::Doc", "id": "d"}, "context": {"input": {"doc": doc}}}
+
+
+class Providers(unittest.TestCase):
+    """A host callback in Python decides (dogwood.md §13.5); its error denies."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="dw-py-providers-")
+        for name, text in (("s.cedarschema", PROVIDER_SCHEMA), ("providers.json", json.dumps(PROVIDER_DECLS)),
+                           ("policy.dw", PROVIDER_POLICY)):
+            with open(os.path.join(self.tmp, name), "w") as f:
+                f.write(text)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def engine(self, **kw):
+        return dogwood.Engine(os.path.join(self.tmp, "policy.dw"), schema=os.path.join(self.tmp, "s.cedarschema"),
+                              providers=os.path.join(self.tmp, "providers.json"), **kw)
+
+    def test_callback_decides(self):
+        seen = []
+
+        def content_filter(name, args):
+            seen.append((name, args))
+            if args[0] == "boom":
+                raise RuntimeError("filter service down")
+            return {"flagged": "hate" in args[0], "score": {"__extn": {"fn": "decimal", "arg": "0.9" if "rude" in args[0] else "0.1"}}}
+
+        with self.engine() as e:
+            v = e.decide_request(json.dumps(read_request("hello")))
+            self.assertEqual((v.allow, v.cause), (False, "internal_fault"))   # declared, not implemented yet
+            e.register_provider("Content::Filter", content_filter)
+            v = e.decide_request(json.dumps(read_request("hello")))
+            self.assertEqual((v.allow, v.rules), (True, ["policy_2"]))
+            self.assertEqual(seen[-1], ("Content::Filter", ["hello"]))
+            v = e.decide_request(json.dumps(read_request("some hate")))
+            self.assertEqual((v.allow, v.cause, v.rules), (False, "forbidden", ["policy_0"]))
+            v = e.decide_request(json.dumps(read_request("rude")))
+            self.assertEqual((v.allow, v.cause, v.rules), (False, "forbidden", ["policy_1"]))
+            v = e.decide_request(json.dumps(read_request("boom")))
+            self.assertEqual((v.allow, v.cause), (False, "internal_fault"))
+            self.assertIn("filter service down", v.message)
+            e.register_provider("Content::Filter", lambda name, args: {"flagged": False})   # not conforming
+            v = e.decide_request(json.dumps(read_request("hello")))
+            self.assertEqual((v.allow, v.cause), (False, "internal_fault"))
+            self.assertIn("score", v.message)
+
+    def test_switched_off(self):
+        with self.assertRaises(dogwood.DogwoodError) as cm:
+            self.engine(no_providers=True)
+        self.assertIn("information providers are not enabled", str(cm.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

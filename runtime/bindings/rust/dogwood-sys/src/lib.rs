@@ -2,7 +2,7 @@
 //! DOGWOOD_1).  The structures mirror the header's field for field; the
 //! tests compare their sizes with the C compiler's (DW_ABI_SIZES).
 #![allow(non_camel_case_types)]
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_int, c_long, c_void};
 
 /// `ts` argument meaning "the event's time member, else the clock"
 /// (dogwood.h's DW_TS_NOW); every other value, 0 included, is a time.
@@ -32,7 +32,14 @@ pub struct dw_engine_config {
     pub replay_timestamps: bool,
     pub temporal_work_bound: u64,
     pub no_request_validation: bool,
+    pub providers_path: *const c_char,
+    pub no_providers: bool,
 }
+
+/// `dw_provider_fn`: (ud, name, args JSON, its length, out, outcap) -> the result's length, or < 0 (an error
+/// message in out).
+pub type dw_provider_fn = Option<unsafe extern "C" fn(ud: *mut c_void, name: *const c_char, args: *const c_char,
+                                                      args_len: usize, out: *mut c_char, outcap: usize) -> c_long>;
 
 #[repr(C)]
 pub struct dw_verdict {
@@ -98,6 +105,8 @@ extern "C" {
     pub fn dw_engine_open_durable(cfg: *const dw_engine_config, d: *const dw_engine_durable,
                                   rec: *mut dw_engine_recovery, err: *mut c_char, errcap: usize) -> *mut dw_engine;
     pub fn dw_engine_close(e: *mut dw_engine) -> c_int;
+    pub fn dw_engine_register_provider(e: *mut dw_engine, name: *const c_char, f: dw_provider_fn, ud: *mut c_void)
+                                       -> c_int;
     pub fn dw_engine_decide_json(e: *mut dw_engine, json: *const c_char, len: usize, ts: i64,
                                  v: *mut dw_verdict) -> c_int;
     pub fn dw_engine_record_json(e: *mut dw_engine, json: *const c_char, len: usize, ts: i64,

@@ -105,6 +105,10 @@ pub struct Config {
     pub temporal_work_bound: u64,
     /// Take requests as given, unchecked against the schema (the reference's behaviour); false: a deny.
     pub no_request_validation: bool,
+    /// A provider declaration file (dogwood.md §13.2); None: the built-in providers alone.
+    pub providers: Option<PathBuf>,
+    /// Refuse any set that calls a provider (dogwood.md §13.6).
+    pub no_providers: bool,
 }
 
 impl Config {
@@ -117,6 +121,10 @@ impl Config {
     }
     pub fn events(mut self, events: &str) -> Config {
         self.events = Some(events.to_string());
+        self
+    }
+    pub fn providers(mut self, path: impl AsRef<Path>) -> Config {
+        self.providers = Some(path.as_ref().to_path_buf());
         self
     }
     pub fn replay_timestamps(mut self, on: bool) -> Config {
@@ -206,6 +214,40 @@ pub fn version() -> String {
 /// One policy set, its schemas and its event history.
 pub struct Engine {
     e: NonNull<sys::dw_engine>,
+    /// Registered provider callbacks, owned here (the C side holds pointers to them) until Drop.
+    providers: std::sync::Mutex<Vec<(String, Box<ProviderBox>)>>,
+}
+
+/// A provider callback (`Engine::register_provider`): (name, arguments as a JSON array) -> the result as
+/// JSON, or the error message.
+pub type ProviderFn = dyn Fn(&str, &str) -> std::result::Result<String, String> + Send + Sync;
+struct ProviderBox(Box<ProviderFn>);
+
+unsafe extern "C" fn provider_trampoline(ud: *mut c_void, name: *const c_char, args: *const c_char, args_len: usize,
+                                         out: *mut c_char, outcap: usize) -> std::os::raw::c_long {
+    let f = &*(ud as *const ProviderBox);
+    let name = CStr::from_ptr(name).to_string_lossy();
+    let args = String::from_utf8_lossy(std::slice::from_raw_parts(args as *const u8, args_len));
+    // a panic must not unwind into C: it is a provider error like any other
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (f.0)(&name, &args)))
+        .unwrap_or_else(|_| Err("the provider callback panicked".to_string()));
+    let out = std::slice::from_raw_parts_mut(out as *mut u8, outcap);
+    match r {
+        Ok(json) => {
+            if json.len() < outcap {
+                out[..json.len()].copy_from_slice(json.as_bytes());
+            }
+            json.len() as std::os::raw::c_long
+        }
+        Err(msg) => {
+            let n = msg.len().min(outcap.saturating_sub(1));
+            out[..n].copy_from_slice(&msg.as_bytes()[..n]);
+            if outcap > 0 {
+                out[n] = 0;
+            }
+            -1
+        }
+    }
 }
 
 // The C API may be called from any thread, by many at once, on one engine
@@ -240,6 +282,8 @@ impl Engine {
         let policy = cstring("the policy path", cfg.policy.as_os_str().as_bytes())?;
         let schema = cfg.schema.as_deref().map(|s| cstring("the schema", s.as_bytes())).transpose()?;
         let events = cfg.events.as_deref().map(|s| cstring("the event schema", s.as_bytes())).transpose()?;
+        let providers =
+            cfg.providers.as_deref().map(|p| cstring("the provider declarations", p.as_os_str().as_bytes())).transpose()?;
         let raw = sys::dw_engine_config {
             policy_path: policy.as_ptr(),
             schema_path: schema.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
@@ -248,6 +292,8 @@ impl Engine {
             replay_timestamps: cfg.replay_timestamps,
             temporal_work_bound: cfg.temporal_work_bound,
             no_request_validation: cfg.no_request_validation,
+            providers_path: providers.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
+            no_providers: cfg.no_providers,
         };
         let mut err = [0 as c_char; 1024];
         let mut recovery = None;
@@ -274,7 +320,7 @@ impl Engine {
             }
         };
         match NonNull::new(p) {
-            Some(e) => Ok((Engine { e }, recovery)),
+            Some(e) => Ok((Engine { e, providers: Default::default() }, recovery)),
             None => Err(Error(text(&err))),
         }
     }
@@ -321,6 +367,28 @@ impl Engine {
     /// As `decide`, at `ts` ticks.
     pub fn decide_at(&self, json: &str, ts: i64) -> Result<Verdict> {
         self.decide_with(json, ts, false)
+    }
+
+    /// Implements provider `name` ("Ns::Fn", or "Ns::Fn.m" for an output method, dogwood.md §13.5) with `f`:
+    /// it gets the resolved arguments as a JSON array in Cedar's value form and returns the result as JSON
+    /// (conforming to the declared output type) or an error message; an error denies the decision.  `f` must
+    /// be pure; it runs under the engine's lock.
+    pub fn register_provider<F>(&self, name: &str, f: F) -> Result<()>
+    where
+        F: Fn(&str, &str) -> std::result::Result<String, String> + Send + Sync + 'static,
+    {
+        let cname = cstring("the provider name", name.as_bytes())?;
+        let b = Box::new(ProviderBox(Box::new(f)));
+        let ud = &*b as *const ProviderBox as *mut c_void;
+        let mut held = self.providers.lock().unwrap_or_else(|p| p.into_inner());
+        let rc = unsafe { sys::dw_engine_register_provider(self.ptr(), cname.as_ptr(), Some(provider_trampoline), ud) };
+        if rc != 0 {
+            return Err(Error(format!("cannot register provider {}", name)));
+        }
+        // the replaced callback is no longer reachable from C (registration swapped it under the engine's lock)
+        held.retain(|(n, _)| n != name);
+        held.push((name.to_string(), b));
+        Ok(())
     }
 
     /// Decides a Cedar-shaped request `{principal, action, resource, context}`.

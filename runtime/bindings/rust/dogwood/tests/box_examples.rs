@@ -255,3 +255,43 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// A host callback in Rust decides (dogwood.md §13.5); its error denies; the deployment switch refuses.
+#[test]
+fn provider_callback_decides() {
+    let d = tmpdir("providers");
+    fs::write(d.join("s.cedarschema"), "namespace App {\n  entity User;\n  entity Doc;\n  action \"Read\" appliesTo { \
+        principal: [User], resource: [Doc], context: { input: { doc: String } } };\n}\n").unwrap();
+    fs::write(d.join("providers.json"), r#"{"availableProviders": {"Content::Filter": {
+        "argumentTypes": [{"paramType": "string"}],
+        "outputType": {"paramType": "record", "fields": {"flagged": {"paramType": "bool"}}, "required": ["flagged"]}}}}"#)
+        .unwrap();
+    fs::write(d.join("policy.dw"), "forbid (principal, action, resource) when { Content::Filter(context.input.doc).flagged };\n\
+        permit (principal, action, resource) when { Strings::Length(context.input.doc).length < 10 };\n").unwrap();
+    let cfg = Config::new(d.join("policy.dw")).schema(d.join("s.cedarschema").to_str().unwrap()).providers(d.join("providers.json"));
+    let e = Engine::with_config(&cfg).unwrap();
+    let req = |doc: &str| format!(r#"{{"principal":{{"type":"App::User","id":"a"}},"action":{{"type":"App::Action","id":"Read"}},"resource":{{"type":"App::Doc","id":"d"}},"context":{{"input":{{"doc":"{}"}}}}}}"#, doc);
+    let v = e.decide_request(&req("hello")).unwrap();
+    assert_eq!((v.allow, v.cause.to_string().as_str()), (false, "internal_fault"), "declared, not implemented");
+    e.register_provider("Content::Filter", |name, args| {
+        assert_eq!(name, "Content::Filter");
+        if args.contains("boom") {
+            return Err("filter service down".to_string());
+        }
+        Ok(format!(r#"{{"flagged":{}}}"#, args.contains("hate")))
+    })
+    .unwrap();
+    let v = e.decide_request(&req("hello")).unwrap();
+    assert_eq!((v.allow, v.rules.clone()), (true, vec!["policy_1".to_string()]));
+    let v = e.decide_request(&req("some hate")).unwrap();
+    assert_eq!((v.allow, v.cause.to_string().as_str(), v.rules.clone()), (false, "forbidden", vec!["policy_0".to_string()]));
+    let v = e.decide_request(&req("boom")).unwrap();
+    assert_eq!((v.allow, v.cause.to_string().as_str()), (false, "internal_fault"));
+    assert!(v.message.contains("filter service down"), "{}", v.message);
+    drop(e);
+    let mut off = cfg.clone();
+    off.no_providers = true;
+    let err = Engine::with_config(&off).err().expect("refused");
+    assert!(err.to_string().contains("information providers are not enabled"), "{}", err);
+    let _ = fs::remove_dir_all(&d);
+}
