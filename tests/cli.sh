@@ -156,7 +156,7 @@ refused dg8 2 "missing --policy-schema FILE"
 run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --macros m.dw
 refused dg9 2 "--macros is not supported by this build"
 run dg10 "$DWC" dogwood lower "$T.dw"
-refused dg10 2 "not built yet: \`lower\`"
+refused dg10 2 "missing --policy-schema FILE"
 run dg12 "$DWC" dogwood check-parse tests/traces/undeclared-field.dw
 refused dg12 0 "policy 1: 1 temporal leaf(s), 0 provider invocation(s)"
 printf 'permit (principal, action, resource) when { Strings::Matches(context.doc, "^a").matched && X::Y(context.doc).z };\n' >"$tmp/prov.dw"
