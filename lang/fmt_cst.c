@@ -112,7 +112,7 @@ static bool word_at(const char *t, size_t n, size_t i, const char *w)
     return i + k <= n && memcmp(t + i, w, k) == 0 && (i + k == n || !idch(t[i + k]));
 }
 
-static void fail_at(P *p, uint32_t off, const char *msg)
+static __attribute__((noreturn)) void fail_at(P *p, uint32_t off, const char *msg)
 {
     snprintf(p->c->err, sizeof p->c->err, "%s", msg);
     p->c->err_off = off;
@@ -277,7 +277,7 @@ static void expect(P *p, const char *z)
     p->i++;
 }
 
-static void unsupported(P *p, const char *what)
+static __attribute__((noreturn)) void unsupported(P *p, const char *what)
 {
     fail_at(p, p->i < p->c->ntoks ? p->c->toks[p->i].off : (uint32_t)p->c->len, what);
 }
