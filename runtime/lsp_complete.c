@@ -156,32 +156,6 @@ static void complete_members(items *it, const char *t, const seg *sg, size_t ns,
 
 /* ---- event fields inside a predicate's braces ---- */
 
-/* The event of the predicate `Path::"id"::kind{` whose brace holds off, or NULL. */
-static const dw_derived_event *predicate_around(dw_lsp *s, const char *t, size_t off)
-{
-    if (!s->sess_ok || !s->sess.dv) return NULL;
-    size_t k = off;
-    int depth = 0;
-    while (k > 0) {
-        char c = t[--k];
-        if (c == '}') depth++;
-        else if (c == '{' && depth-- == 0) break;
-        else if (c == ';' || off - k > 4096) return NULL;
-    }
-    if (depth >= 0 || k == 0) return NULL;
-    size_t j = k;
-    while (j > 0 && (t[j - 1] == ' ' || t[j - 1] == '\t')) j--;
-    size_t kb = j;
-    while (kb > 0 && ident_char(t[kb - 1])) kb--;
-    if (kb == j || kb < 4 || t[kb - 1] != ':' || t[kb - 2] != ':' || t[kb - 3] != '"') return NULL;
-    size_t qe = kb - 3, qb = qe;
-    while (qb > 0 && t[qb - 1] != '"' && t[qb - 1] != '\n') qb--;
-    if (qb < 3 || t[qb - 1] != '"' || t[qb - 2] != ':' || t[qb - 3] != ':') return NULL;
-    size_t pe = qb - 3, pb = pe;
-    while (pb > 0 && (ident_char(t[pb - 1]) || t[pb - 1] == ':')) pb--;
-    return dw_event_find(s->sess.dv, t + pb, pe - pb, t + qb, qe - qb, t + kb, j - kb);
-}
-
 static void complete_fields(items *it, const dw_derived_event *ev, const char *path, size_t plen)
 {
     const dw_event_field *v = ev->fields;
@@ -292,7 +266,7 @@ int dw_lsp_completion(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, siz
         const dw_derived_event *ev;
         if (dw_str_is(root, "context") || dw_str_is(root, "principal") || dw_str_is(root, "resource"))
             complete_members(&it, t, sg, ns, off, ws == off);
-        else if (ns && (ev = predicate_around(s, t, ws))) complete_fields(&it, ev, t + sg[0].b, sg[ns - 1].e - sg[0].b);
+        else if (ns && (ev = dw_lsp_predicate_at(s, t, ws))) complete_fields(&it, ev, t + sg[0].b, sg[ns - 1].e - sg[0].b);
     } else if (ws >= 2 && t[ws - 1] == ':' && t[ws - 2] == ':') {
         size_t b = ws - 2;
         while (b > 0 && (ident_char(t[b - 1]) || t[b - 1] == ':')) b--;
@@ -314,7 +288,7 @@ int dw_lsp_completion(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, siz
             }
         }
     } else {
-        const dw_derived_event *ev = predicate_around(s, t, ws);
+        const dw_derived_event *ev = dw_lsp_predicate_at(s, t, ws);
         if (ev) complete_fields(&it, ev, NULL, 0);
         else complete_general(&it);
     }

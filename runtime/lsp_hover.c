@@ -1,7 +1,8 @@
 /* lsp_hover.c - textDocument/hover: the type of an attribute or expression
  * (per action the rule's scope admits), an action's principal, resource and
- * context shape, an entity type's declaration, a macro's definition, and a
- * rule's @id and @description. */
+ * context shape, an entity type's declaration, a macro's definition, a
+ * temporal predicate's event and its fields, and a rule's @id and
+ * @description. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,84 @@ static bool hover_expr(dw_lsp *s, dw_lsp_doc *d, const dw_policy *p, const dw_ex
     return known > 0;
 }
 
+static bool ident_char(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+static void md_field_type(dw_jw *md, const dw_event_field *f)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&p, &n);
+    if (!m) { md->oom = true; return; }
+    dw_event_field_type_print(m, f);
+    if (fclose(m)) { free(p); md->oom = true; return; }
+    dw_jw_raw(md, p);
+    free(p);
+}
+
+/* Inside a temporal predicate: the event kind (its fields), or a field
+ * pattern's name (its type). */
+static bool hover_event(dw_lsp *s, const dw_lsp_at *at, dw_jw *md, size_t *ro, size_t *re)
+{
+    const dw_lsp_doc *d = at->d;
+    const char *t = d->text;
+    if (at->tok.kind != DW_TOK_IDENT && at->tok.kind != DW_TOK_MEMBER) return false;
+    size_t ws = (size_t)(at->tok.name.s - t), we = ws + at->tok.name.len;
+    const dw_derived_event *ev;
+    if (ws >= 3 && t[ws - 1] == ':' && t[ws - 2] == ':' && t[ws - 3] == '"') {
+        size_t k = we;
+        while (k < d->len && (t[k] == ' ' || t[k] == '\t')) k++;
+        if (k >= d->len || t[k] != '{' || !(ev = dw_lsp_predicate_at(s, t, k + 1))) return false;
+        dw_jw_printf(md, "event `%.*s::\"%.*s\"::%.*s`%s\n", (int)ev->action_type.len, ev->action_type.s, (int)ev->action_id.len,
+                     ev->action_id.s, (int)ev->kind.len, ev->kind.s, ev->decision ? " (a decision event)" : "");
+        for (size_t i = 0; i < ev->nfields; i++) {
+            const dw_event_field *f = &ev->fields[i];
+            for (size_t j = 0; j < (f->is_group ? f->nfields : 1); j++) {
+                const dw_event_field *g = f->is_group ? &f->fields[j] : f;
+                dw_jw_printf(md, "\n- `%.*s%s%.*s`: `", (int)f->name.len, f->name.s, f->is_group ? "." : "",
+                             f->is_group ? (int)g->name.len : 0, f->is_group ? g->name.s : "");
+                md_field_type(md, g);
+                dw_jw_raw(md, g->optional || f->optional ? "` (optional)" : "`");
+            }
+        }
+        *ro = ws;
+        *re = we;
+        return true;
+    }
+    if (!(ev = dw_lsp_predicate_at(s, t, ws))) return false;
+    size_t pb = ws;
+    while (pb >= 2 && t[pb - 1] == '.' && ident_char(t[pb - 2])) {
+        pb--;
+        while (pb > 0 && ident_char(t[pb - 1])) pb--;
+    }
+    const dw_event_field *f = dw_event_field_lookup(ev, t + pb, we - pb);
+    if (!f) return false;
+    dw_jw_printf(md, "`%.*s`: `", (int)(we - pb), t + pb);
+    md_field_type(md, f);
+    dw_jw_printf(md, "`%s, a field of `%.*s::\"%.*s\"::%.*s`", f->optional ? " (optional)" : "", (int)ev->action_type.len,
+                 ev->action_type.s, (int)ev->action_id.len, ev->action_id.s, (int)ev->kind.len, ev->kind.s);
+    *ro = pb;
+    *re = we;
+    return true;
+}
+
+/* The temporal operators, in dogwood.md §8.6's words. */
+static bool hover_keyword(dw_str w, dw_jw *md)
+{
+    static const struct { const char *word, *text; } ops[] = {
+        { "formerly", "`formerly within W A`: A holds at some event in the window of the current one, the current event included (dogwood.md §8.6)" },
+        { "previous", "`previous within W A`: the event just before the current one is in the window and A holds there (index-based: whatever that event is)" },
+        { "since", "`L since within W R`: R held at some event j in the window, and L holds at every later event up to the current one" },
+        { "within", "`within N u`: a window of N seconds, minutes, hours or days (`s m h d`), at most the event schema's max_window (default 24h)" },
+        { "exists", "`exists (x: T). A`: A holds for some value of x" },
+        { "count", "`count for (g: T), .... where A`: the number of distinct tuples (g, ...) among the rows of A (dogwood.md §8.7)" },
+        { "sum", "`sum v for (v: Long), .... where A`: the sum of v over the distinct tuples of the rows of A (dogwood.md §8.7)" },
+        { "tp", "`tp(t)`: binds t to the timepoint of the event it is evaluated at; t must be declared `Timepoint`" },
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (dw_str_is(w, ops[i].word)) { dw_jw_raw(md, ops[i].text); return true; }
+    return false;
+}
+
 static void hover_policy(const dw_policy_set *ps, size_t i, dw_jw *md)
 {
     const dw_policy *p = &ps->policies[i];
@@ -123,11 +202,14 @@ int dw_lsp_hover(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t e
     if (at.action) hover_action(&md, at.action);
     else if (at.entity) hover_entity(&md, at.entity);
     else if (at.macro) hover_macro(&md, at.macro, at.macro_in_stdlib);
+    else if (hover_event(s, &at, &md, &ro, &re)) { /* written */ }
+    else if (k == DW_TOK_IDENT && hover_keyword(at.tok.name, &md)) { ro = at.tok.off; re = at.tok.end; }
     else if (d->kind == DW_DOC_POLICY && (k == DW_TOK_MEMBER || k == DW_TOK_IDENT || k == DW_TOK_CALL)) {
         const dw_policy_set *ps = dw_lsp_doc_policies(d);
         long pi = dw_lsp_policy_at(ps, off);
         const dw_expr *x = pi >= 0 ? dw_lsp_expr_at(&ps->policies[pi], off) : NULL;
-        if (x && hover_expr(s, d, &ps->policies[pi], x, &md)) { ro = x->loc.off; re = x->loc.end; }
+        /* inside a temporal body the words answer for themselves (above) */
+        if (x && x->kind != DW_E_TEMPORAL && hover_expr(s, d, &ps->policies[pi], x, &md)) { ro = x->loc.off; re = x->loc.end; }
         else if (pi >= 0 && !x) {
             hover_policy(ps, (size_t)pi, &md);
             ro = re = off;

@@ -97,6 +97,31 @@ void dw_lsp_scan(const char *t, size_t n, size_t off, dw_lsp_tok *tok)
     tok->kind = ws > 0 && t[ws - 1] == '.' ? DW_TOK_MEMBER : DW_TOK_IDENT;
 }
 
+const dw_derived_event *dw_lsp_predicate_at(const dw_lsp *s, const char *t, size_t off)
+{
+    if (!s->sess_ok || !s->sess.dv) return NULL;
+    size_t k = off;
+    int depth = 0;
+    while (k > 0) {
+        char c = t[--k];
+        if (c == '}') depth++;
+        else if (c == '{' && depth-- == 0) break;
+        else if (c == ';' || off - k > 4096) return NULL;
+    }
+    if (depth >= 0 || k == 0) return NULL;
+    size_t j = k;
+    while (j > 0 && (t[j - 1] == ' ' || t[j - 1] == '\t')) j--;
+    size_t kb = j;
+    while (kb > 0 && ident_char(t[kb - 1])) kb--;
+    if (kb == j || kb < 4 || t[kb - 1] != ':' || t[kb - 2] != ':' || t[kb - 3] != '"') return NULL;
+    size_t qe = kb - 3, qb = qe;
+    while (qb > 0 && t[qb - 1] != '"' && t[qb - 1] != '\n') qb--;
+    if (qb < 3 || t[qb - 1] != '"' || t[qb - 2] != ':' || t[qb - 3] != ':') return NULL;
+    size_t pe = qb - 3, pb = pe;
+    while (pb > 0 && (ident_char(t[pb - 1]) || t[pb - 1] == ':')) pb--;
+    return dw_event_find(s->sess.dv, t + pb, pe - pb, t + qb, qe - qb, t + kb, j - kb);
+}
+
 /* ---- the parsed set ---- */
 
 static uint32_t policy_start(const dw_policy *p)

@@ -25,6 +25,10 @@ typedef struct dw_lsp_tok {
 
 void dw_lsp_scan(const char *text, size_t len, size_t off, dw_lsp_tok *tok);
 
+/* The event of the predicate `Path::"id"::kind{ ... }` whose braces hold
+ * off (an event schema must be loaded), or NULL. */
+const dw_derived_event *dw_lsp_predicate_at(const dw_lsp *s, const char *text, size_t off);
+
 /* The policy of ps whose text (annotations included) holds off, or -1. */
 long dw_lsp_policy_at(const dw_policy_set *ps, size_t off);
 /* The innermost expression of p's conditions whose span holds off, or NULL. */

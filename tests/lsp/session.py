@@ -288,12 +288,77 @@ def other_sessions(dwc, tmp):
 DWC = None
 
 
+def temporal_and_schemas(dwc, tmp):
+    """a temporal rule (event fields, a standard-library macro), a schema
+    document, and a configuration reloaded when its file is saved"""
+    text = open(os.path.join(HERE, 'temporal.dw'), encoding='utf-8').read()
+    uri = file_uri(os.path.join(tmp, 'temporal.dw'))
+    doc = {'uri': uri}
+    conf = os.path.join(tmp, 'dwc.toml')
+    open(conf, 'w').write('schema = "box"\n')
+    c = start(dwc, tmp)
+    c.request('initialize', init_params(tmp))
+    c.notify('initialized', {})
+    c.notify('textDocument/didOpen', {'textDocument': {'uri': uri, 'languageId': 'dogwood', 'version': 1, 'text': text}})
+    d = c.diagnostics(uri, 1)['diagnostics']
+    check('a temporal rule: the check\'s info finding', [x.get('code') for x in d] == ['box-macro-call'], d)
+    r = c.request('textDocument/hover', {'textDocument': doc, 'position': position(text, text.index('status') + 1)})
+    value = (r.get('result') or {}).get('contents', {}).get('value', '')
+    check('hover on an event field: its type', value.startswith('`output.status`: `Long`'), r)
+    typing = text.replace('{ output.status: 200 }', '{ output. }')
+    c.notify('textDocument/didChange', {'textDocument': {'uri': uri, 'version': 2}, 'contentChanges': [{'text': typing}]})
+    r = c.request('textDocument/completion', {'textDocument': doc, 'position': position(typing, typing.index('output. }') + 7)})
+    labels = [i['label'] for i in r['result']['items']]
+    check('completion in a predicate: the event\'s output fields', labels == ['status'], labels)
+    c.notify('textDocument/didChange', {'textDocument': {'uri': uri, 'version': 3}, 'contentChanges': [{'text': text}]})
+    c.diagnostics(uri, 3)
+    r = c.request('textDocument/definition', {'textDocument': doc, 'position': position(text, text.index('count_within') + 3)})
+    loc = r.get('result') or {}
+    from urllib.parse import unquote
+    target = unquote(loc.get('uri', 'file://')[len('file://'):])
+    ok = os.path.isfile(target) and target.endswith('.dw')
+    if ok:
+        lib = open(target, encoding='utf-8').read()
+        ok = loc['range'] == span(lib, 'count_within') and 'def temporal count_within(' in lib
+    check('definition of a standard-library macro: its def', ok, r)
+    r = c.request('textDocument/hover', {'textDocument': doc, 'position': position(text, text.index('count_within') + 3)})
+    value = (r.get('result') or {}).get('contents', {}).get('value', '')
+    check('hover on a macro: its definition', 'def temporal count_within(?w, ?s)' in value, r)
+
+    # a schema document: its parser's errors, its declarations as symbols
+    schema = 'entity User;\naction "view" appliesTo { principal: User, resource: Photo };\n'
+    suri = file_uri(os.path.join(tmp, 'mine.cedarschema'))
+    c.notify('textDocument/didOpen', {'textDocument': {'uri': suri, 'languageId': 'cedarschema', 'version': 1, 'text': schema}})
+    d = c.diagnostics(suri, 1)['diagnostics']
+    check('a schema document: its error at the undeclared type',
+          len(d) == 1 and d[0]['severity'] == 1 and d[0]['range']['start'] == position(schema, schema.index('Photo')), d)
+    fixed = schema.replace('resource: Photo', 'resource: User')
+    c.notify('textDocument/didChange', {'textDocument': {'uri': suri, 'version': 2}, 'contentChanges': [{'text': fixed}]})
+    check('... fixed: none', c.diagnostics(suri, 2)['diagnostics'] == [])
+    r = c.request('textDocument/documentSymbol', {'textDocument': {'uri': suri}})
+    check('schema symbols: entity types and actions', [x['name'] for x in r['result']] == ['User', 'Action::"view"'], r)
+
+    # the schema named by dwc.toml, reloaded when the file is saved
+    spath = os.path.join(tmp, 'mine.cedarschema')
+    open(spath, 'w').write(fixed)
+    open(conf, 'w').write('schema = "mine.cedarschema"\n')
+    c.notify('textDocument/didSave', {'textDocument': {'uri': file_uri(conf)}})
+    d = c.diagnostics(uri)['diagnostics']
+    check('saving dwc.toml reloads it: the rule against the new schema',
+          'box-macro-call' not in [x.get('code') for x in d] and any('http:request' in x['message'] for x in d), d)
+    c.request('shutdown')
+    c.notify('exit')
+    check('shutdown, exit', c.close() == 0)
+    os.unlink(conf)
+    os.unlink(spath)
+
+
 def main():
     global DWC
     dwc = DWC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build/dwc')
     tmp = tempfile.mkdtemp(prefix='dwc-lsp-')
     try:
-        for part in (main_session, other_sessions):
+        for part in (main_session, other_sessions, temporal_and_schemas):
             try:
                 part(dwc, tmp)
             except Exception as e:   # noqa: BLE001 - a failure, counted
