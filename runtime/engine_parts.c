@@ -1,87 +1,13 @@
 /* engine_parts.c - events given by their parts (dogwood.h:
  * dw_engine_decide_event): the `.log` replay's entry point. */
 #include "engine_int.h"
+#include "value_conform.h"
 
 /* ---- events given by their parts (dogwood.h: dw_engine_decide_event) ----
  * Used by the `.log` replay (runtime/trace_log.c).  Unlike the Box forms it
  * does not mirror the scope into the logged record (§20 Q3), takes the
  * request context groups verbatim (§15.1 step 5), builds a per-event entity
  * store (step 7) and gives Cedar's verdict (§15.2) rather than Box's mapping. */
-
-/* An event value as JSON for the schema-directed Cedar reader: entities as
- * __entity, decimals and other extension values as __extn, Null as "" (§20
- * Q15), or dropped as a record member when `drop_null` (entity attributes). */
-static dw_json *ev_json(dw_arena *a, const dw_value *v, bool drop_null, int depth)
-{
-    dw_json *j = dw_arena_alloc(a, sizeof *j);
-    if (!j || depth > 256) return NULL;
-    switch (v->kind) {
-    case DW_V_BOOL: j->kind = DW_JSON_BOOL; j->u.b = v->u.b; return j;
-    case DW_V_LONG: j->kind = DW_JSON_INT; j->u.i = v->u.i; return j;
-    case DW_V_STRING: j->kind = DW_JSON_STRING; j->u.str = (dw_str){ v->u.s, v->n }; return j;
-    case DW_V_NULL: j->kind = DW_JSON_STRING; j->u.str = (dw_str){ "", 0 }; return j;
-    case DW_V_ENTITY: {
-        dw_json *in = dw_arena_alloc(a, sizeof *in), *t = dw_arena_alloc(a, sizeof *t), *id = dw_arena_alloc(a, sizeof *id);
-        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
-        if (!in || !t || !id || !m) return NULL;
-        t->kind = id->kind = DW_JSON_STRING;
-        t->u.str = (dw_str){ v->u.uid->type, v->u.uid->tlen };
-        id->u.str = (dw_str){ v->u.uid->id, v->u.uid->idlen };
-        m[0] = (dw_json_member){ { "type", 4 }, t, 0 };
-        m[1] = (dw_json_member){ { "id", 2 }, id, 0 };
-        in->kind = DW_JSON_OBJECT; in->u.obj.v = m; in->u.obj.n = 2;
-        m[2] = (dw_json_member){ { "__entity", 8 }, in, 0 };
-        j->kind = DW_JSON_OBJECT; j->u.obj.v = &m[2]; j->u.obj.n = 1;
-        return j;
-    }
-    case DW_V_DECIMAL: case DW_V_IPADDR: case DW_V_DATETIME: case DW_V_DURATION: {
-        char buf[64];
-        const char *fn = "decimal";
-        if (v->kind == DW_V_DECIMAL) dw_decimal_format(v->u.i, buf, sizeof buf);
-        else if (v->kind == DW_V_IPADDR) fn = "ip", dw_ip_format(v->u.ip, buf, sizeof buf);
-        else if (v->kind == DW_V_DATETIME) fn = "datetime", dw_datetime_format(v->u.i, buf, sizeof buf);
-        else fn = "duration", dw_duration_format(v->u.i, buf, sizeof buf);
-        dw_json *x = dw_arena_alloc(a, sizeof *x), *f = dw_arena_alloc(a, sizeof *f), *arg = dw_arena_alloc(a, sizeof *arg);
-        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
-        char *text = dw_arena_memdup(a, buf, strlen(buf));
-        if (!x || !f || !arg || !m || !text) return NULL;
-        f->kind = arg->kind = DW_JSON_STRING;
-        f->u.str = (dw_str){ fn, strlen(fn) };
-        arg->u.str = (dw_str){ text, strlen(text) };
-        m[0] = (dw_json_member){ { "fn", 2 }, f, 0 };
-        m[1] = (dw_json_member){ { "arg", 3 }, arg, 0 };
-        x->kind = DW_JSON_OBJECT; x->u.obj.v = m; x->u.obj.n = 2;
-        m[2] = (dw_json_member){ { "__extn", 6 }, x, 0 };
-        j->kind = DW_JSON_OBJECT; j->u.obj.v = &m[2]; j->u.obj.n = 1;
-        return j;
-    }
-    case DW_V_SET: case DW_V_ARRAY: {
-        j->kind = DW_JSON_ARRAY;
-        j->u.arr.n = v->n;
-        j->u.arr.v = v->n ? dw_arena_alloc(a, v->n * sizeof *j->u.arr.v) : NULL;
-        if (v->n && !j->u.arr.v) return NULL;
-        for (uint32_t k = 0; k < v->n; k++)
-            if (!(j->u.arr.v[k] = ev_json(a, &v->u.elems[k], drop_null, depth + 1))) return NULL;
-        return j;
-    }
-    case DW_V_RECORD: {
-        j->kind = DW_JSON_OBJECT;
-        j->u.obj.v = v->n ? dw_arena_alloc(a, v->n * sizeof *j->u.obj.v) : NULL;
-        if (v->n && !j->u.obj.v) return NULL;
-        size_t n = 0;
-        for (uint32_t k = 0; k < v->n; k++) {
-            const dw_field *f = &v->u.fields[k];
-            if (drop_null && f->v.kind == DW_V_NULL) continue;
-            dw_json *fj = ev_json(a, &f->v, drop_null, depth + 1);
-            if (!fj) return NULL;
-            j->u.obj.v[n++] = (dw_json_member){ { f->key, f->klen }, fj, 0 };
-        }
-        j->u.obj.n = n;
-        return j;
-    }
-    default: return NULL;
-    }
-}
 
 /* A deep copy for the history in which arrays travel as DW_V_SET in their
  * given order (dw_value_clone copies sets element-wise and dw_tval_cmp reads
@@ -107,21 +33,6 @@ static bool ev_carry(dw_arena *a, const dw_value *v, dw_value *out, int depth)
         out->u.fields = f;
     }
     return true;
-}
-
-static dw_json *uid_json(dw_arena *a, const dw_uid *u)
-{
-    dw_value v = { .kind = DW_V_ENTITY };
-    v.u.uid = u;
-    dw_json *j = ev_json(a, &v, false, 0);
-    return j ? (dw_json *)j->u.obj.v[0].value : NULL;    /* the bare {"type","id"} */
-}
-
-/* The JSON reader's " (at byte N)" means nothing for values built in memory. */
-static void strip_offsets(char *m)
-{
-    static const char tag[] = " (at byte 0)";
-    for (char *p; (p = strstr(m, tag));) memmove(p, p + sizeof tag - 1, strlen(p + sizeof tag - 1) + 1);
 }
 
 static void errors_append(dw_verdict *v, const char *msg)
@@ -150,15 +61,14 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
     /* step 5: the Cedar context = the request-context groups (+ hoisted leaves, via the LEAF instruction) */
     dw_value empty = { .kind = DW_V_RECORD };
     const dw_value *ectx = in->context && in->context->kind == DW_V_RECORD ? in->context : &empty;
-    dw_json *cj = ev_json(a, ectx, false, 0);
-    if (!cj) { engine_fault(v, "request context: out of memory or nested too deeply%s", NULL); return; }
     dw_value cctx;
     dw_buf err = { 0 };
     /* without request validation the context is taken as given, like the reference's schema-less request */
     const dw_type *ctype = ad && !e->no_request_validation ? ad->context : NULL;
-    if (dw_value_from_json(a, cj, ctype, &cctx, &err)) {
-        engine_fault(v, "request does not conform to the schema: context: %s", err.p ? err.p : "?");
-        strip_offsets(v->message);
+    int crc = dw_value_conform(a, ectx, ctype, false, &cctx, &err);
+    if (crc) {
+        if (crc == -2) engine_fault(v, "request context: out of memory or nested too deeply%s", NULL);
+        else engine_fault(v, "request does not conform to the schema: context: %s", err.p ? err.p : "?");
         dw_buf_free(&err);
         return;
     }
@@ -172,69 +82,14 @@ static void decide_parts(dw_engine *e, const dw_event_input *in, dw_verdict *v)
         }
     }
     /* step 7: the per-event entity store: supplied entities, then the scope
-     * entities without attributes, then the schema's actions */
-    size_t ne = in->nentities + 2, n = 0;
-    dw_json *arr = dw_arena_alloc(a, sizeof *arr);
-    dw_json **items = dw_arena_alloc(a, ne * sizeof *items);
-    if (!arr || !items) { engine_fault(v, "entities: out of memory%s", NULL); return; }
-    bool have_p = false, have_r = false;
-    for (uint32_t k = 0; k < in->nentities + 2; k++) {
-        const dw_uid *uid;
-        const dw_value *attrs = NULL;
-        const dw_uid *const *parents = NULL;
-        uint32_t np = 0;
-        if (k < in->nentities) {
-            const dw_event_entity *x = &in->entities[k];
-            uid = x->uid;
-            attrs = x->attrs;
-            parents = x->parents;
-            np = x->nparents;
-            if (dw_uid_eq(uid, in->principal)) have_p = true;
-            if (dw_uid_eq(uid, in->resource)) have_r = true;
-        } else if (k == in->nentities) {
-            if (have_p) continue;
-            uid = in->principal;
-            if (dw_uid_eq(uid, in->resource)) have_r = true;
-        } else {
-            if (have_r) continue;
-            uid = in->resource;
-        }
-        dw_json *o = dw_arena_alloc(a, sizeof *o);
-        dw_json_member *m = dw_arena_alloc(a, 3 * sizeof *m);
-        dw_json *uj = uid_json(a, uid);
-        if (!o || !m || !uj) { engine_fault(v, "entities: out of memory%s", NULL); return; }
-        size_t nm = 0;
-        m[nm++] = (dw_json_member){ { "uid", 3 }, uj, 0 };
-        if (attrs) {
-            dw_json *aj = ev_json(a, attrs, true, 0);
-            if (!aj) { engine_fault(v, "entities: out of memory or nested too deeply%s", NULL); return; }
-            m[nm++] = (dw_json_member){ { "attrs", 5 }, aj, 0 };
-        }
-        if (np) {
-            dw_json *pj = dw_arena_alloc(a, sizeof *pj);
-            dw_json **pv = dw_arena_alloc(a, np * sizeof *pv);
-            if (!pj || !pv) { engine_fault(v, "entities: out of memory%s", NULL); return; }
-            for (uint32_t q = 0; q < np; q++)
-                if (!(pv[q] = uid_json(a, parents[q]))) { engine_fault(v, "entities: out of memory%s", NULL); return; }
-            pj->kind = DW_JSON_ARRAY;
-            pj->u.arr.v = pv;
-            pj->u.arr.n = np;
-            m[nm++] = (dw_json_member){ { "parents", 7 }, pj, 0 };
-        }
-        o->kind = DW_JSON_OBJECT;
-        o->u.obj.v = m;
-        o->u.obj.n = nm;
-        items[n++] = o;
-    }
-    arr->kind = DW_JSON_ARRAY;
-    arr->u.arr.v = items;
-    arr->u.arr.n = n;
+     * entities without attributes, then the schema's actions; without request
+     * validation the entities are taken untyped, as the reference's schema-less request */
     dw_store st;
     dw_store_init(&st);
-    /* without request validation the entities are taken untyped, as the reference's schema-less request */
-    if ((e->no_request_validation ? dw_store_load_json_unchecked : dw_store_load_json)(&st, arr, schema, &err)) {
-        engine_fault(v, "entities: %s", err.p ? err.p : "invalid");
-        strip_offsets(v->message);
+    int src = dw_store_load_event_entities(&st, in->entities, in->nentities, in->principal, in->resource, schema,
+                                           !e->no_request_validation, &err);
+    if (src) {
+        engine_fault(v, "entities: %s", src == -2 ? "out of memory or nested too deeply" : err.p ? err.p : "invalid");
         dw_buf_free(&err);
         dw_store_free(&st);
         return;

@@ -7,8 +7,7 @@
 
 /* Append a message (printf-style) and the JSON offset; always -1.  Names that
  * come from the schema are dw_str slices of its source: print them %.*s. */
-static int fail(dw_buf *err, const dw_json *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(dw_buf *err, const dw_json *at, const char *fmt, ...)
+int dw_value_fail(dw_buf *err, const dw_json *at, const char *fmt, ...)
 {
     if (err->len) dw_buf_append(err, "; ", 2);
     va_list ap;
@@ -24,29 +23,29 @@ static int fail(dw_buf *err, const dw_json *at, const char *fmt, ...)
 
 const dw_uid *dw_uid_from_json(dw_arena *a, const dw_json *j, dw_buf *err)
 {
-    if (!j || j->kind != DW_JSON_OBJECT) { fail(err, j, "expected an entity uid object"); return NULL; }
+    if (!j || j->kind != DW_JSON_OBJECT) { dw_value_fail(err, j, "expected an entity uid object"); return NULL; }
     const dw_json *inner = dw_json_get(j, "__entity");
     if (inner && j->u.obj.n == 1) j = inner;
     const dw_json *t = dw_json_get(j, "type"), *id = dw_json_get(j, "id");
     if (!t || !id || t->kind != DW_JSON_STRING || id->kind != DW_JSON_STRING || j->u.obj.n != 2) {
-        fail(err, j, "an entity uid needs exactly the string members \"type\" and \"id\"");
+        dw_value_fail(err, j, "an entity uid needs exactly the string members \"type\" and \"id\"");
         return NULL;
     }
     const dw_uid *u = dw_make_uid(a, t->u.str.s, t->u.str.len, id->u.str.s, id->u.str.len);
-    if (!u) fail(err, j, "out of memory");
+    if (!u) dw_value_fail(err, j, "out of memory");
     return u;
 }
 
-static int ext_from_string(dw_arena *a, const dw_json *j, dw_type_kind k, dw_value *out, dw_buf *err)
+int dw_ext_from_string(dw_arena *a, const char *s, size_t n, dw_type_kind k, dw_value *out, dw_buf *err, const dw_json *at)
 {
     static const dw_extfn ctor[] = {
         [DW_T_DECIMAL] = DW_FN_DECIMAL, [DW_T_IPADDR] = DW_FN_IP,
         [DW_T_DATETIME] = DW_FN_DATETIME, [DW_T_DURATION] = DW_FN_DURATION,
     };
     dw_value arg;
-    if (!dw_make_string(a, j->u.str.s, j->u.str.len, &arg)) return fail(err, j, "out of memory");
+    if (!dw_make_string(a, s, n, &arg)) return dw_value_fail(err, at, "out of memory");
     if (dw_call_extfn(a, NULL, ctor[k], &arg, 1, out) != DW_EVAL_OK)
-        return fail(err, j, "invalid extension value \"%s\"", j->u.str.s);
+        return dw_value_fail(err, at, "invalid extension value \"%s\"", s);
     return 0;
 }
 
@@ -54,7 +53,7 @@ static int ext_from_string(dw_arena *a, const dw_json *j, dw_type_kind k, dw_val
 static int ext_from_json(dw_arena *a, const dw_json *x, dw_value *out, dw_buf *err)
 {
     const dw_json *fn = dw_json_get(x, "fn"), *arg = dw_json_get(x, "arg"), *args = dw_json_get(x, "args");
-    if (!fn || fn->kind != DW_JSON_STRING) return fail(err, x, "__extn needs a string \"fn\"");
+    if (!fn || fn->kind != DW_JSON_STRING) return dw_value_fail(err, x, "__extn needs a string \"fn\"");
     dw_value vals[4];
     uint32_t n = 0;
     if (arg) {
@@ -62,13 +61,19 @@ static int ext_from_json(dw_arena *a, const dw_json *x, dw_value *out, dw_buf *e
     } else if (args && args->kind == DW_JSON_ARRAY && args->u.arr.n <= 4) {
         for (size_t i = 0; i < args->u.arr.n; i++)
             if (dw_value_from_json(a, args->u.arr.v[i], NULL, &vals[n++], err)) return -1;
-    } else return fail(err, x, "__extn needs \"arg\" or \"args\"");
-    int f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 0);
-    if (f < 0) f = dw_extfn_lookup(fn->u.str.s, fn->u.str.len, 1);
-    if (f < 0) return fail(err, fn, "unknown extension function \"%s\"", fn->u.str.s);
-    if (dw_call_extfn(a, NULL, (dw_extfn)f, vals, n, out) != DW_EVAL_OK)
-        return fail(err, x, "extension call %s failed", fn->u.str.s);
-    if (out->kind < DW_V_DECIMAL) return fail(err, x, "__extn %s does not produce an extension value", fn->u.str.s);
+    } else return dw_value_fail(err, x, "__extn needs \"arg\" or \"args\"");
+    return dw_ext_call(a, fn->u.str.s, fn->u.str.len, vals, n, out, err, x);
+}
+
+int dw_ext_call(dw_arena *a, const char *fn, size_t fnlen, const dw_value *args, uint32_t n, dw_value *out, dw_buf *err,
+                const dw_json *at)
+{
+    int f = dw_extfn_lookup(fn, fnlen, 0);
+    if (f < 0) f = dw_extfn_lookup(fn, fnlen, 1);
+    if (f < 0) return dw_value_fail(err, at, "unknown extension function \"%s\"", fn);
+    if (dw_call_extfn(a, NULL, (dw_extfn)f, args, n, out) != DW_EVAL_OK)
+        return dw_value_fail(err, at, "extension call %s failed", fn);
+    if (out->kind < DW_V_DECIMAL) return dw_value_fail(err, at, "__extn %s does not produce an extension value", fn);
     return 0;
 }
 
@@ -82,27 +87,36 @@ static int record_from_json(dw_arena *a, const dw_json *j, const dw_type *expect
 {
     size_t n = j->u.obj.n;
     dw_field *f = n ? dw_arena_alloc(a, n * sizeof *f) : NULL;
-    if (n && !f) return fail(err, j, "out of memory");
+    if (n && !f) return dw_value_fail(err, j, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const dw_json_member *m = &j->u.obj.v[i];
         const dw_type *at = NULL;
         if (expect) {
-            const dw_attr_decl *d = NULL;
-            for (size_t k = 0; k < expect->nattrs; k++)
-                if (expect->attrs[k].name.len == m->key.len && dw_mem_eq(expect->attrs[k].name.s, m->key.s, m->key.len)) { d = &expect->attrs[k]; break; }
-            if (!d && !expect->additional_attrs) return fail(err, m->value, "attribute \"%s\" is not declared in the schema", m->key.s);
+            const dw_attr_decl *d = dw_record_attr_decl(expect, m->key.s, m->key.len);
+            if (!d && !expect->additional_attrs) return dw_value_fail(err, m->value, "attribute \"%s\" is not declared in the schema", m->key.s);
             at = d ? d->type : NULL;
         }
         f[i].key = m->key.s;
         f[i].klen = (uint32_t)m->key.len;
         if (dw_value_from_json(a, m->value, at, &f[i].v, err)) return -1;
     }
-    if (!dw_make_record(f, n, out)) return fail(err, j, "duplicate attribute in record");
-    if (expect)
-        for (size_t k = 0; k < expect->nattrs; k++)
-            if (expect->attrs[k].required && !dw_record_get(out, expect->attrs[k].name.s, expect->attrs[k].name.len))
-                return fail(err, j, "required attribute \"%.*s\" is missing", (int)expect->attrs[k].name.len, expect->attrs[k].name.s);
+    if (!dw_make_record(f, n, out)) return dw_value_fail(err, j, "duplicate attribute in record");
+    return dw_record_check_required(out, expect, err, j);
+}
+
+int dw_record_check_required(const dw_value *rec, const dw_type *expect, dw_buf *err, const dw_json *at)
+{
+    for (size_t k = 0; expect && k < expect->nattrs; k++)
+        if (expect->attrs[k].required && !dw_record_get(rec, expect->attrs[k].name.s, expect->attrs[k].name.len))
+            return dw_value_fail(err, at, "required attribute \"%.*s\" is missing", (int)expect->attrs[k].name.len, expect->attrs[k].name.s);
     return 0;
+}
+
+const dw_attr_decl *dw_record_attr_decl(const dw_type *expect, const char *key, size_t klen)
+{
+    for (size_t k = 0; k < expect->nattrs; k++)
+        if (expect->attrs[k].name.len == klen && dw_mem_eq(expect->attrs[k].name.s, key, klen)) return &expect->attrs[k];
+    return NULL;
 }
 
 int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_value *out, dw_buf *err)
@@ -131,7 +145,7 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
             goto check;
         }
         case DW_T_DECIMAL: case DW_T_IPADDR: case DW_T_DATETIME: case DW_T_DURATION:
-            if (j->kind == DW_JSON_STRING) return ext_from_string(a, j, expect->kind, out, err);
+            if (j->kind == DW_JSON_STRING) return dw_ext_from_string(a, j->u.str.s, j->u.str.len, expect->kind, out, err, j);
             /* the schema says it is an extension value: Cedar also takes the
              * call without its `__extn` wrapper, {"fn": F, "arg": A} */
             if (j->kind == DW_JSON_OBJECT && dw_json_get(j, "fn")) {
@@ -140,10 +154,10 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
             }
             break;
         case DW_T_RECORD:
-            if (j->kind != DW_JSON_OBJECT) return fail(err, j, "expected a record");
+            if (j->kind != DW_JSON_OBJECT) return dw_value_fail(err, j, "expected a record");
             return record_from_json(a, j, expect, out, err);
         case DW_T_SET:
-            if (j->kind != DW_JSON_ARRAY) return fail(err, j, "expected a set (JSON array)");
+            if (j->kind != DW_JSON_ARRAY) return dw_value_fail(err, j, "expected a set (JSON array)");
             break;
         default: break;
         }
@@ -160,7 +174,7 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
     case DW_JSON_ARRAY: {
         size_t n = j->u.arr.n;
         dw_value *v = n ? dw_arena_alloc(a, n * sizeof *v) : NULL;
-        if (n && !v) return fail(err, j, "out of memory");
+        if (n && !v) return dw_value_fail(err, j, "out of memory");
         const dw_type *et = expect && expect->kind == DW_T_SET ? expect->elem : NULL;
         for (size_t i = 0; i < n; i++)
             if (dw_value_from_json(a, j->u.arr.v[i], et, &v[i], err)) return -1;
@@ -170,10 +184,15 @@ int dw_value_from_json(dw_arena *a, const dw_json *j, const dw_type *expect, dw_
     case DW_JSON_OBJECT:
         if (record_from_json(a, j, NULL, out, err)) return -1;
         break;
-    case DW_JSON_FLOAT: return fail(err, j, "numbers must be 64-bit integers");
-    case DW_JSON_NULL: return fail(err, j, "null is not a Cedar value");
+    case DW_JSON_FLOAT: return dw_value_fail(err, j, "numbers must be 64-bit integers");
+    case DW_JSON_NULL: return dw_value_fail(err, j, "null is not a Cedar value");
     }
 check:
+    return dw_value_check_type(out, expect, err, j);
+}
+
+int dw_value_check_type(const dw_value *out, const dw_type *expect, dw_buf *err, const dw_json *j)
+{
     if (expect) {
         static const dw_vkind want[] = {
             [DW_T_BOOL] = DW_V_BOOL, [DW_T_LONG] = DW_V_LONG, [DW_T_STRING] = DW_V_STRING,
@@ -182,10 +201,10 @@ check:
             [DW_T_DATETIME] = DW_V_DATETIME, [DW_T_DURATION] = DW_V_DURATION,
         };
         if (out->kind != want[expect->kind])
-            return fail(err, j, "type mismatch: the schema expects %s", type_kind_name(expect->kind));
+            return dw_value_fail(err, j, "type mismatch: the schema expects %s", type_kind_name(expect->kind));
         if (expect->kind == DW_T_ENTITY &&
             (out->u.uid->tlen != expect->name.len || memcmp(out->u.uid->type, expect->name.s, expect->name.len) != 0))
-            return fail(err, j, "type mismatch: the schema expects an entity of type %.*s", (int)expect->name.len, expect->name.s);
+            return dw_value_fail(err, j, "type mismatch: the schema expects an entity of type %.*s", (int)expect->name.len, expect->name.s);
     }
     return 0;
 }
@@ -197,15 +216,15 @@ int dw_store_add_schema_actions(dw_store *s, const dw_schema *schema, dw_buf *er
         const dw_uid *u = dw_make_uid(&s->arena, ad->uid.type.s, ad->uid.type.len, ad->uid.id.s, ad->uid.id.len);
         bool created;
         dw_entity *e = u ? dw_store_put(s, u, &created) : NULL;
-        if (!e) return fail(err, NULL, "out of memory");
+        if (!e) return dw_value_fail(err, NULL, "out of memory");
         if (!created) continue;     /* also given in the entities file: keep one definition */
         if (ad->nparents) {
             e->parents = dw_arena_alloc(&s->arena, ad->nparents * sizeof *e->parents);
-            if (!e->parents) return fail(err, NULL, "out of memory");
+            if (!e->parents) return dw_value_fail(err, NULL, "out of memory");
             for (size_t k = 0; k < ad->nparents; k++) {
                 e->parents[k] = dw_make_uid(&s->arena, ad->parents[k].type.s, ad->parents[k].type.len,
                                             ad->parents[k].id.s, ad->parents[k].id.len);
-                if (!e->parents[k]) return fail(err, NULL, "out of memory");
+                if (!e->parents[k]) return dw_value_fail(err, NULL, "out of memory");
             }
             e->nparents = (uint32_t)ad->nparents;
         }
@@ -240,7 +259,7 @@ static bool json_same(const dw_json *a, const dw_json *b, int depth)
 }
 
 /* false if u's type is an enumerated entity type without u's id */
-static bool enum_id_declared(const dw_schema *schema, const dw_uid *u)
+bool dw_schema_enum_id_declared(const dw_schema *schema, const dw_uid *u)
 {
     const dw_entity_decl *d = dw_schema_entity(schema, u->type, u->tlen);
     if (!d || !d->is_enum) return true;
@@ -253,7 +272,7 @@ static bool enum_id_declared(const dw_schema *schema, const dw_uid *u)
  * chain?  Cedar checks a parent against the transitive closure
  * (`Reservation in [Property]`, `Property in [Hotel]`: a Reservation may
  * have a Hotel parent).  1 yes, 0 no, -1 out of memory. */
-static int member_of_reaches(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *parent)
+int dw_schema_member_of_reaches(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *parent)
 {
     size_t n = schema->nentities, head = 0, tail = 0;
     const dw_entity_decl **queue = n ? malloc(n * sizeof *queue) : NULL;
@@ -281,76 +300,98 @@ static int member_of_reaches(const dw_schema *schema, const dw_entity_decl *decl
 static int load_json(dw_store *s, const dw_json *arr, const dw_schema *actions, bool checked, dw_buf *err)
 {
     const dw_schema *schema = checked ? actions : NULL;
-    if (!arr || arr->kind != DW_JSON_ARRAY) return fail(err, arr, "the entities file must be a JSON array");
+    if (!arr || arr->kind != DW_JSON_ARRAY) return dw_value_fail(err, arr, "the entities file must be a JSON array");
     for (size_t i = 0; i < arr->u.arr.n; i++) {
         const dw_json *ej = arr->u.arr.v[i];
-        if (ej->kind != DW_JSON_OBJECT) return fail(err, ej, "each entity must be a JSON object");
+        if (ej->kind != DW_JSON_OBJECT) return dw_value_fail(err, ej, "each entity must be a JSON object");
         const dw_uid *u = dw_uid_from_json(&s->arena, dw_json_get(ej, "uid"), err);
         if (!u) return -1;
         bool created;
         dw_entity *e = dw_store_put(s, u, &created);
-        if (!e) return fail(err, ej, "out of memory");
+        if (!e) return dw_value_fail(err, ej, "out of memory");
         if (!created) {
             /* Cedar takes an entity given twice the same way once, and refuses two
              * different ones; "the same" here is the same JSON, member for member */
             bool same = false;
             for (size_t k = 0; k < i && !same; k++) same = json_same(arr->u.arr.v[k], ej, 0);
             if (same) continue;
-            return fail(err, ej, "duplicate entity %s", u->id);
+            return dw_value_fail(err, ej, "duplicate entity %s", u->id);
         }
-        const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
         const dw_json *attrs = dw_json_get(ej, "attrs"), *parents = dw_json_get(ej, "parents"), *tags = dw_json_get(ej, "tags");
-        const dw_action_decl *adecl = schema && !decl ? dw_schema_action(schema, u->type, u->tlen, u->id, u->idlen) : NULL;
-        /* entity validation (dogwood.md §5.7) */
-        if (schema && !decl && !adecl)
-            return fail(err, ej, "entity type %s is not declared in the schema", u->type);
-        if (decl && decl->is_enum) {
-            if (!enum_id_declared(schema, u)) return fail(err, ej, "\"%s\" is not a declared id of its enumerated entity type", u->id);
-            if (attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n) return fail(err, attrs, "enumerated entities have no attributes");
-        }
-        if (decl && !decl->tags && tags && tags->kind == DW_JSON_OBJECT && tags->u.obj.n)
-            return fail(err, tags, "entity type %s declares no tags", u->type);
+        const dw_entity_decl *decl;
+        if (dw_entity_check_decl(schema, u, attrs && attrs->kind == DW_JSON_OBJECT && attrs->u.obj.n,
+                                 tags && tags->kind == DW_JSON_OBJECT && tags->u.obj.n, &decl, err, ej, attrs, tags))
+            return -1;
         if (attrs) {
-            if (attrs->kind != DW_JSON_OBJECT) return fail(err, attrs, "\"attrs\" must be an object");
+            if (attrs->kind != DW_JSON_OBJECT) return dw_value_fail(err, attrs, "\"attrs\" must be an object");
             if (record_from_json(&s->arena, attrs, decl ? decl->shape : NULL, &e->attrs, err)) return -1;
         }
         if (tags) {
-            if (tags->kind != DW_JSON_OBJECT) return fail(err, tags, "\"tags\" must be an object");
+            if (tags->kind != DW_JSON_OBJECT) return dw_value_fail(err, tags, "\"tags\" must be an object");
             /* every tag has the declared tag type */
             size_t n = tags->u.obj.n;
             dw_field *f = n ? dw_arena_alloc(&s->arena, n * sizeof *f) : NULL;
-            if (n && !f) return fail(err, tags, "out of memory");
+            if (n && !f) return dw_value_fail(err, tags, "out of memory");
             for (size_t k = 0; k < n; k++) {
                 f[k].key = tags->u.obj.v[k].key.s;
                 f[k].klen = (uint32_t)tags->u.obj.v[k].key.len;
                 if (dw_value_from_json(&s->arena, tags->u.obj.v[k].value, decl ? decl->tags : NULL, &f[k].v, err)) return -1;
             }
-            if (!dw_make_record(f, n, &e->tags)) return fail(err, tags, "duplicate tag");
+            if (!dw_make_record(f, n, &e->tags)) return dw_value_fail(err, tags, "duplicate tag");
         }
         if (parents) {
-            if (parents->kind != DW_JSON_ARRAY) return fail(err, parents, "\"parents\" must be an array");
+            if (parents->kind != DW_JSON_ARRAY) return dw_value_fail(err, parents, "\"parents\" must be an array");
             size_t n = parents->u.arr.n;
             e->parents = n ? dw_arena_alloc(&s->arena, n * sizeof *e->parents) : NULL;
-            if (n && !e->parents) return fail(err, parents, "out of memory");
+            if (n && !e->parents) return dw_value_fail(err, parents, "out of memory");
             for (size_t k = 0; k < n; k++) {
                 const dw_uid *pu = dw_uid_from_json(&s->arena, parents->u.arr.v[k], err);
                 if (!pu) return -1;
                 e->parents[k] = pu;
-                if (decl) {
-                    int r = member_of_reaches(schema, decl, pu);
-                    if (r < 0) return fail(err, parents->u.arr.v[k], "out of memory");
-                    if (!r) return fail(err, parents->u.arr.v[k], "an entity of type %s cannot have a parent of this type", u->type);
-                }
+                if (dw_entity_check_parent(schema, decl, u, pu, err, parents->u.arr.v[k])) return -1;
             }
             e->nparents = (uint32_t)n;
         }
     }
+    return dw_store_finish(s, actions, err);
+}
+
+int dw_entity_check_decl(const dw_schema *schema, const dw_uid *u, bool has_attrs, bool has_tags,
+                         const dw_entity_decl **decl_out, dw_buf *err, const dw_json *at, const dw_json *attrs_at,
+                         const dw_json *tags_at)
+{
+    const dw_entity_decl *decl = schema ? dw_schema_entity(schema, u->type, u->tlen) : NULL;
+    const dw_action_decl *adecl = schema && !decl ? dw_schema_action(schema, u->type, u->tlen, u->id, u->idlen) : NULL;
+    *decl_out = decl;
+    /* entity validation (dogwood.md §5.7) */
+    if (schema && !decl && !adecl)
+        return dw_value_fail(err, at, "entity type %s is not declared in the schema", u->type);
+    if (decl && decl->is_enum) {
+        if (!dw_schema_enum_id_declared(schema, u)) return dw_value_fail(err, at, "\"%s\" is not a declared id of its enumerated entity type", u->id);
+        if (has_attrs) return dw_value_fail(err, attrs_at, "enumerated entities have no attributes");
+    }
+    if (decl && !decl->tags && has_tags) return dw_value_fail(err, tags_at, "entity type %s declares no tags", u->type);
+    return 0;
+}
+
+int dw_entity_check_parent(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *u, const dw_uid *parent,
+                           dw_buf *err, const dw_json *at)
+{
+    if (!decl) return 0;
+    int r = dw_schema_member_of_reaches(schema, decl, parent);
+    if (r < 0) return dw_value_fail(err, at, "out of memory");
+    if (!r) return dw_value_fail(err, at, "an entity of type %s cannot have a parent of this type", u->type);
+    return 0;
+}
+
+int dw_store_finish(dw_store *s, const dw_schema *actions, dw_buf *err)
+{
     if (actions && dw_store_add_schema_actions(s, actions, err)) return -1;
     int rc = dw_store_seal(s);
     if (rc == DW_STORE_TOO_DEEP)
-        return fail(err, NULL, "the entity hierarchy is too large: more than %u ancestor links in all (a chain of "
+        return dw_value_fail(err, NULL, "the entity hierarchy is too large: more than %u ancestor links in all (a chain of "
                     "thousands of entities?); flatten deep membership chains", DW_STORE_MAX_ANCESTORS);
-    if (rc) return fail(err, NULL, "out of memory");
+    if (rc) return dw_value_fail(err, NULL, "out of memory");
     return 0;
 }
 
@@ -392,10 +433,10 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
     if (schema) {
         const dw_uid *au = out->vars[DW_VAR_A].u.uid;
         ad = dw_schema_action(schema, au->type, au->tlen, au->id, au->idlen);
-        if (!ad) return fail(err, action, "action %s is not declared in the schema", au->id);
+        if (!ad) return dw_value_fail(err, action, "action %s is not declared in the schema", au->id);
     }
     if (context) {
-        if (context->kind != DW_JSON_OBJECT) return fail(err, context, "the context must be a JSON object");
+        if (context->kind != DW_JSON_OBJECT) return dw_value_fail(err, context, "the context must be a JSON object");
         if (record_from_json(a, context, ad ? ad->context : NULL, &out->vars[DW_VAR_C], err)) return -1;
     } else {
         out->vars[DW_VAR_C].kind = DW_V_RECORD;
@@ -403,7 +444,7 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
         if (ad)
             for (size_t k = 0; k < ad->context->nattrs; k++)
                 if (ad->context->attrs[k].required)
-                    return fail(err, NULL, "required context attribute \"%.*s\" is missing", (int)ad->context->attrs[k].name.len, ad->context->attrs[k].name.s);
+                    return dw_value_fail(err, NULL, "required context attribute \"%.*s\" is missing", (int)ad->context->attrs[k].name.len, ad->context->attrs[k].name.s);
     }
     return dw_request_check(schema, ad, validate, out, uj, err);
 }
@@ -413,16 +454,16 @@ int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool val
 {
     const dw_json *action = uj ? uj[1] : NULL, *principal = uj ? uj[0] : NULL, *resource = uj ? uj[2] : NULL;
     if (ad && validate) {
-        if (!ad->has_applies_to) return fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
+        if (!ad->has_applies_to) return dw_value_fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
         if (!dw_type_listed(ad->principals, ad->nprincipals, out->vars[DW_VAR_P].u.uid))
-            return fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
+            return dw_value_fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
         if (!dw_type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
-            return fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
+            return dw_value_fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
         /* Cedar's request validation: an enumerated type's entity must be one of its ids */
         for (int i = 0; i < 3; i += 2) {
             const dw_uid *u = out->vars[i].u.uid;
-            if (!enum_id_declared(schema, u))
-                return fail(err, uj ? uj[i] : NULL, "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
+            if (!dw_schema_enum_id_declared(schema, u))
+                return dw_value_fail(err, uj ? uj[i] : NULL, "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
                             u->type, u->id, u->id);
         }
     }

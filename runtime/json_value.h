@@ -25,6 +25,32 @@ int dw_store_load_json(dw_store *s, const dw_json *arr, const dw_schema *schema,
  * requests (dw_engine_config.no_request_validation). */
 int dw_store_load_json_unchecked(dw_store *s, const dw_json *arr, const dw_schema *schema, dw_buf *err);
 
+/* ---- the pieces the JSON readers share with runtime/value_conform.c ---- */
+/* Append a message (and " (at byte N)" when at is given) to err; always -1. */
+int dw_value_fail(dw_buf *err, const dw_json *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An extension value of kind k from its text (the schema expects one). */
+int dw_ext_from_string(dw_arena *a, const char *s, size_t n, dw_type_kind k, dw_value *out, dw_buf *err, const dw_json *at);
+/* The extension function fn (or method) applied to args: an extension value. */
+int dw_ext_call(dw_arena *a, const char *fn, size_t fnlen, const dw_value *args, uint32_t n, dw_value *out, dw_buf *err,
+                const dw_json *at);
+/* out has the kind (and entity type) expect says; expect may be NULL. */
+int dw_value_check_type(const dw_value *out, const dw_type *expect, dw_buf *err, const dw_json *at);
+/* rec has every required attribute of expect (NULL: nothing required). */
+int dw_record_check_required(const dw_value *rec, const dw_type *expect, dw_buf *err, const dw_json *at);
+const dw_attr_decl *dw_record_attr_decl(const dw_type *expect, const char *key, size_t klen);
+/* Entity validation (§5.7): u's type is declared (*decl its declaration, NULL for an action or
+ * without a schema), an enumerated entity has a declared id and no attributes, tags only where
+ * declared; a parent's type is reachable through memberOf. */
+int dw_entity_check_decl(const dw_schema *schema, const dw_uid *u, bool has_attrs, bool has_tags,
+                         const dw_entity_decl **decl, dw_buf *err, const dw_json *at, const dw_json *attrs_at,
+                         const dw_json *tags_at);
+int dw_entity_check_parent(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *u, const dw_uid *parent,
+                           dw_buf *err, const dw_json *at);
+bool dw_schema_enum_id_declared(const dw_schema *schema, const dw_uid *u);
+int dw_schema_member_of_reaches(const dw_schema *schema, const dw_entity_decl *decl, const dw_uid *parent);
+/* The schema's actions (if given) added, then the store sealed. */
+int dw_store_finish(dw_store *s, const dw_schema *actions, dw_buf *err);
+
 /* Is u's type in list (an action's appliesTo principal or resource types)? */
 bool dw_type_listed(const dw_str *list, size_t n, const dw_uid *u);
 
