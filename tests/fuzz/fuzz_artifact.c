@@ -1,6 +1,8 @@
 /* libFuzzer target: the .dwb loader and verifier.  Inputs that pass both are
  * also run against a fixed request, and every temporal leaf is evaluated on a
- * small fixed history: a verified program must never crash.
+ * small fixed history: a verified program must never crash.  Its serving
+ * context (SERVE) goes through dwd's decoder (runtime/artifact_serve.h) and,
+ * decoded, builds the store's schema actions as dwd's open does.
  * LLVMFuzzerInitialize seeds each corpus directory with a temporal artifact
  * (Box's request budget), compiled here so the seed never goes stale. */
 #include <stdint.h>
@@ -10,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "compiler/artifact_serve.h"
 #include "compiler/artifact_write.h"
+#include "runtime/artifact_serve.h"
 #include "tests/fuzz/fuzz_seeds.h"
 #include "runtime/load.h"
 #include "vm/artifact.h"
@@ -35,7 +39,8 @@ static void seed_dir(const char *dir)
     dw_session_init(&s);
     if (!dw_session_load_schema(&s, "box") && !dw_session_load_events(&s, NULL) && !dw_session_load_policies(&s, src)) {
         dw_buf b = { 0 };
-        if (dw_artifact_write(s.prog, 0, &b) == 0 && (f = fopen(path, "wb"))) {
+        if (!dw_artifact_attach_serve(s.prog, s.schema, s.es, dw_session_events_digest(&s)) &&
+            dw_artifact_write(s.prog, 0, &b) == 0 && (f = fopen(path, "wb"))) {
             fwrite(b.p, 1, b.len, f);
             fclose(f);
         }
@@ -100,6 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (p) {
         dw_store st;
         dw_store_init(&st);
+        dw_serve_ctx sc;
+        if (p->serve_len && !dw_serve_decode(p->serve, p->serve_len, &sc, msg, sizeof msg)) {
+            dw_buf berr = { 0 };
+            dw_store_add_schema_actions(&st, sc.schema, &berr);
+            dw_buf_free(&berr);
+            dw_serve_ctx_free(&sc);
+        }
         dw_store_seal(&st);
         dw_arena scratch;
         dw_arena_init(&scratch, 4096);

@@ -14,7 +14,10 @@
  *   * Box mode refuses a principal other than Box::Agent::"self", a resource
  *     other than Box::Resource::"unused", and strings with NUL bytes;
  *   * NULL arguments are errors; decide on a non-decision event never
- *     leaves cause PERMITTED. */
+ *     leaves cause PERMITTED;
+ *   * opening from an artifact (dwd's way, runtime/engine_open.h) under
+ *     memory pressure at every allocation: refused with a reason, or open
+ *     and deciding; nothing leaks (LSan in the ASan build). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +31,10 @@
 #include <unistd.h>
 
 #include "runtime/dogwood_parts.h"
+#include "compiler/artifact_serve.h"
+#include "compiler/artifact_write.h"
+#include "runtime/engine_open.h"
+#include "runtime/load.h"
 #include "tests/unit/alloc_fail.h"
 
 static char dir[256];
@@ -559,6 +566,42 @@ static void test_null_arguments(void **st)
     dw_engine_close(e);
 }
 
+/* ---- opening from an artifact under memory pressure ---- */
+
+static void test_oom_artifact_open(void **st)
+{
+    (void)st;
+    dw_session s;
+    dw_session_init(&s);
+    s.quiet = true;
+    assert_int_equal(dw_session_load_schema(&s, "box"), 0);
+    assert_int_equal(dw_session_load_events(&s, NULL), 0);
+    assert_int_equal(dw_session_load_policies(&s, policy), 0);
+    assert_int_equal(dw_artifact_attach_serve(s.prog, s.schema, s.es, dw_session_events_digest(&s)), 0);
+    dw_buf a = { 0 };
+    assert_int_equal(dw_artifact_write(s.prog, dw_session_schema_digest(&s), &a), 0);
+    dw_session_free(&s);
+    dw_engine_config cfg = { .policy_path = "p.dwb", .schema_path = "box" };
+    const char *rq = HTTP("request", "", "");
+    for (int persistent = 0; persistent < 2; persistent++) {
+        long n = 0;
+        for (;; n++) {
+            char err[512] = "";
+            dw_test_fail_alloc_after(n, persistent);
+            dw_engine *e = dw_engine_open_artifact(&cfg, a.p, a.len, err, sizeof err);
+            bool failed = dw_test_alloc_disarm();
+            if (!e) { assert_true(failed); assert_non_null(strstr(err, "p.dwb: error: ")); continue; }
+            dw_verdict v;
+            assert_int_equal(dw_engine_decide_json(e, rq, strlen(rq), DW_TS_NOW, &v), 0);
+            assert_true(v.decided);
+            dw_engine_close(e);
+            if (!failed) break;      /* every allocation of the open has been failed once */
+        }
+        assert_true(n > 10);
+    }
+    dw_buf_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_box_scope),
         cmocka_unit_test(test_box_nul),
         cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_oom_artifact_open),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
