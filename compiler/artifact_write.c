@@ -264,6 +264,40 @@ static void put_temporal(writer *w, const dw_program *p, const uint32_t *cremap)
     }
 }
 
+/* The provider tables (vm/provider.h): every record is u32s. */
+static void put_providers(writer *w, const dw_program *p, const uint32_t *cremap)
+{
+    const dw_provider_tables *t = &p->provider;
+    for (uint32_t i = 0; i < t->ntypes; i++) {
+        uint32_t r[4] = { t->types[i].kind, t->types[i].elem, t->types[i].first_field, t->types[i].nfields };
+        put_u32s(w, DW_SEC_PTYPES, r, 4);
+    }
+    for (uint32_t i = 0; i < t->nfields; i++) {
+        uint32_t r[3] = { t->fields[i].name, t->fields[i].type, t->fields[i].required };
+        put_u32s(w, DW_SEC_PFIELDS, r, 3);
+    }
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const dw_parg *g = &t->args[i];
+        uint32_t r[3] = { g->kind, g->kind == DW_PARG_CONST && g->a < p->nconsts ? cremap[g->a] : g->a, g->n };
+        put_u32s(w, DW_SEC_PARGS, r, 3);
+    }
+    for (uint32_t i = 0; i < t->nsegs; i++) put_u32(w, DW_SEC_PSEGS, t->segs[i]);
+    for (uint32_t i = 0; i < t->nsteps; i++) {
+        uint32_t r[4] = { t->steps[i].name, t->steps[i].first_arg, t->steps[i].nargs, t->steps[i].out };
+        put_u32s(w, DW_SEC_PSTEPS, r, 4);
+    }
+    for (uint32_t i = 0; i < t->ncalls; i++) {
+        uint32_t r[4] = { t->calls[i].policy, t->calls[i].first_step, t->calls[i].nsteps, t->calls[i].ordinal };
+        put_u32s(w, DW_SEC_PCALLS, r, 4);
+    }
+    for (uint32_t i = 0; i < p->npolicies; i++) {
+        const dw_policy_code *pc = &p->policies[i];
+        if (!pc->npcalls) continue;
+        uint32_t r[5] = { i, pc->first_pcall, pc->npcalls, pc->scope_entry, pc->scope_end };
+        put_u32s(w, DW_SEC_PPOLICIES, r, 5);
+    }
+}
+
 int dw_artifact_write_for_isa(const dw_program *p, uint64_t schema_digest, uint64_t isa_digest, dw_buf *out)
 {
     writer w;
@@ -328,6 +362,7 @@ int dw_artifact_write_for_isa(const dw_program *p, uint64_t schema_digest, uint6
         put_u32s(&w, DW_SEC_INDEX, r, 2);
     }
     put_temporal(&w, p, cremap);
+    put_providers(&w, p, cremap);
     free(cremap);
     uint8_t meta[DW_AREC_META];
     wr32(meta, p->max_stack);

@@ -41,6 +41,8 @@ static const size_t elem_size[DW_SEC__COUNT] = {
     [DW_SEC_TPREDS] = 12, [DW_SEC_TWINDOWS] = 8,
     [DW_SEC_TARGS] = 4, [DW_SEC_TAGGS] = DW_AREC_TAGG, [DW_SEC_AGGVARS] = 2,
     [DW_SEC_TLEAVES] = DW_AREC_TLEAF, [DW_SEC_TPOLICIES] = DW_AREC_TPOL, [DW_SEC_SERVE] = 1,
+    [DW_SEC_PTYPES] = 16, [DW_SEC_PFIELDS] = 12, [DW_SEC_PARGS] = 12, [DW_SEC_PSEGS] = 4, [DW_SEC_PSTEPS] = 16,
+    [DW_SEC_PCALLS] = 16, [DW_SEC_PPOLICIES] = 20,
 };
 
 typedef struct loader {
@@ -271,6 +273,64 @@ static int build_temporal(loader *L)
     return 0;
 }
 
+/* The provider tables, copied field by field (u32 records); vm/verify.c
+ * checks every index. */
+static int build_providers(loader *L)
+{
+    dw_program *p = L->p;
+    dw_provider_tables *t = &p->provider;
+#define PROWS(id, field, num) do { \
+        t->num = L->sec[id].count; \
+        t->field = t->num ? dw_arena_alloc(&p->arena, (size_t)t->num * sizeof *t->field) : NULL; \
+        if (t->num && !t->field) return refuse(L->msg, L->cap, "out of memory"); \
+    } while (0)
+#define U(id, i, k, w) dw_le32(L->sec[id].p + (size_t)(i) * (w) + 4 * (k))
+    PROWS(DW_SEC_PTYPES, types, ntypes);
+    for (uint32_t i = 0; i < t->ntypes; i++) {
+        uint32_t kind = U(DW_SEC_PTYPES, i, 0, 16);
+        if (kind >= DW_V__COUNT) return refuse(L->msg, L->cap, "provider type %u: unknown kind %u", i, kind);
+        t->types[i] = (dw_ptype){ (uint8_t)kind, U(DW_SEC_PTYPES, i, 1, 16), U(DW_SEC_PTYPES, i, 2, 16), U(DW_SEC_PTYPES, i, 3, 16) };
+    }
+    PROWS(DW_SEC_PFIELDS, fields, nfields);
+    for (uint32_t i = 0; i < t->nfields; i++) {
+        uint32_t req = U(DW_SEC_PFIELDS, i, 2, 12);
+        if (req > 1) return refuse(L->msg, L->cap, "provider field %u: bad required flag", i);
+        t->fields[i] = (dw_pfield){ U(DW_SEC_PFIELDS, i, 0, 12), U(DW_SEC_PFIELDS, i, 1, 12), (uint8_t)req };
+    }
+    PROWS(DW_SEC_PARGS, args, nargs);
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        uint32_t kind = U(DW_SEC_PARGS, i, 0, 12);
+        if (kind > DW_PARG_RESOURCE) return refuse(L->msg, L->cap, "provider argument %u: unknown kind %u", i, kind);
+        t->args[i] = (dw_parg){ (uint8_t)kind, U(DW_SEC_PARGS, i, 1, 12), U(DW_SEC_PARGS, i, 2, 12) };
+    }
+    PROWS(DW_SEC_PSEGS, segs, nsegs);
+    for (uint32_t i = 0; i < t->nsegs; i++) t->segs[i] = U(DW_SEC_PSEGS, i, 0, 4);
+    PROWS(DW_SEC_PSTEPS, steps, nsteps);
+    for (uint32_t i = 0; i < t->nsteps; i++)
+        t->steps[i] = (dw_pstep){ U(DW_SEC_PSTEPS, i, 0, 16), U(DW_SEC_PSTEPS, i, 1, 16), U(DW_SEC_PSTEPS, i, 2, 16), U(DW_SEC_PSTEPS, i, 3, 16) };
+    PROWS(DW_SEC_PCALLS, calls, ncalls);
+    for (uint32_t i = 0; i < t->ncalls; i++)
+        t->calls[i] = (dw_pcall){ U(DW_SEC_PCALLS, i, 0, 16), U(DW_SEC_PCALLS, i, 1, 16), U(DW_SEC_PCALLS, i, 2, 16), U(DW_SEC_PCALLS, i, 3, 16) };
+    const section *s = &L->sec[DW_SEC_PPOLICIES];
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t k = U(DW_SEC_PPOLICIES, i, 0, 20);
+        if (k >= p->npolicies || (i && k <= U(DW_SEC_PPOLICIES, i - 1, 0, 20)))
+            return refuse(L->msg, L->cap, "provider policy record %u names policy %u out of order or range", i, k);
+        dw_policy_code *pc = &p->policies[k];
+        uint32_t se = U(DW_SEC_PPOLICIES, i, 3, 20), sn = U(DW_SEC_PPOLICIES, i, 4, 20);
+        if (pc->nleaves && (pc->scope_entry != se || pc->scope_end != sn))
+            return refuse(L->msg, L->cap, "provider policy record %u: policy %u's scope code disagrees with its temporal record", i, k);
+        pc->first_pcall = U(DW_SEC_PPOLICIES, i, 1, 20);
+        pc->npcalls = U(DW_SEC_PPOLICIES, i, 2, 20);
+        pc->scope_entry = se;
+        pc->scope_end = sn;
+        if (!pc->npcalls) return refuse(L->msg, L->cap, "provider policy record %u: policy %u owns no call", i, k);
+    }
+#undef U
+#undef PROWS
+    return 0;
+}
+
 static int build(loader *L)
 {
     dw_program *p = L->p;
@@ -397,7 +457,7 @@ static int build(loader *L)
             (e->kind == DW_IX_PAIR && (e->act_type_str >= p->nstrs || e->act_id_str >= p->nstrs || e->var == 1)))
             return refuse(L->msg, L->cap, "index entry %u is malformed", i);
     }
-    return build_temporal(L);
+    return build_temporal(L) ? -1 : build_providers(L);
 }
 
 dw_program *dw_artifact_load(const void *data, size_t size, char *msg, size_t cap)

@@ -30,10 +30,14 @@
  * opcode numbering it assumes, so it cannot be checked and is refused).
  * 3.1: header flag DW_AF_BOX_PROFILE.  A 3.0 file has none, so a
  * loader in Box mode refuses it (recompile with `dwc compile --schema box`).
- * 3.2 (this): section SERVE, what a service needs to serve the set without
+ * 3.2: section SERVE, what a service needs to serve the set without
  * a front end (the request gate's schema, the event schema).  A 3.1 reader
  * skips it and takes both from its own configuration, as before; dwd, which
  * has no schema parser, refuses a file compiled with a schema that lacks it.
+ * 3.3 (this): the provider call sites (PTYPES .. PPOLICIES, vm/provider.h).
+ * Code that reads them uses the PROV instruction, whose instruction-set
+ * digest a 3.2 reader does not have, so it refuses such a file instead of
+ * skipping the sections; a set without provider calls writes none of them.
  *
  * Values are stored flattened: a set's elements and a record's fields are
  * stored before the set or record itself, so the loader rebuilds them in
@@ -46,7 +50,7 @@
 
 #define DW_ARTIFACT_MAGIC "\x7f" "DWB"
 #define DW_ARTIFACT_MAJOR 3
-#define DW_ARTIFACT_MINOR 2
+#define DW_ARTIFACT_MINOR 3
 #define DW_ARTIFACT_HEADER 40
 /* Header flags.  BOX_PROFILE: the set passed the Box profile's load checks
  * (box.md §11, §17) when it was compiled (`dwc compile --schema box`); a
@@ -112,6 +116,16 @@ typedef enum dw_section_id {
     DW_SEC_SERVE,         /* bytes (count = size), opaque to the VM: the serving context (DW_SERVE_* below),
                              written by compiler/artifact_serve.c, decoded and checked by
                              runtime/artifact_serve.c; present when the set was compiled with a schema */
+    /* ---- provider call sites (3.3, vm/provider.h); strings are STRS indices, constants CONSTS ---- */
+    DW_SEC_PTYPES,        /* { u32 kind (dw_vkind), u32 elem, u32 first_field, u32 nfields } (dw_ptype) */
+    DW_SEC_PFIELDS,       /* { u32 name, u32 type, u32 required } (dw_pfield) */
+    DW_SEC_PARGS,         /* { u32 kind (dw_parg_kind), u32 a (CONST: constant; paths: first PSEGS), u32 n } */
+    DW_SEC_PSEGS,         /* u32 string: the attribute path segments of PARGS */
+    DW_SEC_PSTEPS,        /* { u32 name, u32 first_arg, u32 nargs, u32 out (PTYPES) } (dw_pstep) */
+    DW_SEC_PCALLS,        /* { u32 policy, u32 first_step, u32 nsteps, u32 ordinal } (dw_pcall) */
+    DW_SEC_PPOLICIES,     /* 20 bytes, one per policy that owns call sites, ascending policy:
+                             { u32 policy, u32 first_pcall, u32 npcalls, u32 scope_entry, u32 scope_end };
+                             a policy that owns leaves too has the same scope range in TPOLICIES */
     DW_SEC__COUNT
 } dw_section_id;
 

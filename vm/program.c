@@ -156,7 +156,15 @@ void dw_program_disasm(const dw_program *p, FILE *out)
                 break;
             case DW_OPK_COUNT: fprintf(out, "%u", A); break;
             case DW_OPK_LEAF: fprintf(out, "temporal leaf %u: ", A); dw_tleaf_print(p, A, out); break;
-            case DW_OPK_PROV: fprintf(out, "provider call %u", A); break;
+            case DW_OPK_PROV:
+                fprintf(out, "provider call %u", A);
+                if (A < p->provider.ncalls) {
+                    const dw_pcall *pc = &p->provider.calls[A];
+                    const dw_str *n = &p->strs[p->provider.steps[pc->first_step].name];
+                    fprintf(out, ": %.*s with %u output method(s), context.providers.policy_%u_p_%u", (int)n->len, n->s,
+                            pc->nsteps - 1, pc->policy, pc->ordinal);
+                }
+                break;
             case DW_OPK_KEYS:
                 if (A < p->nkeylists) {
                     const dw_keylist *kl = &p->keylists[A];

@@ -237,9 +237,51 @@ static void test_artifact_records_profile(void **state)
     dw_buf_free(&noschema);
 }
 
+/* Box mode refuses provider calls at load (dogwood.md §13.6, box.md §11):
+ * from source the profile does (box-providers); an artifact whose profile
+ * flag says it passed is refused too when it carries call sites (the flag is
+ * no signature), at open and at reload. */
+static void test_provider_artifact_refused(void **state)
+{
+    (void)state;
+    dw_session s;
+    dw_session_init(&s);
+    assert_int_equal(dw_session_load_policies(&s, policy_file(
+        "permit (principal, action == Box::Action::\"fs:read\", resource) when { Strings::Matches(context.input.path, \"^~/a\").matched };\n")), 0);
+    assert_int_equal(s.prog->provider.ncalls, 1);
+    s.prog->box_profile = true;                  /* forged */
+    dw_buf forged = { 0 }, boxed = { 0 };
+    assert_int_equal(dw_artifact_write(s.prog, XXH3_64bits(dw_box_actions_schema_text, dw_box_actions_schema_len), &forged), 0);
+    dw_session_free(&s);
+    char dwb[64], err[512];
+    snprintf(dwb, sizeof dwb, "/tmp/dw_box_prov_%d.dwb", (int)getpid());
+    write_text(dwb, forged.p, forged.len);
+    dw_engine_config cfg = { .policy_path = dwb, .schema_path = "box" };
+    assert_null(dw_engine_open(&cfg, err, sizeof err));
+    if (!strstr(err, "information providers are not enabled in this build")) fail_msg("open: %s", err);
+    compile_to(warnings_only[1], true, false, &boxed);
+    write_text(dwb, boxed.p, boxed.len);
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err);
+    if (!e) fail_msg("open: %s", err);
+    assert_int_not_equal(dw_engine_reload(e, forged.p, forged.len, NULL, err, sizeof err), 0);
+    if (!strstr(err, "information providers are not enabled in this build")) fail_msg("reload: %s", err);
+    dw_engine_close(e);
+    /* from source, in the profile's words */
+    dw_engine_config src = { .policy_path = policy_file(
+        "permit (principal, action == Box::Action::\"fs:read\", resource) when { Strings::Length(context.input.path).length > 3 };\n"),
+        .schema_path = "box" };
+    assert_null(dw_engine_open(&src, err, sizeof err));
+    if (!strstr(err, "error[box-providers]: information providers are not enabled in this build")) fail_msg("source: %s", err);
+    unlink(dwb);
+    unlink(path);
+    dw_buf_free(&forged);
+    dw_buf_free(&boxed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_provider_artifact_refused),
         cmocka_unit_test(test_each_refusal),
         cmocka_unit_test(test_warnings_load),
         cmocka_unit_test(test_artifact_records_profile),

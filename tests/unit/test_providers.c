@@ -17,7 +17,10 @@
 
 #include "runtime/dogwood.h"
 #include "lang/providers.h"
+#include "compiler/artifact_write.h"
+#include "vm/artifact.h"
 #include "unit_tmpdir.h"
+#include "unit_compile.h"
 
 static const char schema_text[] =
     "namespace App {\n"
@@ -300,6 +303,70 @@ static void test_declarations(void **st)
     dw_diags_free(&d);
 }
 
+/* Call sites travel in artifacts (format 3.3) and the verifier checks them:
+ * a round trip keeps every table; a hostile table is refused at load. */
+typedef void (*mutate_fn)(dw_program *p);
+static void m_call_policy(dw_program *p) { p->provider.calls[0].policy = 99; }
+static void m_const_arg(dw_program *p) { p->provider.args[1].a = 99999; }
+static void m_type_cycle(dw_program *p) { for (uint32_t i = 0; i < p->provider.nfields; i++) p->provider.fields[i].type = p->provider.ntypes - 1; }
+static void m_step_out(dw_program *p) { p->provider.steps[0].out = 777; }
+static void m_prov_operand(dw_program *p)
+{
+    for (uint32_t i = 0; i < p->ncode; i++)
+        if (DW_INS_OP(p->code[i]) == DW_OP_PROV) { p->code[i] = DW_INS(DW_OP_PROV, 2); return; }   /* policy 0 owns call 0 only */
+}
+
+static dw_program *round_trip(dw_program *p, char *msg, size_t cap)
+{
+    dw_buf b = { 0 };
+    assert_int_equal(dw_artifact_write(p, 0, &b), 0);
+    dw_program *q = dw_artifact_load(b.p, b.len, msg, cap);
+    dw_buf_free(&b);
+    return q;
+}
+
+static void test_artifact_round_trip(void **st)
+{
+    (void)st;
+    static const char ok_policy[] =
+        "permit (principal, action, resource) when { Regex::Analyze(context.doc, \"a+\").count > 1 };\n"
+        "forbid (principal, action, resource) when { Strings::Length(principal.name).length == 3 && temporal { formerly within 1h T::Action::\"Open\"::request{} } };\n"
+        "permit (principal, action, resource) when { Strings::Matches(resource.id, \"^d\").matched };\n";
+    dw_program *p = unit_compile("providers", ok_policy);
+    char msg[256];
+    dw_program *q = round_trip(p, msg, sizeof msg);
+    if (!q) fail_msg("refused: %s", msg);
+    const dw_provider_tables *a = &p->provider, *b = &q->provider;
+    assert_int_equal(a->ncalls, 3);
+    assert_int_equal(b->ncalls, a->ncalls);
+    assert_int_equal(b->ntypes, a->ntypes);
+    assert_int_equal(b->nargs, a->nargs);
+    assert_int_equal(b->nsteps, a->nsteps);
+    assert_int_equal(b->nsegs, a->nsegs);
+    assert_memory_equal(b->calls, a->calls, a->ncalls * sizeof *a->calls);
+    assert_memory_equal(b->steps, a->steps, a->nsteps * sizeof *a->steps);
+    assert_memory_equal(b->types, a->types, a->ntypes * sizeof *a->types);
+    assert_int_equal(b->calls[1].ordinal, 0);                 /* policy 1: the provider before the temporal leaf */
+    for (uint32_t k = 0; k < p->npolicies; k++) {
+        assert_int_equal(q->policies[k].npcalls, p->policies[k].npcalls);
+        assert_int_equal(q->policies[k].scope_entry, p->policies[k].scope_entry);
+    }
+    dw_program_free(q);
+    dw_program_free(p);
+    static const struct { mutate_fn f; const char *want; } bad[] = {
+        { m_call_policy, "provider call 0" }, { m_const_arg, "provider argument 1" }, { m_type_cycle, "type before it" },
+        { m_step_out, "provider step 0" }, { m_prov_operand, "provider call 2 out of range" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = unit_compile("providers", ok_policy);
+        bad[i].f(p);
+        q = round_trip(p, msg, sizeof msg);
+        if (q) fail_msg("mutation %zu was loaded", i);
+        if (!strstr(msg, bad[i].want)) fail_msg("mutation %zu: '%s' lacks '%s'", i, msg, bad[i].want);
+        dw_program_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_provider_error_denies),
         cmocka_unit_test(test_refused_at_load),
         cmocka_unit_test(test_declarations),
+        cmocka_unit_test(test_artifact_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
