@@ -19,11 +19,13 @@
 #include "dogwood_parts.h"
 #include "load.h"
 #include "trace_box.h"
+#include "explain.h"
+#include "explain_cmd.h"
 #include "../stdlib/json_escape.h"
 
 const char dw_test_usage[] =
     "usage: dwc test [-p POLICY] [-s SCHEMA | --schema box] [--events E] [--format human|tap|junit|json]\n"
-    "                [DIR|FILE]...\n"
+    "                [--explain] [DIR|FILE]...\n"
     "Run policy unit tests: every *.dwtest file under each DIR (default: .), and each FILE.\n"
     "A test file is JSON lines (docs/TESTING.md):\n"
     "  {\"policy\": \"policy.dw\", \"schema\": \"box\"}           first: the set under test (paths\n"
@@ -40,7 +42,8 @@ const char dw_test_usage[] =
     "  -p, --policies FILE   the policy set of files without a {\"policy\"} line\n"
     "  -s, --schema FILE     Cedar schema, or `box` (default)\n"
     "      --events E        event schema (.dwschema file or built-in name)\n"
-    "      --format F        human (default), tap, junit, json\n";
+    "      --format F        human (default), tap, junit, json\n"
+    "      --explain         under each failed check, why the verdict (as `dwc explain`)\n";
 
 /* What a file's cases run against. */
 typedef struct target { const char *policy, *schema, *events; } target;
@@ -123,6 +126,7 @@ typedef struct tfile {
     bool trace_open;
     dw_engine *e;
     dw_arena la;                 /* the current line's JSON */
+    bool explain;                /* --explain: a failed check carries its explanation */
     char msg[600];
 } tfile;
 
@@ -417,13 +421,25 @@ static int run_case(tfile *x, dw_test_case *c)
             continue;
         }
         dw_verdict v;
+        dw_explanation xp;
+        bool explain = x->explain && bl.expect;
+        if (explain) { dw_explanation_init(&xp); dw_engine_explain_next(x->e, &xp); }
         dw_engine_decide_json(x->e, s, n, bl.time_ns, &v);
-        if (!bl.expect || nk == c->nchecks) continue;
+        if (!bl.expect || nk == c->nchecks) { if (explain) dw_explanation_free(&xp); continue; }
         dw_test_check *k = &c->checks[nk++];
         bool fault;
         k->line = line;
         k->ok = dw_box_line_holds(x->e, &bl, &v, &fault);
         if (!k->ok) c->nfailed++;
+        if (explain && !k->ok) {
+            char *b = NULL, where[512];
+            size_t bl_len = 0;
+            FILE *m = open_memstream(&b, &bl_len);
+            snprintf(where, sizeof where, "%s:%zu", x->f->path, line);
+            dw_explanation_refused(&xp, &v);
+            if (m) { dw_explain_print(m, &xp, x->e, where, &bl); k->explanation = memstream_text(x->ra, m, &b, &bl_len); }
+        }
+        if (explain) dw_explanation_free(&xp);
         if (describe(x, k, &bl, &v, fault)) return -1;
     }
     c->nchecks = nk;
@@ -433,9 +449,9 @@ static int run_case(tfile *x, dw_test_case *c)
 }
 
 /* Check file f, then run its cases (an invalid file runs none). */
-static void test_file(dw_test_file *f, dw_arena *ra, const target *defaults)
+static void test_file(dw_test_file *f, dw_arena *ra, const target *defaults, bool explain)
 {
-    tfile x = { .f = f, .ra = ra, .tg = *defaults };
+    tfile x = { .f = f, .ra = ra, .tg = *defaults, .explain = explain };
     dw_arena_init(&x.la, 64 * 1024);
     double t0 = now_s();
     if (dw_read_file(f->path, &x.text, &x.len)) file_error(&x, 0, "cannot read the file: %s", strerror(errno));
@@ -456,11 +472,12 @@ static void test_file(dw_test_file *f, dw_arena *ra, const target *defaults)
 int dw_cmd_test(int argc, char **argv)
 {
     const char *fmt = "human";
+    bool explain = false;
     target tg = { 0 };
     dw_cli_list args = { 0 };
     const dw_cli_opt opts[] = {
         { "policies", 'p', &tg.policy, NULL }, { "schema", 's', &tg.schema, NULL }, { "events", 0, &tg.events, NULL },
-        { "format", 0, &fmt, NULL }, { 0 },
+        { "format", 0, &fmt, NULL }, { "explain", 0, NULL, &explain }, { 0 },
     };
     int pr = dw_cli_parse_operands(argc, argv, opts, &args, dw_test_usage);
     if (pr) { free(args.v); return pr > 0 ? 0 : 2; }
@@ -485,7 +502,7 @@ int dw_cmd_test(int argc, char **argv)
         dw_test_file *f = &r.files[r.nfiles++];
         memset(f, 0, sizeof *f);
         f->path = files.v[i];
-        test_file(f, &ra, &tg);
+        test_file(f, &ra, &tg, explain);
         /* the machine formats' documents carry the errors too; stderr is for the reader */
         bool tell = fi != DW_TEST_HUMAN;
         if (f->error) { r.invalid++; if (tell) fprintf(stderr, "%s\n", f->error); }

@@ -16,6 +16,7 @@ typedef struct dw_test_check {
     bool ok;
     const char *expected, *actual;            /* "deny [no_env] forbidden", "allow [project_read] permitted (…)" */
     const char *expected_json, *actual_json;  /* the same as JSON objects */
+    const char *explanation;                  /* --explain, a failed check: `dwc explain`'s text */
 } dw_test_check;
 
 /* A case: its lines fed in order to a fresh history. */

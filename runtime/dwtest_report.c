@@ -11,6 +11,16 @@ static bool case_ok(const dw_test_case *c) { return !c->nfailed; }
 
 /* ---- human ---- */
 
+static void indented(FILE *out, const char *text)
+{
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        fprintf(out, "      | %.*s\n", (int)n, l);
+        l += n + (nl ? 1 : 0);
+    }
+}
+
 static void human(const dw_test_run *r, FILE *out)
 {
     for (size_t i = 0; i < r->nfiles; i++) {
@@ -22,8 +32,10 @@ static void human(const dw_test_run *r, FILE *out)
             if (k->nchecks > 1) fprintf(out, " (%zu checks%s)", k->nchecks, k->nfailed ? ", failed below" : "");
             fputc('\n', out);
             for (size_t j = 0; j < k->nchecks; j++)
-                if (!k->checks[j].ok)
+                if (!k->checks[j].ok) {
                     fprintf(out, "    %s:%zu: expected %s, got %s\n", f->path, k->checks[j].line, k->checks[j].expected, k->checks[j].actual);
+                    if (k->checks[j].explanation) indented(out, k->checks[j].explanation);
+                }
             if (k->error) fprintf(out, "    %s\n", k->error);
         }
     }
@@ -175,6 +187,7 @@ static void junit(const dw_test_run *r, FILE *out)
                 xml_text(out, ch->expected_json);
                 xml_text(out, "\nactual: ");
                 xml_text(out, ch->actual_json);
+                if (ch->explanation) { xml_text(out, "\n\n"); xml_text(out, ch->explanation); }
                 fputs("</failure>\n", out);
             }
             if (t->error) {
@@ -220,8 +233,10 @@ static void json(const dw_test_run *r, FILE *out)
             fputs(",\"checks\":[", out);
             for (size_t j = 0; j < t->nchecks; j++) {
                 const dw_test_check *ch = &t->checks[j];
-                fprintf(out, "%s{\"line\":%zu,\"ok\":%s,\"expected\":%s,\"actual\":%s}", j ? "," : "", ch->line,
+                fprintf(out, "%s{\"line\":%zu,\"ok\":%s,\"expected\":%s,\"actual\":%s", j ? "," : "", ch->line,
                         ch->ok ? "true" : "false", ch->expected_json, ch->actual_json);
+                if (ch->explanation) { fputs(",\"explanation\":", out); json_str(out, ch->explanation); }
+                fputc('}', out);
             }
             fputs("]}", out);
         }

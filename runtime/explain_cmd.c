@@ -66,59 +66,67 @@ static bool blank(const char *s, size_t n)
 
 /* ---- printing ---- */
 
+void dw_explanation_refused(struct dw_explanation *x, const dw_verdict *v)
+{
+    if (x->done) return;
+    x->v = *v;                   /* refused before any policy ran (the schema gate): only the verdict */
+    x->conditions = true;
+    x->gate = true;
+}
+
 static const char *xval_word(dw_xval v)
 {
     static const char *const w[] = { "false", "true", "error", "unknown", "not reached" };
     return w[v];
 }
 
-static void human(const dw_explanation *x, dw_engine *e, const char *where, const dw_box_line *bl)
+void dw_explain_print(FILE *out, const dw_explanation *x, dw_engine *e, const char *where, const dw_box_line *bl)
 {
     const dw_verdict *v = &x->v;
-    if (x->gate) printf("event: %s\n", where);
-    else printf("event: %s (%u event%s in the retained history, this one included)\n", where, x->history, x->history == 1 ? "" : "s");
-    printf("verdict: %s ", v->allow ? "ALLOW" : "DENY");
-    dw_box_print_rules(stdout, e, v);
-    printf(" %s", dw_cause_name(v->cause));
-    if ((v->cause == DW_CAUSE_INTERNAL_FAULT || v->nerrors) && v->message[0]) printf("  (%s)", v->message);
-    printf("\n");
+    if (x->gate) fprintf(out, "event: %s\n", where);
+    else fprintf(out, "event: %s (%u event%s in the retained history, this one included)\n", where, x->history, x->history == 1 ? "" : "s");
+    fprintf(out, "verdict: %s ", v->allow ? "ALLOW" : "DENY");
+    dw_box_print_rules(out, e, v);
+    fprintf(out, " %s", dw_cause_name(v->cause));
+    if ((v->cause == DW_CAUSE_INTERNAL_FAULT || v->nerrors) && v->message[0]) fprintf(out, "  (%s)", v->message);
+    fprintf(out, "\n");
     if (bl->expect) {
         bool fault;
-        printf("expected: ");
-        dw_box_print_expected(stdout, bl);
-        printf(": %s\n", dw_box_line_holds(e, bl, v, &fault) ? "holds" : "MISMATCH");
+        fprintf(out, "expected: ");
+        dw_box_print_expected(out, bl);
+        fprintf(out, ": %s\n", dw_box_line_holds(e, bl, v, &fault) ? "holds" : "MISMATCH");
     }
-    if (x->gate) printf("no policy ran: the event was refused before the decision (%s)\n", v->message);
-    if (x->ndisagree) printf("DISAGREEMENT: the re-evaluation differs from the decision (a bug, please report): %s\n", x->disagree);
-    if (!x->conditions) printf("(a compiled artifact: conditions are shown only for a policy set compiled from source)\n");
+    if (x->gate) fprintf(out, "no policy ran: the event was refused before the decision (%s)\n", v->message);
+    if (x->ndisagree) fprintf(out, "DISAGREEMENT: the re-evaluation differs from the decision (a bug, please report): %s\n", x->disagree);
+    if (!x->conditions) fprintf(out, "(a compiled artifact: conditions are shown only for a policy set compiled from source)\n");
     for (uint32_t i = 0; i < x->npolicies; i++) {
         const dw_x_policy *p = &x->policies[i];
-        printf("\n%s (%s, line %u): %s%s", p->name, p->forbid ? "forbid" : "permit", p->line,
+        fprintf(out, "\n%s (%s, line %u): %s%s", p->name, p->forbid ? "forbid" : "permit", p->line,
                p->value == DW_X_TRUE ? "satisfied" : p->value == DW_X_ERROR ? "ERROR" : "not satisfied",
                p->determining ? ", determining" : "");
-        if (p->error && p->value == DW_X_ERROR) printf(" (%s)", p->error);
-        printf("\n  scope: %s\n", p->scope == DW_X_TRUE ? "matches" : p->scope == DW_X_FALSE ? "does not match" : xval_word(p->scope));
+        if (p->error && p->value == DW_X_ERROR) fprintf(out, " (%s)", p->error);
+        fprintf(out, "\n  scope: %s\n", p->scope == DW_X_TRUE ? "matches" : p->scope == DW_X_FALSE ? "does not match" : xval_word(p->scope));
         for (uint32_t k = 0; k < p->nconds; k++) {
             const dw_x_cond *c = &p->conds[k];
-            printf("  %s #%u: %s", c->unless ? "unless" : "when", k + 1, xval_word(c->value));
-            if (c->error) printf(" (%s)", c->error);
-            if (c->leaf >= 0) printf("  (temporal leaf %d)", c->leaf);
-            printf("\n");
+            fprintf(out, "  %s #%u: %s", c->unless ? "unless" : "when", k + 1, xval_word(c->value));
+            if (c->error) fprintf(out, " (%s)", c->error);
+            if (c->leaf >= 0) fprintf(out, "  (temporal leaf %d)", c->leaf);
+            fprintf(out, "\n");
         }
         for (uint32_t l = 0; l < p->nleaves; l++) {
             const dw_x_leaf *xl = &p->leaves[l];
-            printf("  temporal leaf %u = %s", xl->leaf, xval_word(xl->value));
-            if (xl->error) printf(" (%s)", xl->error);
-            if (xl->engine != 2) printf(" (the decision used %s)", xl->engine ? "true" : "false");
-            printf(": %s\n", xl->formula);
+            fprintf(out, "  temporal leaf %u = %s", xl->leaf, xval_word(xl->value));
+            if (xl->error) fprintf(out, " (%s)", xl->error);
+            if (xl->engine != 2) fprintf(out, " (the decision used %s)", xl->engine ? "true" : "false");
+            fprintf(out, ": %s\n", xl->formula);
             for (uint32_t g = 0; g < xl->naggs; g++) {
                 const dw_x_agg *a = &xl->aggs[g];
-                printf("    %s = %s, over %u row%s%s\n", a->formula, a->value, a->nrows, a->nrows == 1 ? "" : "s", a->nrows ? ":" : "");
+                fprintf(out, "    %s = %s, over %u row%s%s\n", a->formula, a->value, a->nrows, a->nrows == 1 ? "" : "s", a->nrows ? ":" : "");
                 for (uint32_t r = 0; r < a->nrows; r++) {
-                    printf("      %s\n", a->rows[r].values);
+                    fprintf(out, "      %s\n", a->rows[r].values);
                     for (uint32_t k = 0; k < a->rows[r].nevents; k++) {
                         const dw_x_event *ev = &a->rows[r].events[k];
-                        printf("        event %u: %s %s %s\n", ev->pos, ev->time, ev->what, ev->logged);
+                        fprintf(out, "        event %u: %s %s %s\n", ev->pos, ev->time, ev->what, ev->logged);
                     }
                 }
             }
@@ -291,14 +299,10 @@ static int run(const xopts *o)
             dw_engine_explain_next(e, &x);
             dw_verdict v;
             dw_engine_decide_json(e, s, n, bl.time_ns, &v);
-            if (!x.done) {       /* refused before any policy ran (the schema gate): only the verdict */
-                x.v = v;
-                x.conditions = true;
-                x.gate = true;
-            }
+            dw_explanation_refused(&x, &v);
             {
                 if (!strcmp(o->fmt, "json")) json(&x, e, where, &bl);
-                else human(&x, e, where, &bl);
+                else dw_explain_print(stdout, &x, e, where, &bl);
                 if (x.ndisagree) {
                     fprintf(stderr, "dwc explain: DISAGREEMENT: %s\n", x.disagree);
                     rc = 4;

@@ -114,6 +114,17 @@ printf '{"policy": "%s"}\n{"case": "burst"}\n%s\n%s\n%s\n%s,"expect":"deny","rul
     "$Q,\"expect\":\"allow\"}" "$Q,\"expect\":\"allow\"}" "$Q,\"expect\":\"allow\"}" "$Q" >"$tmp/burst.dwtest"
 run burst "$DWC" test "$tmp/burst.dwtest"
 expect burst 0 "1 passed, 0 failed"
+# --explain: a failed check says why, down to the events behind the count
+printf '{"policy": "%s"}\n{"case": "a fourth request after three responses (wrong)"}\n%s\n%s\n%s\n%s,"expect":"allow"}\n' "$B" "$R" "$R" "$R" "$Q" >"$tmp/why.dwtest"
+run why "$DWC" test --explain "$tmp/why.dwtest"
+expect why 1 "$tmp/why.dwtest:6: expected allow, got deny [github_budget] forbidden"
+expect why 1 "      |   temporal leaf 0 = true (the decision used true)"
+[ "$(grep -c '|         event [0-2]: 2025-01-01T00:00:0[0-2]Z Box::Action::"http:request"::response' "$tmp/why.out")" = 3 ] && ok || bad "why: the three responses are not listed"
+run why_json "$DWC" test --explain --format json "$tmp/why.dwtest"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["files"][0]["cases"][0]["checks"][0]; assert "= 3, over 3 rows" in c["explanation"]' "$tmp/why_json.out" && ok || bad "why_json: no explanation"
+run why_pass "$DWC" test --explain "$tmp/fresh.dwtest"
+expect why_pass 0 "2 passed, 0 failed"
+grep -q '|' "$tmp/why_pass.out" && bad "why_pass: an explanation for a passing check" || ok
 # a plain Box trace is one implicit case, with -p
 run trace "$DWC" test -p tests/box_tests/06-http-request-budget/policy.dw --schema box \
     <(grep -v '^//\|"policy"\|"case"' tests/box_tests/06-http-request-budget/trace.dwtest)

@@ -98,6 +98,23 @@ has after 0 "= 2, over 2 rows:"
 run dwb "$DWC" explain -p "$tmp/p.dwb" --trace "$T6" --line 12
 has dwb 0 "conditions are shown only for a policy set compiled from source"
 has dwb 0 "over 3 rows:"
+# an erroring condition (overflow) and a condition not reached after a false one
+cat >"$tmp/err.dw" <<'P'
+@id("overflowing")
+permit (principal, action == Box::Action::"shell:exec", resource)
+when { context.input.program == "ls" }
+when { context.input.arg_count * 9223372036854775807 > 1 };
+
+@id("two_conditions")
+permit (principal, action == Box::Action::"shell:exec", resource)
+when { context.input.program == "make" }
+unless { context.input.arg_count > 3 };
+P
+run err "$DWC" explain -p "$tmp/err.dw" '{"action":"shell:exec","kind":"request","input":{"command":"ls -l x","program":"ls","arg1":"-l","arg_count":2,"cwd":"~"}}'
+has err 0 "verdict: DENY [] internal_fault  (overflowing errored: integer overflow)"
+has err 0 "overflowing (permit, line 2): ERROR (integer overflow)"
+has err 0 "when #2: error (integer overflow)"
+has err 0 "unless #2: not reached"
 # invalid input: exit 2 with the line
 run notdecision "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 2
 has notdecision 2 ":2: error: --line 2 is not a decision line"
