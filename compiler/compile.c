@@ -593,6 +593,8 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
         pt->segs = to_arena(&c, &c.psegs, sizeof(uint32_t)); pt->nsegs = c.psegs.n;
         pt->steps = to_arena(&c, &c.psteps, sizeof(dw_pstep)); pt->nsteps = c.psteps.n;
         pt->calls = to_arena(&c, &c.pcalls, sizeof(dw_pcall)); pt->ncalls = c.pcalls.n;
+        c.prog->leaf_var_names = to_arena(&c, &c.var_names, sizeof(dw_str));
+        c.prog->leaf_var_first = c.var_first.n == c.leaves.n ? to_arena(&c, &c.var_first, sizeof(uint32_t)) : NULL;
         for (uint32_t i = 0; i < t->nleaves; i++)
             if (t->leaves[i].reach > c.prog->max_reach) c.prog->max_reach = t->leaves[i].reach;
         if (dw_program_prepare(c.prog)) c.failed = true;
@@ -602,6 +604,7 @@ dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, d
     free(c.tfs.p); free(c.tpatterns.p); free(c.tterms.p); free(c.targs.p);
     free(c.taggs.p); free(c.aggvars.p); free(c.leaves.p); free(c.cond_marks.p);
     free(c.ptypes.p); free(c.pfields.p); free(c.pargs.p); free(c.psegs.p); free(c.psteps.p); free(c.pcalls.p);
+    free(c.var_names.p); free(c.var_first.p);
     if (c.failed) {
         if (diags->nerrors == 0) { dw_loc l0 = { 1, 1, 0, 0 }; dw_error(diags, ps->src, l0, "out of memory while compiling"); }
         dw_program_free(c.prog);

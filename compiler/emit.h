@@ -21,6 +21,7 @@ typedef struct compiler {
     /* provider call sites (vm/provider.h) */
     vec ptypes, pfields, pargs, psegs, psteps, pcalls;
     uint32_t leaf_ordinal;     /* k of the next hoisted leaf of the policy (temporal or provider, §14.3) */
+    vec var_names, var_first;  /* dw_program.leaf_var_names, leaf_var_first (per leaf) */
     /* string interning: open addressing over strs indices (+1, 0 = empty) */
     uint32_t *str_slots; uint32_t str_cap;
     int depth, max_depth;      /* stack depth while emitting one policy */

@@ -269,5 +269,13 @@ uint32_t dw_lower_temporal(compiler *c, const dw_temporal *t, uint32_t policy)
     leaf.nvars = L.nvars;
     leaf.reach = ast_reach(t->root, 0);
     leaf.identity = dw_temporal_leaf_identity(t);
+    /* the slots' source names, for disasm and explain (not in artifacts) */
+    uint32_t first = c->var_names.n;
+    push(&L, &c->var_first, &first, sizeof first);
+    for (uint16_t i = 0; i < L.nvars; i++) {
+        dw_str n = { dw_arena_memdup(&c->prog->arena, L.vars[i].s, L.vars[i].len), L.vars[i].len };
+        if (!n.s) dw_compile_oom(c);
+        push(&L, &c->var_names, &n, sizeof n);
+    }
     return push(&L, &c->leaves, &leaf, sizeof leaf);
 }

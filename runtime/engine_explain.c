@@ -130,7 +130,9 @@ static void on_aggregate(void *ctx, uint32_t agg, uint32_t i, uint32_t nrows, co
             for (uint32_t k = 0; k < tg->nvars; k++) {
                 uint16_t s = t->aggvars[tg->first_var + k];
                 if (!((masks[r] >> s) & 1)) continue;
-                fprintf(m.f, "%sv%u = ", k ? ", " : "", s);
+                if (k) fputs(", ", m.f);
+                dw_tslot_print(o->p, l->leaf, s, m.f);
+                fputs(" = ", m.f);
                 const dw_value *v = &rows[r][s];
                 bool is_tp = (tps >> s) & 1 && v->kind == DW_V_LONG && v->u.i >= 0 && (uint64_t)v->u.i < o->hv->n;
                 if (!is_tp) { dw_value_print(m.f, v); continue; }
@@ -148,6 +150,14 @@ static void on_aggregate(void *ctx, uint32_t agg, uint32_t i, uint32_t nrows, co
             }
         xr->values = mt_close(&m, a);
     }
+    /* in the order of the history (the evaluator's is by value) */
+    for (uint32_t r = 1; r < g->nrows; r++)
+        for (uint32_t q = r; q > 0 && g->rows[q].nevents && g->rows[q - 1].nevents &&
+                             g->rows[q].events[0].pos < g->rows[q - 1].events[0].pos; q--) {
+            dw_x_row tmp = g->rows[q];
+            g->rows[q] = g->rows[q - 1];
+            g->rows[q - 1] = tmp;
+        }
 }
 
 /* Leaf l again, by the reference evaluator over the view the leaf pass gave

@@ -163,6 +163,11 @@ typedef struct dw_program {
     uint32_t *cond_marks, *cond_first;
     const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
                                                    runtime/artifact_serve.h decodes them */
+    /* Likewise: the source names of each temporal leaf's variable slots,
+     * leaf_var_names[leaf_var_first[l] + slot] (NULL from an artifact, where
+     * slot k prints as vk: vm/tprint.h). */
+    dw_str *leaf_var_names;
+    uint32_t *leaf_var_first;
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound

@@ -46,7 +46,7 @@ run budget "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6"
 has budget 0 "verdict: DENY [github_budget] forbidden"
 has budget 0 "github_budget (forbid, line 17): satisfied, determining"
 has budget 0 "temporal leaf 0 = true (the decision used true)"
-has budget 0 'where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(v1))) = 3, over 3 rows:'
+has budget 0 'count for (t). where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(t))) = 3, over 3 rows:'
 for t in 12:00:01 12:00:11 12:02:01; do has budget 0 "2025-06-02T${t}Z Box::Action::\"http:request\"::response"; done
 [ "$(grep -c '::response {' "$tmp/budget.out")" = 3 ] && ok || bad "budget: wanted exactly 3 response events listed"
 has budget 0 "github_burst (forbid, line 29): not satisfied"
@@ -64,8 +64,11 @@ then ok; else bad "budget json"; head -c 500 "$tmp/budget_json.out"; fi
 # the byte budget (07): the sum's rows carry the amounts and their events
 grep -v '^//\|^{"policy"\|^{"case"' "$B/07-upload-byte-budget/trace.dwtest" >"$tmp/t7.jsonl"
 run sum "$DWC" explain -p "$B/07-upload-byte-budget/policy.dw" --trace "$tmp/t7.jsonl"
-has sum 0 "sum v1 for (v1, v2). where formerly within 1h"
-has sum 0 "v1 = 300, v2 = event"
+has sum 0 "sum b for (b, t). where formerly within 1h"
+has sum 0 "= 750, over 2 rows:"
+# rows in the order of the history: 450 bytes at 14:20:03, then 300 at 15:00:05
+grep -A4 '= 750, over 2 rows:' "$tmp/sum.out" | grep -E '^      b = ' | sed 's/, t = .*//' | tr -d ' ' | tr '\n' ' ' >"$tmp/sum.rows"
+[ "$(cat "$tmp/sum.rows")" = "b=450 b=300 " ] && ok || bad "sum: rows not in history order: $(cat "$tmp/sum.rows")"
 # unless (05): a forbid unless a passing run; its unless-body is false on an empty history
 run unless "$DWC" explain -p "$B/05-tests-before-release/policy.dw" \
     '{"action":"fs:write","kind":"request","input":{"path":"~/project/RELEASE.md","operation":{"__entity":{"type":"Box::FsWriteOperation","id":"write_content"}}}}'
@@ -128,7 +131,10 @@ run usage "$DWC" explain -p "$B/01-project-read/policy.dw"
 has usage 2 "usage: dwc explain"
 # disasm: every leaf's formula
 run disasm "$DWC" disasm "$B/07-upload-byte-budget/policy.dw"
-has disasm 0 'LEAF        temporal leaf 0: exists (v0). ((sum v1 for (v1, v2). where formerly within 1h'
+has disasm 0 'LEAF        temporal leaf 0: exists (total). ((sum b for (b, t). where formerly within 1h'
+# an artifact keeps no names: slots print as vN
+run disasm_dwb "$DWC" disasm "$tmp/p.dwb"
+has disasm_dwb 0 'LEAF        temporal leaf 0: exists (v0). ((count for (v1). where formerly within 10m'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
