@@ -155,19 +155,19 @@ typedef struct dw_program {
     uint64_t schema_digest;        /* an artifact's: XXH3-64 of the action schema it was validated against, 0: none */
     bool box_profile;              /* passed the Box profile's load checks (DW_AF_BOX_PROFILE) */
     /* Where each policy's scope and conditions end in its code, recorded by
-     * the compiler for `dwc explain` (runtime/explain.c); not in artifacts
+     * the compiler for `dwc explain` (runtime/engine_explain.c); not in artifacts
      * (NULL when loaded from one).  Policy i's marks are
      * cond_marks[cond_first[i] .. cond_first[i + 1]): the end of its scope
      * tests, then per condition its first instruction and the AND, NOT
      * (unless) or RET that follows its body. */
     uint32_t *cond_marks, *cond_first;
-    const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
-                                                   runtime/artifact_serve.h decodes them */
     /* Likewise: the source names of each temporal leaf's variable slots,
      * leaf_var_names[leaf_var_first[l] + slot] (NULL from an artifact, where
      * slot k prints as vk: vm/tprint.h). */
     dw_str *leaf_var_names;
     uint32_t *leaf_var_first;
+    const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
+                                                   runtime/artifact_serve.h decodes them */
 } dw_program;
 
 /* Intern every entity uid among the constants (sets included); requests bound
