@@ -114,6 +114,7 @@ static int apply(dw_lsp_config *c, const char *key, size_t kn, const setting *v,
         }
         return 0;
     }
+    if (!strcmp(k, "path")) return 0;   /* the client's own: which dwc to start */
     snprintf(err, cap, "unknown setting `%s` (schema, events, profile, home, disable, debounce_ms, line_width, indent_width)", k);
     return -1;
 }

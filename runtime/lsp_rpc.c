@@ -154,23 +154,32 @@ static char *root_of(const dw_json *params)
     return NULL;
 }
 
+/* The client's settings (initializationOptions, or the `dogwood` / `dwc`
+ * section of workspace/didChangeConfiguration) outlive their message:
+ * parsed again into their own arena.  -1 on OOM. */
+static int keep_options(dw_lsp *s, const dw_json *o)
+{
+    if (o->end <= o->off || o->end > s->body_len) return 0;
+    dw_arena_reset(&s->init_arena);
+    s->init_options = NULL;
+    char *text = dw_arena_memdup(&s->init_arena, s->body + o->off, o->end - o->off);
+    dw_source *src = dw_arena_alloc(&s->init_arena, sizeof *src);
+    if (!text || !src) return -1;
+    *src = (dw_source){ "<initializationOptions>", text, o->end - o->off };
+    dw_diags d;
+    dw_diags_init(&d);
+    s->init_options = dw_json_parse(&s->init_arena, src, &d);
+    dw_diags_free(&d);
+    return 0;
+}
+
 static int do_initialize(dw_lsp *s, const dw_json *params, dw_jw *w, char *err, size_t errcap)
 {
     if (!params || params->kind != DW_JSON_OBJECT) { snprintf(err, errcap, "initialize needs its params object"); return DW_RPC_INVALID_PARAMS; }
     s->utf8 = offers_utf8(params);
     s->root = root_of(params);
-    /* initializationOptions outlive this message: parsed again into their own arena */
     const dw_json *o = dw_json_get(params, "initializationOptions");
-    if (o && o->kind == DW_JSON_OBJECT && o->end > o->off && o->end <= s->body_len) {
-        char *text = dw_arena_memdup(&s->init_arena, s->body + o->off, o->end - o->off);
-        dw_source *src = dw_arena_alloc(&s->init_arena, sizeof *src);
-        if (!text || !src) { snprintf(err, errcap, "out of memory"); return DW_RPC_INTERNAL_ERROR; }
-        *src = (dw_source){ "<initializationOptions>", text, o->end - o->off };
-        dw_diags d;
-        dw_diags_init(&d);
-        s->init_options = dw_json_parse(&s->init_arena, src, &d);
-        dw_diags_free(&d);
-    }
+    if (o && o->kind == DW_JSON_OBJECT && keep_options(s, o)) { snprintf(err, errcap, "out of memory"); return DW_RPC_INTERNAL_ERROR; }
     s->state = DW_LSP_RUNNING;
     dw_jw_raw(w, "{\"capabilities\":{\"positionEncoding\":");
     dw_jw_raw(w, s->utf8 ? "\"utf-8\"" : "\"utf-16\"");
@@ -228,7 +237,12 @@ static void on_watched(dw_lsp *s, const dw_json *params)
 
 static void on_configuration(dw_lsp *s, const dw_json *params)
 {
-    /* the settings are re-read from the files and initializationOptions */
+    /* settings.dogwood (VS Code's section) or settings.dwc replace the
+     * initializationOptions; the files are read again either way */
+    const dw_json *st = params ? dw_json_get(params, "settings") : NULL;
+    const dw_json *o = st && st->kind == DW_JSON_OBJECT ? dw_json_get(st, "dogwood") : NULL;
+    if (!o && st && st->kind == DW_JSON_OBJECT) o = dw_json_get(st, "dwc");
+    if (o && o->kind == DW_JSON_OBJECT && keep_options(s, o)) { dw_lsp_fail(s); return; }
     dw_lsp_configure(s);
     dw_lsp_schedule_all(s);
 }

@@ -247,6 +247,11 @@ def other_sessions(dwc, tmp):
     d = c.diagnostics(uri, 1)['diagnostics']
     want = span(text, 'context.input.pth', 0, 'utf-8')
     check('utf-8 positions are bytes', any(x['range'] == want for x in d), (d, want))
+    c.notify('workspace/didChangeConfiguration',
+             {'settings': {'dogwood': {'path': 'dwc', 'schema': 'box', 'events': None, 'disable': ['box-duplicate-id']}}})
+    d = c.diagnostics(uri, 1)['diagnostics']
+    codes = sorted(x.get('code') for x in d)
+    check('didChangeConfiguration: the dogwood settings replace the options', codes == ['box-unknown-action', 'dw-validation'], codes)
     c.notify('exit')
     rc = c.close()
     check('exit without shutdown: status 1', rc == 1, rc)
