@@ -14,7 +14,9 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_json)   find "$shared/conformance" build/corpus/corpus-tests -name '*.json' 2>/dev/null | head -300 | xargs -r cp -t "$corpus" 2>/dev/null
                      find "$shared/examples" -name '*.jsonl' -exec split -l 1 {} "$corpus/line-" \; 2>/dev/null ;;
         fuzz_artifact) for f in $(ls build/corpus/corpus-tests/*.cedar 2>/dev/null | head -200) "$shared"/examples/box/0[1-4]*/policy.dw; do
-                         build/dwc compile "$f" -o "$corpus/$(basename "$f").dwb" >/dev/null 2>&1; done ;;
+                         build/dwc compile "$f" -o "$corpus/$(basename "$f").dwb" >/dev/null 2>&1; done
+                     for d in "$shared"/examples/box/0[5-8]*/; do   # with their serving context (SERVE)
+                         build/dwc compile "$d/policy.dw" -s box -o "$corpus/$(basename "$d")-box.dwb" >/dev/null 2>&1; done ;;
         fuzz_dwd)    find "$shared/examples" -name 'trace.jsonl' -exec split -l 1 {} "$corpus/ev-" \; 2>/dev/null
                      printf '{"op":"stats"}\n' > "$corpus/stats"
                      printf '{"op":"decide","action":"fs:read","input":{"path":"~/project/a","operation":"read_content"}}\n' > "$corpus/decide" ;;
