@@ -50,6 +50,14 @@ run c7 "$DWC" compile "$P" "$P"
 refused c7 1 "unexpected argument"
 run c8 "$DWC" compile --schema
 refused c8 1 "--schema needs a value"
+# compile -o - writes the same bytes to stdout; --events needs a schema; --quiet: the first error alone
+"$DWC" compile "$P" -s box -o - > "$tmp/c9.dwb" 2>/dev/null
+if cmp -s "$tmp/c1.dwb" "$tmp/c9.dwb"; then ok; else bad "compile -o -: stdout differs from the file"; fi
+run c10 "$DWC" compile "$P" --events box -o "$tmp/c10.dwb"
+refused c10 1 "--events needs a schema (-s)"
+run c11 "$DWC" compile --schema box tests/check/duplicate_id.dw --quiet -o "$tmp/c11.dwb"
+refused c11 2 "error[box-duplicate-id]: "
+if [ "$(wc -l < "$tmp/c11.out")" -eq 1 ]; then ok; else bad "compile --quiet: more than one line"; cat "$tmp/c11.out"; fi
 # compile --schema box: each load refusal of the Box profile (box.md §11) writes no artifact
 # (exit 2, rejected input) and says why in dwc check's words
 for n in duplicate_id unknown_action unguarded_optional window_over_cap inert_home_literal temporal_permit_cap reserved_action_only providers; do
