@@ -26,21 +26,6 @@ static fmt_doc *node(fmt_docs *d, fmt_doc_kind k)
     return n;
 }
 
-/* The display width Cedar's renderer gives a character (the unicode-width
- * crate's rules, as measured against cedar-wasm): 0 for combining and
- * default-ignorable characters, 2 for East Asian wide and fullwidth ones,
- * else 1 (control characters included). */
-static int char_width(UChar32 c)
-{
-    if (c < 0x7F) return 1;
-    if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) return 0;
-    int gc = u_charType(c);
-    if (gc == U_NON_SPACING_MARK || gc == U_ENCLOSING_MARK) return 0;
-    if (c >= 0x1160 && c <= 0x11FF) return 0;      /* Hangul vowels and finals: they join the syllable */
-    int ea = u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH);
-    return ea == U_EA_WIDE || ea == U_EA_FULLWIDTH ? 2 : 1;
-}
-
 /* Decode the UTF-8 character at s (n > 0 bytes left); *len its length. */
 static UChar32 utf8_at(const unsigned char *s, size_t n, size_t *len)
 {
@@ -53,13 +38,59 @@ static UChar32 utf8_at(const unsigned char *s, size_t n, size_t *len)
     return v;
 }
 
+/* The display width Cedar's renderer gives a character (the unicode-width
+ * crate's rules, as measured against cedar-wasm): 0 for combining and
+ * default-ignorable characters, 2 for East Asian wide and fullwidth ones,
+ * else 1 (control characters included). */
+static int char_width(UChar32 c)
+{
+    if (c < 0x7F) return 1;
+    if (c == 0x115F) return 2;                      /* the Hangul leading filler is wide */
+    if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) return 0;
+    int gc = u_charType(c);
+    if (gc == U_NON_SPACING_MARK || gc == U_ENCLOSING_MARK) return 0;
+    /* Hangul vowels, finals and tone marks join the syllable before them */
+    if ((c >= 0x1160 && c <= 0x11FF) || (c >= 0xD7B0 && c <= 0xD7FF) || c == 0x302E || c == 0x302F) return 0;
+    int ea = u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH);
+    return ea == U_EA_WIDE || ea == U_EA_FULLWIDTH ? 2 : 1;
+}
+
+/* The width of a text: the characters' widths, with emoji sequences as one
+ * emoji (VS16 makes its emoji wide, a ZWJ joins two pictographs into one, a
+ * skin tone modifies its base). */
+static size_t text_width(const char *s, size_t len)
+{
+    size_t w = 0;
+    UChar32 prev = -1;
+    int prev_w = 0;
+    bool joining = false;
+    for (size_t i = 0, k; i < len; i += k) {
+        UChar32 c = utf8_at((const unsigned char *)s + i, len - i, &k);
+        bool pict = u_hasBinaryProperty(c, UCHAR_EXTENDED_PICTOGRAPHIC);
+        if (joining && pict) { joining = false; prev = c; continue; }
+        joining = false;
+        if (c == 0xFE0F && prev >= 0 && prev_w == 1 && u_hasBinaryProperty(prev, UCHAR_EMOJI)) {
+            w++;
+            prev_w = 2;
+            continue;
+        }
+        if (c == 0x200D && prev >= 0 && u_hasBinaryProperty(prev, UCHAR_EXTENDED_PICTOGRAPHIC)) { joining = true; continue; }
+        if (c >= 0x1F3FB && c <= 0x1F3FF && prev >= 0 && u_hasBinaryProperty(prev, UCHAR_EMOJI_MODIFIER_BASE)) continue;
+        int cw = char_width(c);
+        w += (size_t)cw;
+        prev = c;
+        prev_w = cw;
+    }
+    return w;
+}
+
 const fmt_doc *fmt_text(fmt_docs *d, const char *s, size_t len)
 {
     if (!len) return &fmt_nil_doc;
     fmt_doc *n = node(d, FMT_TEXT);
     n->s = s;
     n->len = len;
-    for (size_t i = 0, k; i < len; i += k) n->width += (size_t)char_width(utf8_at((const unsigned char *)s + i, len - i, &k));
+    n->width = text_width(s, len);
     return n;
 }
 
