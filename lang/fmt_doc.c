@@ -42,15 +42,46 @@ static UChar32 utf8_at(const unsigned char *s, size_t n, size_t *len)
  * crate's rules, as measured against cedar-wasm): 0 for combining and
  * default-ignorable characters, 2 for East Asian wide and fullwidth ones,
  * else 1 (control characters included). */
+/* Where the unicode-width crate (Unicode 16 and later) and this ICU's tables
+ * disagree, as measured: characters whose width changed or that ICU does not
+ * know yet, and the crate's special cases. */
+static const struct { UChar32 lo, hi; int w; } width_fixes[] = {
+    { 0x0605, 0x0605, 0 }, { 0x070F, 0x070F, 0 }, { 0x0890, 0x0891, 0 }, { 0x08E2, 0x08E2, 0 },
+    { 0x115F, 0x115F, 2 }, { 0x1715, 0x1715, 0 }, { 0x1734, 0x1734, 0 }, { 0x17A4, 0x17A4, 2 },
+    { 0x17D8, 0x17D8, 3 }, { 0x1ACF, 0x1ADD, 0 }, { 0x1AE0, 0x1AEB, 0 }, { 0x1B35, 0x1B35, 0 },
+    { 0x1B3B, 0x1B3B, 0 }, { 0x1B3D, 0x1B3D, 0 }, { 0x1B43, 0x1B44, 0 }, { 0x1BAA, 0x1BAA, 0 },
+    { 0x1BF2, 0x1BF3, 0 }, { 0x2630, 0x2637, 2 }, { 0x268A, 0x268F, 2 }, { 0x2D7F, 0x2D7F, 1 },
+    { 0x2FFC, 0x2FFF, 2 }, { 0x31EF, 0x31EF, 2 }, { 0x4DC0, 0x4DFF, 2 }, { 0x111C0, 0x111C0, 0 },
+    { 0x111C2, 0x111C2, 0 }, { 0x113B8, 0x113B8, 0 }, { 0x113BD, 0x113BD, 0 }, { 0x16121, 0x16121, 0 },
+    { 0x1612E, 0x1612F, 0 }, { 0x16FF2, 0x16FF6, 2 }, { 0x187F8, 0x187FF, 2 }, { 0x18D00, 0x18D1E, 2 },
+    { 0x18D80, 0x18DF2, 2 }, { 0x1D300, 0x1D356, 2 }, { 0x1D360, 0x1D376, 2 }, { 0x1E6E3, 0x1E6E3, 0 },
+    { 0x1F6D8, 0x1F6D8, 2 }, { 0x1FA89, 0x1FA8A, 2 }, { 0x1FA8E, 0x1FA8F, 2 }, { 0x1FABE, 0x1FABE, 2 },
+    { 0x1FAC6, 0x1FAC6, 2 }, { 0x1FAC8, 0x1FAC8, 2 }, { 0x1FACD, 0x1FACD, 2 }, { 0x1FADC, 0x1FADC, 2 },
+    { 0x1FADF, 0x1FADF, 2 }, { 0x1FAE9, 0x1FAEA, 2 }, { 0x1FAEF, 0x1FAEF, 2 },
+    { 0x0897, 0x0897, 0 }, { 0x0CC0, 0x0CC0, 0 }, { 0x0CC7, 0x0CC8, 0 }, { 0x0CCA, 0x0CCB, 0 }, { 0x0D4E, 0x0D4E, 0 },
+    { 0x31E4, 0x31E5, 2 }, { 0xA8FA, 0xA8FA, 0 }, { 0xA953, 0xA953, 0 }, { 0xA9C0, 0xA9C0, 0 },
+    { 0x10D69, 0x10D6D, 0 }, { 0x10EFA, 0x10EFC, 0 }, { 0x111C3, 0x111C3, 0 }, { 0x11235, 0x11235, 0 },
+    { 0x1134D, 0x1134D, 0 }, { 0x113BB, 0x113BC, 0 }, { 0x113BE, 0x113C0, 0 }, { 0x113C2, 0x113C2, 0 },
+    { 0x113C5, 0x113C5, 0 }, { 0x113C7, 0x113C9, 0 }, { 0x113CE, 0x113D2, 0 }, { 0x113E1, 0x113E2, 0 },
+    { 0x116B6, 0x116B6, 0 }, { 0x1171E, 0x1171E, 1 }, { 0x1193D, 0x1193D, 0 }, { 0x1193F, 0x1193F, 0 },
+    { 0x11941, 0x11941, 0 }, { 0x11A84, 0x11A89, 0 }, { 0x11B60, 0x11B60, 0 }, { 0x11B62, 0x11B64, 0 },
+    { 0x11B66, 0x11B66, 0 }, { 0x11D46, 0x11D46, 0 }, { 0x11F02, 0x11F02, 0 }, { 0x11F41, 0x11F41, 0 },
+    { 0x11F5A, 0x11F5A, 0 }, { 0x1611E, 0x16120, 0 }, { 0x16122, 0x16129, 0 }, { 0x1612D, 0x1612D, 0 },
+    { 0x16FF0, 0x16FF1, 0 }, { 0x18CFF, 0x18CFF, 2 }, { 0x1D166, 0x1D166, 0 }, { 0x1D16D, 0x1D16D, 0 },
+    { 0x1E5EE, 0x1E5EF, 0 }, { 0x1E6E6, 0x1E6E6, 0 }, { 0x1E6EE, 0x1E6EF, 0 }, { 0x1E6F5, 0x1E6F5, 0 },
+};
+
 static int char_width(UChar32 c)
 {
     if (c < 0x7F) return 1;
-    if (c == 0x115F) return 2;                      /* the Hangul leading filler is wide */
+    for (size_t i = 0; i < sizeof width_fixes / sizeof *width_fixes; i++)
+        if (c >= width_fixes[i].lo && c <= width_fixes[i].hi) return width_fixes[i].w;
     if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) return 0;
     int gc = u_charType(c);
-    if (gc == U_NON_SPACING_MARK || gc == U_ENCLOSING_MARK) return 0;
+    if (gc == U_NON_SPACING_MARK || gc == U_ENCLOSING_MARK || u_hasBinaryProperty(c, UCHAR_GRAPHEME_EXTEND)) return 0;
     /* Hangul vowels, finals and tone marks join the syllable before them */
-    if ((c >= 0x1160 && c <= 0x11FF) || (c >= 0xD7B0 && c <= 0xD7FF) || c == 0x302E || c == 0x302F) return 0;
+    if ((c >= 0x1160 && c <= 0x11FF) || (c >= 0xD7B0 && c <= 0xD7C6) || (c >= 0xD7CB && c <= 0xD7FB) ||
+        c == 0x302E || c == 0x302F) return 0;
     int ea = u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH);
     return ea == U_EA_WIDE || ea == U_EA_FULLWIDTH ? 2 : 1;
 }
