@@ -11,6 +11,7 @@ Prints figures; never pass/fail.
     tests/bench/lsp_bench.py [DWC] [N] [K]      (defaults build/dwc 1000 30)
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,21 +46,22 @@ def run(dwc, text, changes, debounce):
         c.notify('textDocument/didOpen', {'textDocument': {'uri': uri, 'languageId': 'dogwood', 'version': 1, 'text': text}})
         first = c.diagnostics(uri, 1, timeout=120)
         opened = (time.monotonic() - t0) * 1000
-        marker = '"~/project/496/*"'          # rule r496's literal (kind 0: fs:read)
+        mid = len(re.findall(r'^@id', text, re.M)) // 2 // 8 * 8     # a kind-0 rule (fs:read) mid-file
+        marker = '"~/project/%d/*"' % mid
         at = text.index(marker) + len('"~/project/')
+        width = len(str(mid))
         times = []
         cpu0 = cpu_ms(c.proc.pid)
         for k in range(changes):
-            new = '%03d' % (k % 1000)
-            old = text[at:at + 3]
+            new = '%0*d' % (width, (mid + k + 1) % 10 ** width)
             t0 = time.monotonic()
             c.notify('textDocument/didChange', {
                 'textDocument': {'uri': uri, 'version': k + 2},
-                'contentChanges': [{'range': {'start': position(text, at), 'end': position(text, at + 3)}, 'text': new}]})
+                'contentChanges': [{'range': {'start': position(text, at), 'end': position(text, at + width)}, 'text': new}]})
             d = c.diagnostics(uri, k + 2, timeout=120)
             times.append((time.monotonic() - t0) * 1000)
-            text = text[:at] + new + text[at + 3:]
-            assert len(d['diagnostics']) >= 0 and old is not None
+            text = text[:at] + new + text[at + width:]
+            assert isinstance(d['diagnostics'], list)
         cpu = (cpu_ms(c.proc.pid) - cpu0) / changes
         c.request('shutdown')
         c.notify('exit')

@@ -358,12 +358,19 @@ def temporal_and_schemas(dwc, tmp):
     os.unlink(spath)
 
 
+def bench_runs(dwc, tmp):
+    """tests/bench/lsp_bench.py still runs (a few rules and changes: figures, not a bound)"""
+    bench = os.path.join(HERE, '..', 'bench', 'lsp_bench.py')
+    r = subprocess.run([sys.executable, bench, dwc, '40', '3'], capture_output=True, text=True, timeout=300)
+    check('tests/bench/lsp_bench.py runs', r.returncode == 0 and r.stdout.count('after a change: p50') == 2, r.stdout + r.stderr)
+
+
 def main():
     global DWC
     dwc = DWC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build/dwc')
     tmp = tempfile.mkdtemp(prefix='dwc-lsp-')
     try:
-        for part in (main_session, other_sessions, temporal_and_schemas):
+        for part in (main_session, other_sessions, temporal_and_schemas, bench_runs):
             try:
                 part(dwc, tmp)
             except Exception as e:   # noqa: BLE001 - a failure, counted
