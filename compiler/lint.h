@@ -70,6 +70,7 @@ typedef struct dw_lint_options {
     const dw_schema *schema;               /* may be NULL: no strict validation */
     const dw_event_derivation *dv;         /* may be NULL: default 24h cap, no §9.9 */
     bool refusals_only;                    /* skip the warning-only scope analysis (the loader) */
+    const struct dw_providers *providers;  /* provider declarations for dw_lower (NULL: the built-ins) */
 } dw_lint_options;
 
 /* Lint the policy text `src`.  Findings are appended to *out (unsorted).
@@ -90,13 +91,17 @@ int dw_lint_profile(struct dw_front_end *fe, dw_diags *diags);
  * sees it: each temporal leaf replaced by `context.policy_<i>__temporal_<k>`
  * (clauses and operators as written), and with opt->schema the schema
  * augmented with each hoisted attribute (a required Bool on the context of
- * every action its rule's scope admits).  Provider calls stay calls.  The
- * result shares ps's nodes; free it before ps.  0, or -1 out of memory. */
+ * every action its rule's scope admits).  Each provider invocation (with its
+ * output methods) becomes `context.providers.policy_<i>_p_<k>`, and the
+ * context of every action a required `providers` record of their output
+ * types (opt->providers' declarations).  The result shares ps's nodes; free
+ * it before ps.  0, or -1 out of memory. */
 typedef struct dw_lowering {
     dw_policy_set set;                  /* set.policies: the lowered policies */
     dw_schema schema;                   /* the augmented schema, when has_schema */
     bool has_schema;
     const char **fields; size_t *field_policy; size_t nfields;   /* the hoisted attributes, in order */
+    const char **provider_fields; size_t nprovider_fields;       /* the hoisted providers.policy_<i>_p_<k> */
     struct L *owner;
 } dw_lowering;
 int dw_lower(dw_policy_set *ps, const dw_lint_options *opt, dw_lowering *out);

@@ -41,7 +41,8 @@ const char dw_dogwood_usage[] =
     "            `@<ts> (time point <n>): ALLOW|DENY[  [rules: i, j]]`, or {\"verdicts\":[...]};\n"
     "            verdicts do not affect the exit code.\n"
     "  lower     validate, then print the Cedar policies the set lowers to (§14: one per rule, clauses\n"
-    "            folded, temporal leaves as context.policy_<i>__temporal_<k>) and the augmented schema;\n"
+    "            folded, temporal leaves as context.policy_<i>__temporal_<k>, provider invocations as\n"
+    "            context.providers.policy_<i>_p_<k>) and the augmented schema;\n"
     "            --emit cedar-policies|cedar-schema|cedar-json|both (default both); --format json:\n"
     "            {\"cedar_policies\",\"cedar_schema\",\"cedar_schema_json\",\"self_contained\",\"temporal_fields\",\n"
     "            \"provider_fields\",\"decision_kinds\"}; a note on stderr when the set is not self-contained.\n"
@@ -298,7 +299,7 @@ int dw_cmd_dogwood(int argc, char **argv)
     if (!strcmp(argv[1], "lower")) {
         dogwood_args a;
         int rc = parse_args(argc - 1, argv + 1, &a);
-        return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.emit, !strcmp(a.fmt, "json"));
+        return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.providers, a.emit, !strcmp(a.fmt, "json"));
     }
     if (!strcmp(argv[1], "schema") && argc >= 3 && !strcmp(argv[2], "providers")) return dogwood_schema_providers(argc - 2, argv + 2);
     bool later = !strcmp(argv[1], "schema");

@@ -10,8 +10,9 @@
  * lowering strict validation uses).  The policies are printed as Cedar
  * prints policies (runtime/est.h: written as Cedar's JSON, read back as
  * text), so Cedar itself reads them; tests/dogwood_ref/lower.js checks that
- * cedar-wasm parses and validates the output.  Provider calls are not
- * lowered by this build: a set with one is refused. */
+ * cedar-wasm parses and validates the output.  Each provider invocation
+ * becomes `context.providers.policy_<i>_p_<k>`, declared (§14.4) as a
+ * required attribute of a `providers` record on every action's context. */
 #include "dogwood_lower.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +141,7 @@ static char *schema_text(const dw_schema *s, bool json, size_t *len)
 
 static void json_str(const char *s, size_t n) { dw_json_escape_file(stdout, s, n, DW_JSON_REPLACE); }
 
-int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *emit, bool json)
+int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *providers, const char *emit, bool json)
 {
     if (strcmp(emit, "both") && strcmp(emit, "cedar-policies") && strcmp(emit, "cedar-schema") && strcmp(emit, "cedar-json")) {
         fprintf(stderr, "dwc dogwood lower: error: --emit must be cedar-policies, cedar-schema, cedar-json or both, not `%s`\n", emit);
@@ -150,7 +151,8 @@ int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const cha
     dw_session_init(&s);
     dw_fe_stage fatal;
     dw_validate_result r;
-    int rc = dw_validate_files(&s, pol, sch, ev, &fatal, &r);
+    int rc = providers ? dw_session_load_providers(&s, providers) : 0;
+    if (!rc) rc = dw_validate_files(&s, pol, sch, ev, &fatal, &r);
     if (rc) { dw_session_free(&s); return rc; }
     if (fatal || r.nerrors) {
         dw_diags_print(&s.diags, stderr);
@@ -161,7 +163,7 @@ int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const cha
     dw_diags_print(&s.diags, stderr);         /* warnings */
     dw_diags_free(&s.diags);
     dw_diags_init(&s.diags);
-    dw_lint_options opt = { .schema = s.schema, .dv = s.dv };
+    dw_lint_options opt = { .schema = s.schema, .dv = s.dv, .providers = s.providers };
     dw_lowering lw;
     char *ptext = NULL, *stext = NULL, *sjson = NULL;
     size_t plen = 0, slen = 0, jlen = 0;
@@ -176,8 +178,12 @@ int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const cha
     stext = schema_text(&lw.schema, false, &slen);
     sjson = schema_text(&lw.schema, true, &jlen);
     if (!stext || !sjson) { fprintf(stderr, "dwc dogwood lower: error: out of memory\n"); goto out; }
-    bool self_contained = lw.nfields == 0;
-    if (!self_contained)
+    bool self_contained = lw.nfields == 0 && lw.nprovider_fields == 0;
+    if (lw.nprovider_fields)
+        fprintf(stderr, "note: the lowered set is not self-contained: %zu provider attribute(s) of the context (first: "
+                        "context.providers.%s) hold provider results the Cedar policies cannot compute\n",
+                lw.nprovider_fields, lw.provider_fields[0]);
+    if (lw.nfields)
         fprintf(stderr, "note: the lowered set is not self-contained: %zu temporal attribute(s) of the context (first: "
                         "context.%s) hold history the Cedar policies cannot see\n", lw.nfields, lw.fields[0]);
     if (json) {
@@ -187,7 +193,15 @@ int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const cha
         json_str(stext, slen);
         printf(",\"cedar_schema_json\":%s,\"self_contained\":%s,\"temporal_fields\":[", sjson, self_contained ? "true" : "false");
         for (size_t i = 0; i < lw.nfields; i++) { if (i) putchar(','); json_str(lw.fields[i], strlen(lw.fields[i])); }
-        printf("],\"provider_fields\":[],\"decision_kinds\":[");
+        printf("],\"provider_fields\":[");
+        for (size_t i = 0; i < lw.nprovider_fields; i++) {
+            if (i) putchar(',');
+            char *f = NULL;
+            if (asprintf(&f, "providers.%s", lw.provider_fields[i]) < 0) { rc = 2; goto out; }
+            json_str(f, strlen(f));
+            free(f);
+        }
+        printf("],\"decision_kinds\":[");
         const dw_event_schema *es = s.es;
         for (size_t i = 0; es && i < es->ndecision_kinds; i++) { if (i) putchar(','); json_str(es->decision_kinds[i].s, es->decision_kinds[i].len); }
         printf("]}\n");

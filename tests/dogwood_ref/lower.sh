@@ -16,13 +16,16 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/out"
 pass=0; fail=0
-lower() {   # NAME POLICY SCHEMA EVENTS
-    if "$DWC" dogwood lower "$2" --policy-schema "$3" --event-schema "$4" --format json >"$W/out/$1.json" 2>"$W/err"; then return; fi
+lower() {   # NAME POLICY SCHEMA EVENTS [PROVIDERS]
+    if "$DWC" dogwood lower "$2" --policy-schema "$3" --event-schema "$4" ${5:+--providers "$5"} --format json >"$W/out/$1.json" 2>"$W/err"; then return; fi
     echo "FAIL $1: dwc dogwood lower: $(grep -m1 error "$W/err")"; rm -f "$W/out/$1.json"; fail=$((fail + 1))
 }
 for d in "$SHARED"/examples/box/*/; do
     lower "box-$(basename "$d")" "$d/policy.dw" lang/box_actions.cedarschema box
 done
+# provider invocations hoisted into context.providers (dogwood.md §14.3-§14.4)
+P=tests/dogwood_ref/providers
+lower providers "$P/policy.dw" "$P/schema.cedarschema" unpinned "$P/providers.json"
 SHARED_SCHEMA=$REF/_shared/fork-ad91527/temporal_only.shared_schema.cedarschema
 FIXTURE=$REF/_shared/fork-ad91527/request_response.dwschema
 { sed '$d' "$SHARED_SCHEMA"; cat "$REF/_shared/upstream-substitute/confirm-action.cedarschema-fragment"; tail -n 1 "$SHARED_SCHEMA"; } \
