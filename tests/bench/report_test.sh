@@ -27,7 +27,7 @@ if node tests/bench/report.js --results "$FIX" --out "$out" > "$tmp/log" 2>&1; t
 for h in "Box example 01-project-read" "rbac, 10 policies" "rbac, 100 policies" "box, 10 policies" "box, 100 policies" \
          rbac box "Compiling and loading (tests/bench/load_bench.c)" "Temporal rules (tests/bench/temporal_bench.c)" \
          "Box events through the engine (dwc bench --engine)" \
-         "dwd over the socket (tests/bench/dwd_load.c)"; do
+         "dwd over the socket (tests/bench/dwd_load.c)" "Targets (issue 16)"; do
     if [ -f "$out" ] && has_table "$out" "$h"; then ok; else bad "section \"$h\" has no table"; fi
 done
 # both modes and the ratio row of each workload
