@@ -112,7 +112,10 @@ p();
 p('## Machine');
 p();
 p(`- Date: ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`);
-p(`- dwc commit: \`${commit}\`${dirty ? ' (working tree has uncommitted changes)' : ''}`);
+// the commit measured: run.sh records it when the run starts (the report may be rendered later)
+const runMeta = kv(path.join(RES, 'run.meta')) || {};
+const measured = runMeta.commit || commit, measuredDirty = runMeta.commit ? runMeta.dirty === '1' : dirty;
+p(`- dwc commit: \`${measured}\`${measuredDirty ? ' (working tree has uncommitted changes)' : ''}`);
 p(`- CPU: ${cpuModel}; \`nproc\` = ${nproc}`);
 p(`- Memory: ${mem}`);
 p(`- OS: ${uname}`);
@@ -121,7 +124,7 @@ p(`- Node.js ${process.version}; Cedar peer: @cedar-policy/cedar-wasm${harness ?
 // run.sh's run.meta: when, how long, and how loaded the (shared) machine was
 const run = kv(path.join(RES, 'run.meta')) || {};
 if (run.started) {
-  const mins = (x) => `${(Number(x) / 60).toFixed(1)} min`;
+  const mins = (x) => (Number(x) < 120 ? `${Math.round(Number(x))} s` : `${(Number(x) / 60).toFixed(1)} min`);
   const parts = [['workloads', 'VM and from-json runs, dwc and Cedar'], ['engine', 'engine'], ['load', 'compile/load'],
                  ['temporal', 'temporal'], ['dwd', 'dwd']];
   let prev = 0;
@@ -155,8 +158,8 @@ p('  wasm code up in the background, and with a 1,000-call warm-up the timed p50
 p('- **Run length**: so that `make bench` completes in about 15 minutes on 2 shared cores, each dwc case runs 3 times,');
 p('  each Cedar run has a 5 s budget (`BENCH_PEER_BUDGET`), each dwd run 3 s after 1 s of warm-up');
 p('  (`DWD_LOAD_SECONDS`), and the Cedar peer skips the 100,000-policy sets (its preparse alone takes over a minute).');
-p('  p50 and p99 are stable at these counts (hundreds of thousands of dwc decisions, thousands of Cedar decisions on');
-p('  the small sets); the 10,000-policy Cedar runs have only ~100 decisions, enough for p50, not for p99.');
+p('  That still gives hundreds of thousands of dwc samples per case and thousands of Cedar ones on the small sets;');
+p('  the 10,000-policy Cedar runs have only ~100 decisions, enough for a p50, not for a p99.');
 p('- **parsed**: the request is already in memory in each engine\'s input form. **from-json**: the timed region also');
 p('  parses the request\'s JSON line (dwc: its JSON reader; Cedar: `JSON.parse` + building the call object).');
 p('- **Ratio** = Cedar ÷ dwc (higher means dwc is faster).');
@@ -206,7 +209,7 @@ for (const name of WORKLOADS) {
     if (m.peer && m.peer.check === 'ok') checks.push(`${name} (${mode}): decisions agree`);
     if (m.dwcErr && !m.dwc) checks.push(`${name} (${mode}): dwc bench failed: ${m.dwcErr.split('\n')[0]}`);
   }
-  if (modes.parsed.skip || modes.json.skip) p('\n¹ ' + (modes.parsed.skip || modes.json.skip));
+  if (modes.parsed.skip || modes.json.skip) p(`\n¹ Cedar on ${meta.label || name}: ` + (modes.parsed.skip || modes.json.skip));
 }
 
 // Scaling.

@@ -84,7 +84,8 @@ rm -rf "$RES"
 mkdir -p "$RES"
 # what the report says about the run itself: when, how long, how loaded (the machine may be shared)
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
-printf 'started=%s\nloadavg_start=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" > "$RES/run.meta"
+printf 'started=%s\nloadavg_start=%s\ncommit=%s\ndirty=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" \
+  "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(git diff-index --quiet HEAD -- 2>/dev/null && echo 0 || echo 1)" > "$RES/run.meta"
 section() { printf 'section_%s=%s\n' "$1" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"; }
 
 # ---- workloads ----
