@@ -29,11 +29,12 @@ char *dw_lsp_uri_path(const char *uri, size_t n)
     char *out = malloc((size_t)(e - p) + 1), *o = out;
     if (!out) return NULL;
     for (; p < e; p++) {
+        if (*p == '?' || *p == '#') { free(out); return NULL; }   /* a query or fragment: not a plain file */
         if (*p == '%' && e - p >= 3 && hexdig(p[1]) >= 0 && hexdig(p[2]) >= 0) {
             *o++ = (char)(hexdig(p[1]) * 16 + hexdig(p[2]));
             p += 2;
         } else *o++ = *p;
-        if (o[-1] == 0 || o[-1] == '?' || o[-1] == '#') { free(out); return NULL; }   /* not a plain file */
+        if (o[-1] == 0) { free(out); return NULL; }
     }
     *o = 0;
     return out;
@@ -172,7 +173,9 @@ void dw_lsp_did_open(dw_lsp *s, const dw_json *params)
     }
     const char *name = d->path ? d->path : d->uri;
     size_t nn = strlen(name);
-    if (ends_with(name, nn, ".cedarschema") || dw_str_is(lang, "cedarschema")) d->kind = DW_DOC_SCHEMA;
+    /* a JSON document sent to this server is a Cedar schema in its JSON syntax */
+    if (ends_with(name, nn, ".cedarschema") || ends_with(name, nn, ".json") || dw_str_is(lang, "cedarschema") || dw_str_is(lang, "json"))
+        d->kind = DW_DOC_SCHEMA;
     else if (ends_with(name, nn, ".dwschema") || dw_str_is(lang, "dwschema")) d->kind = DW_DOC_EVENTS;
     else d->kind = DW_DOC_POLICY;
     d->version = version;

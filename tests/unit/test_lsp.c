@@ -4,7 +4,8 @@
  * refused, ids that are neither integers nor strings are invalid requests,
  * the lifecycle drops what comes before `initialize` and after `exit`,
  * incremental edits splice the text, and protocol positions (UTF-16 code
- * units, or UTF-8 bytes) map to byte offsets and back at every edge. */
+ * units, or UTF-8 bytes) map to byte offsets and back at every edge, and
+ * file uris map to paths and back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,6 +232,32 @@ static void test_positions(void **state)
     dw_buf_free(&k.b);
 }
 
+static void test_uris(void **state)
+{
+    static const struct { const char *uri, *path; } cases[] = {
+        { "file:///a%20b%23c.dw", "/a b#c.dw" },      /* escapes decoded, an escaped # is a name */
+        { "file://localhost/x/y.dw", "/x/y.dw" },
+        { "FILE:///p.cedar", "/p.cedar" },
+        { "file:///x.dw?query", NULL },                /* a query or fragment: not a file */
+        { "file:///x.dw#frag", NULL },
+        { "file:///a%00b", NULL },                     /* NUL */
+        { "file://host/x", NULL },
+        { "untitled:Untitled-1", NULL },
+        { "file://", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = dw_lsp_uri_path(cases[i].uri, strlen(cases[i].uri));
+        if (cases[i].path) { assert_non_null(p); assert_string_equal(p, cases[i].path); }
+        else assert_null(p);
+        free(p);
+    }
+    dw_jw w = { 0 };
+    dw_jw_uri(&w, "/a b/é.dw");
+    assert_int_equal(dw_buf_putc(&w.b, 0), 0);
+    assert_string_equal(w.b.p, "\"file:///a%20b/%C3%A9.dw\"");
+    dw_buf_free(&w.b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_incremental_edits),
         cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_uris),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
