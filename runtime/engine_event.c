@@ -2,6 +2,7 @@
  * record built under the event schema, its Cedar request, and the schema
  * gate a decision kind must pass before it is recorded. */
 #include "engine_int.h"
+#include "json_request.h"
 
 static const dw_attr_decl *record_attr(const dw_type *t, dw_str name)
 {
@@ -86,17 +87,35 @@ static const dw_json *enum_strings(dw_arena *a, const dw_schema *sc, const dw_ty
 }
 
 /* The logged record's own member names (§7.1): static, so a history copy
- * of a record built here shares them instead of duplicating each. */
-static const char K_INPUT[] = "input", K_OUTPUT[] = "output", K_PRINCIPAL[] = "callerPrincipal",
-                  K_RESOURCE[] = "callerResource", K_REQUEST_ID[] = "requestId";
-
-static bool set_field(dw_arena *a, dw_field *f, const char *key, dw_value v)
+ * of a record built here shares them instead of duplicating each.  In the
+ * record's (byte) order, with their key hashes computed once: a record of
+ * them is built sorted and hashed, as dw_make_record would leave it. */
+static const char K_PRINCIPAL[] = "callerPrincipal", K_RESOURCE[] = "callerResource", K_INPUT[] = "input",
+                  K_OUTPUT[] = "output", K_REQUEST_ID[] = "requestId";
+enum { F_PRINCIPAL, F_RESOURCE, F_INPUT, F_OUTPUT, F_REQUEST_ID, F__N };
+static dw_field logged_keys[F__N] = {
+    { K_PRINCIPAL, sizeof K_PRINCIPAL - 1, 0, { 0 } }, { K_RESOURCE, sizeof K_RESOURCE - 1, 0, { 0 } },
+    { K_INPUT, sizeof K_INPUT - 1, 0, { 0 } }, { K_OUTPUT, sizeof K_OUTPUT - 1, 0, { 0 } },
+    { K_REQUEST_ID, sizeof K_REQUEST_ID - 1, 0, { 0 } },
+};
+static pthread_once_t logged_keys_once = PTHREAD_ONCE_INIT;
+static void hash_logged_keys(void)
 {
-    f->key = key;
-    f->klen = (uint32_t)strlen(key);
-    f->v = v;
-    (void)a;
-    return true;
+    for (int k = 0; k < F__N; k++) logged_keys[k].khash = dw_key_hash(logged_keys[k].key, logged_keys[k].klen);
+}
+
+static void put_field(dw_field *f, size_t *n, int key, dw_value v)
+{
+    f[*n] = logged_keys[key];
+    f[*n].v = v;
+    (*n)++;
+}
+
+static dw_value sorted_record(dw_field *f, size_t n)
+{
+    dw_value r = { .kind = DW_V_RECORD, .n = (uint32_t)n };
+    r.u.fields = f;
+    return r;
 }
 
 /* A deep copy of a logged record into a (the history's arena), sharing what
@@ -125,6 +144,48 @@ bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_v
 /* The common part of both event forms: identity, scope, input/output values.
  * `input_j`/`output_j` may be NULL.  Returns 0, or -1 with msg (a gate
  * failure for decision kinds). */
+/* The event's identity, whether its kind is a decision kind, and its
+ * action's declaration with the declared input and output (NULL without a
+ * schema).  aid and kind are NUL-terminated strings of the scratch arena
+ * already (the event's JSON or its request's uid): only atype is copied. */
+typedef struct action_of { const dw_action_decl *ad; const dw_attr_decl *in_d, *out_d; } action_of;
+
+static int event_identity(dw_engine *e, built *b, const char *atype, size_t atlen, const char *aid, size_t aidlen,
+                          const char *kind, size_t klen, action_of *ac, char *msg, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->ev.atype = (dw_str){ dw_arena_memdup(&e->scratch, atype, atlen), atlen };
+    b->ev.aid = (dw_str){ aid, aidlen };
+    b->ev.kind = (dw_str){ kind, klen };
+    b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
+    b->action_hash = dw_uid_hash(atype, atlen, aid, aidlen);
+    if (!e->s.schema) { *ac = (action_of){ 0 }; return 0; }
+    /* the schema's answer for this action, remembered (a reload or another
+     * schema makes the entry stale; a hash collision fails the uid compare) */
+    struct action_memo *m = &e->action_memo[b->action_hash % (sizeof e->action_memo / sizeof *e->action_memo)];
+    const dw_action_decl *ad = m->ad;
+    if (ad && m->hash == b->action_hash && m->generation == e->generation && m->schema == e->s.schema &&
+        dw_str_eq(ad->uid.type, b->ev.atype) && dw_str_eq(ad->uid.id, b->ev.aid)) {
+        *ac = (action_of){ ad, m->in_d, m->out_d };
+        return 0;
+    }
+    if (!(ad = dw_schema_action(e->s.schema, atype, atlen, aid, aidlen))) {
+        snprintf(msg, cap, "action %.*s::\"%.*s\" is not declared in the schema", (int)atlen, atype, (int)aidlen, aid);
+        return -1;
+    }
+    ac->ad = ad;
+    ac->in_d = record_attr(ad->context, (dw_str){ "input", 5 });
+    ac->out_d = record_attr(ad->context, (dw_str){ "output", 6 });
+    *m = (struct action_memo){ b->action_hash, e->generation, e->s.schema, ad, ac->in_d, ac->out_d };
+    return 0;
+}
+
+static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const dw_uid *principal, const dw_uid *resource,
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap);
+
+/* The common part of both event forms: identity, scope, input/output values.
+ * `input_j`/`output_j` may be NULL.  Returns 0, or -1 with msg (a gate
+ * failure for decision kinds). */
 int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, const char *aid, size_t aidlen,
                        const char *kind, size_t klen, const dw_uid *principal, const dw_uid *resource,
                        const dw_json *input_j, const dw_json *output_j, const dw_json *request_id,
@@ -132,21 +193,9 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
 {
     dw_arena *a = &e->scratch;
     dw_buf err = { 0 };
-    memset(b, 0, sizeof *b);
-    /* aid and kind are NUL-terminated strings of the scratch arena already
-     * (the event's JSON or its request's uid): only atype is copied */
-    b->ev.atype = (dw_str){ dw_arena_memdup(a, atype, atlen), atlen };
-    b->ev.aid = (dw_str){ aid, aidlen };
-    b->ev.kind = (dw_str){ kind, klen };
-    b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
-    const dw_action_decl *ad = e->s.schema ? dw_schema_action(e->s.schema, atype, atlen, aid, aidlen) : NULL;
-    if (e->s.schema && !ad) {
-        snprintf(msg, cap, "action %.*s::\"%.*s\" is not declared in the schema", (int)atlen, atype, (int)aidlen, aid);
-        return -1;
-    }
-    /* input and output, parsed against the declared context where there is one */
-    const dw_attr_decl *in_d = ad ? record_attr(ad->context, (dw_str){ "input", 5 }) : NULL;
-    const dw_attr_decl *out_d = ad ? record_attr(ad->context, (dw_str){ "output", 6 }) : NULL;
+    action_of ac;
+    if (event_identity(e, b, atype, atlen, aid, aidlen, kind, klen, &ac, msg, cap)) return -1;
+    const dw_attr_decl *in_d = ac.in_d, *out_d = ac.out_d;
     dw_value in = { .kind = DW_V_RECORD }, out = { .kind = DW_V_RECORD };
     bool have_in = input_j != NULL, have_out = output_j != NULL;
     const dw_json *bad_enum = NULL;
@@ -168,39 +217,52 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
         if (dw_value_from_json(a, output_j, NULL, &out, &err)) { snprintf(msg, cap, "output: %s", err.p ? err.p : "?"); dw_buf_free(&err); return -1; }
     }
     dw_buf_free(&err);
+    dw_str rid = { 0 };
+    if (request_id && request_id->kind == DW_JSON_STRING) rid = request_id->u.str;
+    return event_finish(e, b, ac.ad, principal, resource, have_in ? &in : NULL, have_out ? &out : NULL,
+                        request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, msg, cap);
+}
+
+/* After input and output are values: the logged record, the Cedar request and its checks. */
+static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const dw_uid *principal, const dw_uid *resource,
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap)
+{
+    dw_arena *a = &e->scratch;
+    bool have_in = in != NULL, have_out = out != NULL;
     /* logged record: input, output, callerPrincipal, callerResource, requestId (§7.1 mirroring) */
-    dw_field *lf = dw_arena_alloc(a, 5 * sizeof *lf);
+    pthread_once(&logged_keys_once, hash_logged_keys);
+    dw_field *lf = dw_arena_alloc_raw(a, F__N * sizeof *lf);
     if (!lf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nf = 0;
-    if (have_in) set_field(a, &lf[nf++], K_INPUT, in);
-    if (have_out) set_field(a, &lf[nf++], K_OUTPUT, out);
     dw_value pv = { .kind = DW_V_ENTITY }, rv = { .kind = DW_V_ENTITY };
     pv.u.uid = principal;
     rv.u.uid = resource;
-    if (principal) set_field(a, &lf[nf++], K_PRINCIPAL, pv);
-    if (resource) set_field(a, &lf[nf++], K_RESOURCE, rv);
-    if (request_id && request_id->kind == DW_JSON_STRING) {
+    if (principal) put_field(lf, &nf, F_PRINCIPAL, pv);
+    if (resource) put_field(lf, &nf, F_RESOURCE, rv);
+    if (have_in) put_field(lf, &nf, F_INPUT, *in);
+    if (have_out) put_field(lf, &nf, F_OUTPUT, *out);
+    if (request_id) {
         dw_value s;
-        if (!dw_make_string(a, request_id->u.str.s, request_id->u.str.len, &s)) { snprintf(msg, cap, "out of memory"); return -1; }
-        set_field(a, &lf[nf++], K_REQUEST_ID, s);
+        if (!dw_make_string(a, request_id->s, request_id->len, &s)) { snprintf(msg, cap, "out of memory"); return -1; }
+        put_field(lf, &nf, F_REQUEST_ID, s);
     }
-    dw_make_record(lf, nf, &b->ev.logged);
+    b->ev.logged = sorted_record(lf, nf);
     if (!b->decision) return 0;
 
     /* the Cedar request: context = { input } (box.md §15.2), checked like Box's gate */
     if (!principal || !resource) { snprintf(msg, cap, "decision event has no %s in scope", principal ? "resource" : "principal"); return -1; }
-    dw_field *cf = dw_arena_alloc(a, sizeof *cf);
+    dw_field *cf = dw_arena_alloc_raw(a, sizeof *cf);
     if (!cf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nc = 0;
-    if (have_in) set_field(a, &cf[nc++], K_INPUT, in);
-    dw_make_record(cf, nc, &b->req.vars[DW_VAR_C]);
+    if (have_in) put_field(cf, &nc, F_INPUT, *in);
+    b->req.vars[DW_VAR_C] = sorted_record(cf, nc);
     b->req.vars[DW_VAR_P] = pv;
     b->req.vars[DW_VAR_R] = rv;
     b->req.vars[DW_VAR_A].kind = DW_V_ENTITY;
     dw_uid *au = dw_arena_alloc_raw(a, sizeof *au);
     if (!au || !b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }
-    *au = (dw_uid){ .type = b->ev.atype.s, .tlen = (uint32_t)atlen, .id = aid, .idlen = (uint32_t)aidlen,
-                    .hash = dw_uid_hash(atype, atlen, aid, aidlen) };
+    *au = (dw_uid){ .type = b->ev.atype.s, .tlen = (uint32_t)b->ev.atype.len, .id = b->ev.aid.s, .idlen = (uint32_t)b->ev.aid.len,
+                    .hash = b->action_hash };
     b->req.vars[DW_VAR_A].u.uid = au;
     if (ad) {
         for (size_t k = 0; k < ad->context->nattrs; k++) {
@@ -219,12 +281,121 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     return 0;
 }
 
+/* The members an event may have (box.md §6.1). */
+enum { M_ACTION, M_KIND, M_NAMESPACE, M_TIME, M_PRINCIPAL, M_RESOURCE, M_INPUT, M_OUTPUT, M_REQUEST_ID, M__N };
+
+static int member_of(dw_str key)
+{
+    static const dw_str names[M__N] = {
+        { "action", 6 }, { "kind", 4 }, { "namespace", 9 }, { "time", 4 }, { "principal", 9 },
+        { "resource", 8 }, { "input", 5 }, { "output", 6 }, { "request_id", 10 },
+    };
+    for (int k = 0; k < M__N; k++) if (dw_str_eq(key, names[k])) return k;
+    return -1;
+}
+
+/* NS::Action into atype[256] (ns at most 200 bytes; a NUL in NS ends it, as %s did); its length. */
+static size_t action_type(char *atype, const dw_str *ns)
+{
+    size_t nslen = ns ? strnlen(ns->s, ns->len) : 3;
+    memcpy(atype, ns ? ns->s : "Box", nslen);
+    memcpy(atype + nslen, "::Action", sizeof "::Action");
+    return nslen + sizeof "::Action" - 1;
+}
+
+/* The event's "time" in ticks; -1 if it is not RFC 3339 UTC. */
+static int event_time(const dw_engine *e, const dw_str *time, int64_t *ts)
+{
+    int64_t ns_time;
+    if (!dw_rfc3339_parse_ns(time->s, time->len, &ns_time)) return -1;
+    *ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
+    return 0;
+}
+
+static size_t skip_ws(const char *s, size_t i, size_t n)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* Box's event line in one pass, no JSON tree (runtime/json_request.h's
+ * reader): 1 with *b built exactly as the general path would build it, 0 when
+ * the pass does not take the line on: an escape, a float or null, a member
+ * twice, an input before its action, any error.  The general path then
+ * decides from the start, so every diagnostic stays its own. */
+static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b)
+{
+    dw_arena *a = &e->scratch;
+    dw_str str[M__N] = { { 0 } };
+    bool have[M__N] = { false };
+    dw_value io[2];                          /* input, output */
+    const dw_uid *P = &e->box_self, *R = &e->box_unused;
+    char atype[256];
+    action_of ac = { 0 };
+    bool typed = false;                      /* the action's declaration is read: it may not change */
+    char msg[8];
+    dw_carve carve = { NULL, NULL };
+    size_t i = skip_ws(json, 0, len);
+    if (i >= len || json[i] != '{') return 0;
+    i++;
+    for (;;) {
+        dw_str key;
+        if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;
+        i = skip_ws(json, i, len);
+        if (i >= len || json[i] != ':') return 0;
+        i++;
+        int m = member_of(key);
+        if (m >= 0 && (have[m] || (typed && (m == M_ACTION || m == M_KIND || m == M_NAMESPACE)))) return 0;
+        if (m >= 0) have[m] = true;
+        dw_value skipped;
+        if (m < 0) {                         /* read and ignored, as the general path does (a trace's "expect") */
+            if (!dw_json_fast_value(a, &carve, json, len, &i, NULL, &skipped)) return 0;
+        } else if (m == M_PRINCIPAL || m == M_RESOURCE) {
+            const dw_uid *u = dw_json_fast_uid(a, &carve, json, len, &i);
+            if (!u) return 0;
+            *(m == M_PRINCIPAL ? &P : &R) = u;
+        } else if (m == M_INPUT || m == M_OUTPUT) {
+            if (!typed) {                    /* its type comes from the action */
+                if (!have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
+                size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
+                if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len,
+                                   &ac, msg, sizeof msg))
+                    return 0;
+                typed = true;
+            }
+            const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
+            if (!dw_json_fast_value(a, &carve, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
+        } else if (!dw_json_fast_string(a, &carve, json, len, &i, &str[m].s, &str[m].len)) return 0;
+        i = skip_ws(json, i, len);
+        if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }
+        if (i < len && json[i] == '}') break;
+        return 0;
+    }
+    if (skip_ws(json, i + 1, len) != len || !have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
+    int64_t t = *ts;
+    if (t == DW_TS_NOW && have[M_TIME] && event_time(e, &str[M_TIME], &t)) return 0;
+    if (!typed) {
+        size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
+        if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len, &ac,
+                           msg, sizeof msg))
+            return 0;
+    }
+    if (event_finish(e, b, ac.ad, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
+                     have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, msg, sizeof msg) ||
+        (e->s.box && dw_box_gate(NULL, json, len, P, R, msg, sizeof msg)))
+        return 0;
+    *ts = t;
+    return 1;
+}
+
 /* Box's JSON event form -> a built event (and its Cedar request).  *ts is
  * replaced by the event's "time" when the caller gave none.  0 on success;
  * -1 when the line is not an event (v says why); -2 when a decision event
  * fails the schema gate (v holds the deny; b->decision is set). */
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v)
 {
+    dw_arena_reset(&e->scratch);
+    if (event_fast(e, json, len, ts, b)) return 0;
     dw_arena_reset(&e->scratch);
     dw_source src = { "event", json, len };
     dw_diags d;
@@ -233,32 +404,22 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     dw_diags_free(&d);
     if (!j || j->kind != DW_JSON_OBJECT) { engine_fault(v, "event is not a JSON object%s", NULL); return -1; }
     /* the members an event may have, in one pass (the first of a name counts, as dw_json_get) */
-    enum { M_ACTION, M_KIND, M_NAMESPACE, M_TIME, M_PRINCIPAL, M_RESOURCE, M_INPUT, M_OUTPUT, M_REQUEST_ID, M__N };
-    static const dw_str names[M__N] = {
-        { "action", 6 }, { "kind", 4 }, { "namespace", 9 }, { "time", 4 }, { "principal", 9 },
-        { "resource", 8 }, { "input", 5 }, { "output", 6 }, { "request_id", 10 },
-    };
     const dw_json *m[M__N] = { 0 };
-    for (size_t i = 0; i < j->u.obj.n; i++)
-        for (int k = 0; k < M__N; k++)
-            if (!m[k] && dw_str_eq(j->u.obj.v[i].key, names[k])) { m[k] = j->u.obj.v[i].value; break; }
+    for (size_t i = 0; i < j->u.obj.n; i++) {
+        int k = member_of(j->u.obj.v[i].key);
+        if (k >= 0 && !m[k]) m[k] = j->u.obj.v[i].value;
+    }
     const dw_json *action = m[M_ACTION], *kind = m[M_KIND], *ns = m[M_NAMESPACE], *time = m[M_TIME];
     if (!action || action->kind != DW_JSON_STRING || !kind || kind->kind != DW_JSON_STRING) {
         engine_fault(v, "event needs string members \"action\" and \"kind\"%s", NULL);
         return -1;
     }
     if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { engine_fault(v, "event \"namespace\" must be a short string%s", NULL); return -1; }
-    char atype[256];                         /* NS::Action; a NUL in NS ends it, as %s did */
-    size_t nslen = ns ? strnlen(ns->u.str.s, ns->u.str.len) : 3;
-    memcpy(atype, ns ? ns->u.str.s : "Box", nslen);
-    memcpy(atype + nslen, "::Action", sizeof "::Action");
-    if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING) {
-        int64_t ns_time;
-        if (!dw_rfc3339_parse_ns(time->u.str.s, time->u.str.len, &ns_time)) {
-            engine_fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
-            return -1;
-        }
-        *ts = e->tps == 1000000000 ? ns_time : ns_time / (1000000000 / e->tps);
+    char atype[256];
+    size_t atlen = action_type(atype, ns ? &ns->u.str : NULL);
+    if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING && event_time(e, &time->u.str, ts)) {
+        engine_fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
+        return -1;
     }
     const dw_uid *P = &e->box_self, *R = &e->box_unused;
     const dw_json *pj = m[M_PRINCIPAL], *rj = m[M_RESOURCE];
@@ -266,7 +427,7 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
     if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
     dw_buf_free(&err);
-    if (engine_build_event(e, b, atype, strlen(atype), action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
+    if (engine_build_event(e, b, atype, atlen, action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
                     P, R, m[M_INPUT], m[M_OUTPUT], m[M_REQUEST_ID],
                     v->message, sizeof v->message) ||
         (e->s.box && dw_box_gate(j, json, len, P, R, v->message, sizeof v->message))) {

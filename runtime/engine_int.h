@@ -106,6 +106,10 @@ struct dw_engine {
     uint64_t restored, replayed;
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
     dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
+    struct action_memo {     /* engine_event.c: the schema's answers for recent actions, by uid hash */
+        uint64_t hash; uint32_t generation; const void *schema;
+        const void *ad, *in_d, *out_d;   /* dw_action_decl, dw_attr_decl of "input" and "output" */
+    } action_memo[32];
     struct dw_explanation *explain;   /* dwc explain: the next decision is taken apart into it */
     struct engine_providers *providers;   /* host callbacks (engine_providers.c), NULL: none */
 };
@@ -114,6 +118,7 @@ typedef struct built {
     dw_event ev;             /* logged record in the scratch arena until appended */
     dw_request req;          /* the Cedar request (decision kinds) */
     bool decision;
+    uint64_t action_hash;    /* dw_uid_hash of the action */
 } built;
 
 /* State buffers (engine_state.c); log records are built in one too. */

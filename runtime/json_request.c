@@ -347,3 +347,44 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
     return dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
                                 dw_json_get(j, "context"), schema, validate, out, err);
 }
+
+/* ---- the reader's pieces, for other one-pass readers (the engine's Box events) ---- */
+
+bool dw_json_fast_value(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const dw_type *expect,
+                        dw_value *out)
+{
+    rd p = { a, text, len, *pos, *c };
+    bool ok = value(&p, expect, 1, out);
+    *c = p.carve;
+    if (ok) *pos = p.i;
+    return ok;
+}
+
+const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos)
+{
+    rd p = { a, text, len, *pos, *c };
+    ws(&p);
+    const dw_uid *u = at(&p, '{') ? entity(&p) : NULL;
+    *c = p.carve;
+    if (u) *pos = p.i;
+    return u;
+}
+
+bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n)
+{
+    rd p = { a, text, len, *pos, *c };
+    ws(&p);
+    bool ok = at(&p, '"') && str(&p, s, n);
+    *c = p.carve;
+    if (ok) *pos = p.i;
+    return ok;
+}
+
+bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
+{
+    rd p = { NULL, text, len, *pos, { NULL, NULL } };
+    ws(&p);
+    bool ok = at(&p, '"') && span(&p, s, n);
+    if (ok) *pos = p.i;
+    return ok;
+}

@@ -23,4 +23,18 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
                          dw_request *out);
 
+/* The reader's pieces, for other one-pass readers of JSON lines (the
+ * engine's Box events, runtime/engine_event.c), each at text[*pos] (leading
+ * white space skipped), carving what they build from c (start it zeroed; one
+ * arena call per block, not per value): a value as dw_value_from_json reads
+ * it against expect, an entity uid object, a string with no escape (a
+ * NUL-terminated copy).  true (or the uid) with *pos past it; false (NULL):
+ * not taken on, the general path must decide. */
+bool dw_json_fast_value(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const dw_type *expect,
+                        dw_value *out);
+const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos);
+bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n);
+/* The same string in place (not copied, not NUL-terminated): a member name to compare. */
+bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n);
+
 #endif
