@@ -748,7 +748,7 @@ static dw_action_decl *provider_contexts(L *l, const dw_schema *s, const lower_s
         dw_type *t = alloc(l, sizeof *t);
         *t = *old;
         t->attrs = alloc(l, (old->nattrs + 1) * sizeof *t->attrs);
-        memcpy(t->attrs, old->attrs, old->nattrs * sizeof *t->attrs);
+        if (old->nattrs) memcpy(t->attrs, old->attrs, old->nattrs * sizeof *t->attrs);
         dw_attr_decl pa = { .name = { "providers", 9 }, .type = rec, .required = true };
         if (have) t->attrs[have - old->attrs] = pa;
         else { t->attrs[t->nattrs++] = pa; qsort(t->attrs, t->nattrs, sizeof *t->attrs, attr_cmp); }

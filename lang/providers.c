@@ -94,7 +94,7 @@ static dw_type *record_type(rd *r, const dw_json *j, int depth)
         if (k == t->nattrs) ERR(r, q, "list only fields declared under `fields`", "required field `%.*s` is not declared", (int)q->u.str.len, q->u.str.s);
         else t->attrs[k].required = true;
     }
-    qsort(t->attrs, t->nattrs, sizeof *t->attrs, attr_cmp);
+    if (t->nattrs > 1) qsort(t->attrs, t->nattrs, sizeof *t->attrs, attr_cmp);
     return t;
 }
 
