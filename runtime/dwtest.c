@@ -127,6 +127,8 @@ typedef struct tfile {
     dw_engine *e;
     dw_arena la;                 /* the current line's JSON */
     bool explain;                /* --explain: a failed check carries its explanation */
+    int64_t *fed_ts;             /* --explain: the case's lines so far, by time, to name events by line */
+    size_t *fed_no, nfed, capfed;
     char msg[600];
 } tfile;
 
@@ -394,10 +396,27 @@ static int describe(tfile *x, dw_test_check *k, const dw_box_line *bl, const dw_
     return rc;
 }
 
+static int fed(tfile *x, int64_t ts, size_t line)
+{
+    if (x->nfed == x->capfed) {
+        size_t cap = x->capfed ? 2 * x->capfed : 64;
+        int64_t *t = realloc(x->fed_ts, cap * sizeof *t);
+        if (t) x->fed_ts = t;
+        size_t *no = t ? realloc(x->fed_no, cap * sizeof *no) : NULL;
+        if (!no) return -1;
+        x->fed_no = no;
+        x->capfed = cap;
+    }
+    x->fed_ts[x->nfed] = ts;
+    x->fed_no[x->nfed++] = line;
+    return 0;
+}
+
 static int run_case(tfile *x, dw_test_case *c)
 {
     dw_engine_reset_history(x->e);
     x->t.have_last = false;
+    x->nfed = 0;
     c->checks = dw_arena_alloc(x->ra, c->nchecks * sizeof *c->checks);
     if (!c->checks) return -1;
     size_t nk = 0;
@@ -413,6 +432,7 @@ static int run_case(tfile *x, dw_test_case *c)
         const dw_json *j = parse_line(x, s, n, line);
         dw_box_line bl;
         if (!j || dw_box_trace_line(&x->t, j, line, &bl, x->msg, sizeof x->msg)) return -1;
+        if (x->explain && fed(x, bl.time_ns, line)) return -1;
         if (!bl.decision) {
             if (dw_engine_record_json(x->e, s, n, bl.time_ns, x->msg, sizeof x->msg)) {
                 c->error = dw_arena_printf(x->ra, "%s:%zu: error: the engine refused the event: %s", x->f->path, line, x->msg);
@@ -437,6 +457,10 @@ static int run_case(tfile *x, dw_test_case *c)
             FILE *m = open_memstream(&b, &bl_len);
             snprintf(where, sizeof where, "%s:%zu", x->f->path, line);
             dw_explanation_refused(&xp, &v);
+            xp.trace = x->f->path;
+            xp.line_ts = x->fed_ts;
+            xp.line_no = x->fed_no;
+            xp.nlines = x->nfed;
             if (m) { dw_explain_print(m, &xp, x->e, where, &bl); k->explanation = memstream_text(x->ra, m, &b, &bl_len); }
         }
         if (explain) dw_explanation_free(&xp);
@@ -466,6 +490,8 @@ static void test_file(dw_test_file *f, dw_arena *ra, const target *defaults, boo
     if (x.e) dw_engine_close(x.e);
     if (x.trace_open) dw_box_trace_close(&x.t);
     dw_arena_free(&x.la);
+    free(x.fed_ts);
+    free(x.fed_no);
     free(x.text);
 }
 

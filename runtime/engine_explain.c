@@ -141,6 +141,7 @@ static void on_aggregate(void *ctx, uint32_t agg, uint32_t i, uint32_t nrows, co
                 if (!xr->events) continue;
                 dw_x_event *xe = &xr->events[xr->nevents++];
                 xe->pos = (uint32_t)v->u.i;
+                xe->ts = ev->ts;
                 xe->time = time_text(a, ev->ts, o->tps);
                 xe->what = dw_arena_printf(a, "%.*s::\"%.*s\"::%.*s", (int)ev->atype.len, ev->atype.s, (int)ev->aid.len, ev->aid.s,
                                            (int)ev->kind.len, ev->kind.s);

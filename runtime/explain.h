@@ -18,6 +18,7 @@ typedef enum { DW_X_FALSE, DW_X_TRUE, DW_X_ERROR, DW_X_UNKNOWN, DW_X_NOT_REACHED
 
 typedef struct dw_x_event {
     uint32_t pos;                /* in the leaf's view of the history */
+    int64_t ts;                  /* its timestamp (ticks) */
     const char *time, *what;     /* RFC 3339; "http:request::response" */
     const char *logged;          /* its logged record */
 } dw_x_event;
@@ -71,6 +72,12 @@ typedef struct dw_explanation {
     dw_x_policy *policies;
     uint32_t ndisagree;
     char disagree[1024];         /* where a re-evaluation differs from the engine: a bug, said loudly */
+    /* set by the printer's caller: the trace lines fed, by time (ascending),
+     * so an event is named by its line (times increase strictly in a trace) */
+    const char *trace;
+    const int64_t *line_ts;
+    const size_t *line_no;
+    size_t nlines;
 } dw_explanation;
 
 void dw_explanation_init(dw_explanation *x);

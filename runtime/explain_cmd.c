@@ -66,6 +66,18 @@ static bool blank(const char *s, size_t n)
 
 /* ---- printing ---- */
 
+/* The trace line of the fed event at ts, or 0 (none given, or not one of them) */
+static size_t line_of(const dw_explanation *x, int64_t ts)
+{
+    size_t lo = 0, hi = x->nlines;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->line_ts[mid] < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < x->nlines && x->line_ts[lo] == ts ? x->line_no[lo] : 0;
+}
+
 void dw_explanation_refused(struct dw_explanation *x, const dw_verdict *v)
 {
     if (x->done) return;
@@ -126,7 +138,9 @@ void dw_explain_print(FILE *out, const dw_explanation *x, dw_engine *e, const ch
                     fprintf(out, "      %s\n", a->rows[r].values);
                     for (uint32_t k = 0; k < a->rows[r].nevents; k++) {
                         const dw_x_event *ev = &a->rows[r].events[k];
-                        fprintf(out, "        event %u: %s %s %s\n", ev->pos, ev->time, ev->what, ev->logged);
+                        fprintf(out, "        event %u", ev->pos);
+                        if (line_of(x, ev->ts)) fprintf(out, " (%s:%zu)", x->trace, line_of(x, ev->ts));
+                        fprintf(out, ": %s %s %s\n", ev->time, ev->what, ev->logged);
                     }
                 }
             }
@@ -194,7 +208,9 @@ static void json(const dw_explanation *x, dw_engine *e, const char *where, const
                     printf(",\"events\":[");
                     for (uint32_t k = 0; k < a->rows[r].nevents; k++) {
                         const dw_x_event *ev = &a->rows[r].events[k];
-                        printf("%s{\"position\":%u,\"time\":", k ? "," : "", ev->pos);
+                        printf("%s{\"position\":%u,", k ? "," : "", ev->pos);
+                        if (line_of(x, ev->ts)) printf("\"line\":%zu,", line_of(x, ev->ts));
+                        printf("\"time\":");
                         jstr(ev->time);
                         printf(",\"event\":");
                         jstr(ev->what);
@@ -272,8 +288,13 @@ static int run(const xopts *o)
     /* the history: the trace up to the target (the checker runs again for each line's time) */
     t.have_last = false;
     size_t upto = o->event ? nlines : target;
+    int64_t *line_ts = malloc((nlines + 1) * sizeof *line_ts);
+    size_t *line_no = malloc((nlines + 1) * sizeof *line_no), nfed = 0;
+    if (!rc && (!line_ts || !line_no)) rc = 1;
     for (size_t i = 0; !rc && i < upto; i++) {
         if (!check_line(&t, &a, o->trace, lines[i].text, lines[i].len, lines[i].lineno, &bl)) { rc = 2; break; }
+        line_ts[nfed] = bl.time_ns;
+        line_no[nfed++] = lines[i].lineno;
         char msg[256];
         dw_verdict v;
         if (bl.decision) dw_engine_decide_json(e, lines[i].text, lines[i].len, bl.time_ns, &v);
@@ -296,6 +317,11 @@ static int run(const xopts *o)
         if (!rc) {
             dw_explanation x;
             dw_explanation_init(&x);
+            x.trace = o->trace;
+            x.line_ts = line_ts;
+            x.line_no = line_no;
+            x.nlines = nfed;
+            if (!o->event) { line_ts[nfed] = bl.time_ns; line_no[nfed] = lines[target].lineno; x.nlines++; }
             dw_engine_explain_next(e, &x);
             dw_verdict v;
             dw_engine_decide_json(e, s, n, bl.time_ns, &v);
@@ -315,6 +341,8 @@ static int run(const xopts *o)
     dw_box_trace_close(&t);
     dw_arena_free(&a);
     free(lines);
+    free(line_ts);
+    free(line_no);
     free(ttext);
     free(etext_owned);
     return rc;

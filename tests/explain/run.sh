@@ -47,7 +47,8 @@ has budget 0 "verdict: DENY [github_budget] forbidden"
 has budget 0 "github_budget (forbid, line 17): satisfied, determining"
 has budget 0 "temporal leaf 0 = true (the decision used true)"
 has budget 0 'count for (t). where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(t))) = 3, over 3 rows:'
-for t in 12:00:01 12:00:11 12:02:01; do has budget 0 "2025-06-02T${t}Z Box::Action::\"http:request\"::response"; done
+for tl in 12:00:01/2 12:00:11/4 12:02:01/11; do
+    has budget 0 "($T6:${tl#*/}): 2025-06-02T${tl%/*}Z Box::Action::\"http:request\"::response"; done
 [ "$(grep -c '::response {' "$tmp/budget.out")" = 3 ] && ok || bad "budget: wanted exactly 3 response events listed"
 has budget 0 "github_burst (forbid, line 29): not satisfied"
 has budget 0 "when #2: false  (temporal leaf 1)"
@@ -58,8 +59,8 @@ d = json.load(open(sys.argv[1]))
 p = [p for p in d["policies"] if p["name"] == "github_budget"][0]
 g = p["leaves"][0]["aggregates"][0]
 assert d["verdict"] == "deny" and d["rules"] == ["github_budget"] and p["determining"]
-assert g["value"] == "3" and [e["time"] for r in g["rows"] for e in r["events"]] == \
-    ["2025-06-02T12:00:01Z", "2025-06-02T12:00:11Z", "2025-06-02T12:02:01Z"], g' "$tmp/budget_json.out"
+assert g["value"] == "3" and [(e["time"], e["line"]) for r in g["rows"] for e in r["events"]] == \
+    [("2025-06-02T12:00:01Z", 2), ("2025-06-02T12:00:11Z", 4), ("2025-06-02T12:02:01Z", 11)], g' "$tmp/budget_json.out"
 then ok; else bad "budget json"; head -c 500 "$tmp/budget_json.out"; fi
 # the byte budget (07): the sum's rows carry the amounts and their events
 grep -v '^//\|^{"policy"\|^{"case"' "$B/07-upload-byte-budget/trace.dwtest" >"$tmp/t7.jsonl"
