@@ -427,7 +427,7 @@ static int cmd_disasm(int argc, char **argv)
 
 /* ---- dwc compile ---- */
 static const char compile_usage[] =
-    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [--events E] [-o OUT.dwb|-]\n"
+    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [--events E] [--providers FILE] [-o OUT.dwb|-]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
     "With a schema the set must pass strict validation first (dogwood.md D13); with\n"
     "`box`, every load check of the Box profile (box.md §11: dwc check --schema box's\n"
@@ -446,10 +446,11 @@ static const char compile_usage[] =
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL, *events = NULL;
+    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL, *events = NULL, *providers = NULL;
     bool quiet = false;
     const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL },
                                 { "template-linked", 'k', &links, NULL }, { "events", 0, &events, NULL },
+                                { "providers", 0, &providers, NULL },
                                 { "quiet", 0, NULL, &quiet }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, &pol, compile_usage);
     if (pr) return pr > 0 ? 0 : 1;
@@ -471,14 +472,15 @@ static int cmd_compile(int argc, char **argv)
     int rc = sch ? dw_session_load_schema(&s, sch) : 0;
     if (rc == 0 && sch) rc = dw_session_load_events(&s, events);
     s.links_path = links;
+    if (rc == 0 && providers) rc = dw_session_load_providers(&s, providers);
     if (rc == 0) rc = dw_session_load_policies(&s, pol);
     if (rc == 2 && s.box && !quiet) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
     if (rc == 0 && sch && !s.box && s.ps) {
-        dw_validate_result r = dw_validate(s.ps, s.schema, &s.diags);
+        dw_validate_result r = dw_validate_with_providers(s.ps, s.schema, s.providers, &s.diags);
         dw_policy_set templates = *s.ps;     /* linking moved them out of the set: validated too */
         templates.policies = s.ps->templates;
         templates.npolicies = s.ps->ntemplates;
-        r.nerrors += dw_validate(&templates, s.schema, &s.diags).nerrors;
+        r.nerrors += dw_validate_with_providers(&templates, s.schema, s.providers, &s.diags).nerrors;
         for (size_t i = 0; quiet && i < s.diags.n && !s.first_error[0]; i++)
             if (s.diags.v[i].sev == DW_SEV_ERROR) dw_diag_format(&s.diags.v[i], s.first_error, sizeof s.first_error);
         if (!quiet) dw_diags_print(&s.diags, stderr);
@@ -512,7 +514,7 @@ static int cmd_compile(int argc, char **argv)
 
 /* ---- dwc validate ---- */
 static const char validate_usage[] =
-    "usage: dwc validate -p POLICIES -s SCHEMA|box [-k LINKS] [--events E] [--deny-warnings]\n"
+    "usage: dwc validate -p POLICIES -s SCHEMA|box [-k LINKS] [--events E] [--providers FILE] [--deny-warnings]\n"
     "Cedar's strict validation of a policy set against a schema (dogwood.md §5).\n"
     "Each diagnostic names the policy (@id, else policyN), points at the expression and\n"
     "says what type was expected and what was found.\n"
@@ -545,9 +547,11 @@ static int validate_links(dw_session *s, const char *path, dw_validate_result *r
 static int cmd_validate(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *policy_format = NULL;
+    const char *providers = NULL;
     bool deny_warnings = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
+        { "providers", 0, &providers, NULL },
         { "deny-warnings", 0, NULL, &deny_warnings }, { "template-linked", 'k', &links, NULL },
         { "schema-format", 0, &schema_format, NULL }, { "policy-format", 0, &policy_format, NULL }, { 0 },
     };
@@ -562,6 +566,7 @@ static int cmd_validate(int argc, char **argv)
     dw_policy_json pjson;
     int rc = dw_policy_format_apply(&s, policy_format, pol, &pjson);
     if (rc) { rc = rc == 2 ? 3 : 1; goto out; }
+    if (providers && (rc = dw_session_load_providers(&s, providers))) { rc = rc == 2 ? 3 : 1; goto out; }
     rc = dw_validate_files(&s, pol, sch, events, &failed, &r) ? 1 : 0;
     if (rc) goto out;
     if (failed == DW_FE_PARSE) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }

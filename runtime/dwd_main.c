@@ -563,7 +563,7 @@ static const char usage_text[] =
     "           [--checkpoint-every N] [--checkpoint-interval SECONDS] [--temporal-work-bound STEPS]\n"
     "           [--log-include deny,permit,trace,kernel] [--box-name NAME] [--box-source box|agent] [--run-id ID]\n"
     "           [--max-connections N] [--max-request BYTES] [--max-pending BYTES]\n"
-    "           [--idle-timeout SECONDS] [--request-timeout SECONDS] [--salvage]\n"
+    "           [--idle-timeout SECONDS] [--request-timeout SECONDS] [--salvage] [--no-providers]\n"
     "       dwd --version | --help\n"
     "Options take their value as the next word or after '=' (--socket=PATH).\n"
     "  --artifact, --policy P   the policy: a compiled artifact (.dwb) or policy source (.dw),\n"
@@ -572,6 +572,8 @@ static const char usage_text[] =
     "                           dwc beside dwd, else dwc on PATH)\n"
     "  --schema box|FILE        the action schema (default box: Box's built-in vocabulary)\n"
     "  --events E               the event schema (.dwschema or a built-in name)\n"
+    "  --no-providers           refuse a set that calls an information provider (dogwood.md §13.6;\n"
+    "                           always so with --schema box); dwd runs the built-in providers only\n"
     "  --state DIR              the history log and checkpoints (locked: one dwd per directory)\n"
     "  --socket PATH            the Unix socket to serve on (mode 0600; PATH.lock is held while serving)\n"
     "  --decision-log FILE      append OTLP-JSON decision records (box.md §10)\n"
@@ -638,7 +640,7 @@ enum {
     OPT_DURABILITY, OPT_CHECKPOINT_EVERY, OPT_CHECKPOINT_INTERVAL, OPT_TEMPORAL_WORK_BOUND, OPT_LOG_INCLUDE, OPT_BOX_NAME,
     OPT_BOX_SOURCE, OPT_RUN_ID, OPT_MAX_CONNECTIONS, OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_IDLE_TIMEOUT,
     OPT_REQUEST_TIMEOUT, OPT_SALVAGE, OPT_TRUST_CLIENT_TIME, OPT_NO_CONFINE, OPT_SELFTEST_SECCOMP, OPT_SELFTEST_KEEPER,
-    OPT_VERSION, OPT_DWC,
+    OPT_VERSION, OPT_DWC, OPT_NO_PROVIDERS,
 };
 static const struct option long_options[] = {
     { "artifact", required_argument, NULL, OPT_ARTIFACT },
@@ -663,6 +665,7 @@ static const struct option long_options[] = {
     { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
     { "salvage", no_argument, NULL, OPT_SALVAGE },
     { "trust-client-time", no_argument, NULL, OPT_TRUST_CLIENT_TIME },      /* tests only */
+    { "no-providers", no_argument, NULL, OPT_NO_PROVIDERS },
     { "no-confine", no_argument, NULL, OPT_NO_CONFINE },                    /* debugging only */
     { "selftest-seccomp", no_argument, NULL, OPT_SELFTEST_SECCOMP },        /* tests only */
     { "selftest-keeper", required_argument, NULL, OPT_SELFTEST_KEEPER },    /* tests only: DIR */
@@ -713,7 +716,7 @@ int main(int argc, char **argv)
     const char *durability = "full", *include = "deny,permit", *dwc = NULL;
     uint64_t every = 10000, interval = 0, max_conns = 256, max_request = DWD_MAX_LINE, max_pending = 1u << 20;
     uint64_t idle_s = 300, request_s = 10, bound = 0;
-    bool trust_time = false, no_confine = false, max_conns_given = false, salvage = false;
+    bool trust_time = false, no_confine = false, max_conns_given = false, salvage = false, no_providers = false;
     server s;
     memset(&s, 0, sizeof s);
     s.dl.fd = -1;
@@ -745,6 +748,7 @@ int main(int argc, char **argv)
         case OPT_REQUEST_TIMEOUT: if (!number_opt("request-timeout", optarg, 1, 86400, "seconds", &request_s)) return 2; break;
         case OPT_SALVAGE: salvage = true; break;
         case OPT_TRUST_CLIENT_TIME: trust_time = true; break;
+        case OPT_NO_PROVIDERS: no_providers = true; break;
         case OPT_NO_CONFINE: no_confine = true; break;
         case OPT_SELFTEST_SECCOMP: return dw_confine_selftest();
         case OPT_SELFTEST_KEEPER: return dw_keeper_selftest(optarg);
@@ -809,7 +813,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events, .temporal_work_bound = bound };
+    dw_engine_config cfg = { .policy_path = policy, .schema_path = schema, .events_path = events, .temporal_work_bound = bound,
+                             .no_providers = no_providers };
     dw_engine_recovery rec;
     int lfd = -1;
     s.e = dw_engine_open_artifact_durable(&cfg, art, art_len, &dd, &rec, err, sizeof err);

@@ -590,6 +590,14 @@ for n in duplicate_id unknown_action unguarded_optional window_over_cap inert_ho
     check "Box profile: $n refuses to start (exit 1)" test "$rc" -eq 1 -a ! -S "$T/sock-prof"
     check "Box profile: $n: the message is dwc check's ($(echo "$want" | sed -n 's/.*error\[\([a-z-]*\)\].*/\1/p')), the path once" test "$(cat "$T/prof.err")" = "dwd: $want" -a -n "$want"
 done
+# information providers (dogwood.md §13.6): --no-providers refuses an artifact that calls one
+pv="$here/../dogwood_ref/providers"
+"$DWC" compile "$pv/policy.dw" -s "$pv/schema.cedarschema" --events unpinned --providers "$pv/providers.json" -o "$T/prov.dwb" 2>/dev/null
+timeout 20 "$DWD" --artifact "$T/prov.dwb" --schema "$pv/schema.cedarschema" --events unpinned --no-providers \
+    --state "$T/state-prov" --socket "$T/sock-prof" 2>"$T/prof.err"
+rc=$?
+check "--no-providers: a set that calls a provider is refused (exit 1)" test "$rc" -eq 1 -a ! -S "$T/sock-prof"
+check "... saying so" grep -q "information providers are not enabled in this build" "$T/prof.err"
 # artifacts: only one compiled with --schema box serves in Box mode
 "$DWC" compile "$ex/policy.dw" -o "$T/plain.dwb" 2>/dev/null
 "$DWC" compile "$ex/policy.dw" --schema box -o "$T/boxed.dwb" 2>/dev/null
