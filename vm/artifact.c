@@ -309,6 +309,9 @@ static int build_providers(loader *L)
     for (uint32_t i = 0; i < t->nsteps; i++)
         t->steps[i] = (dw_pstep){ U(DW_SEC_PSTEPS, i, 0, 16), U(DW_SEC_PSTEPS, i, 1, 16), U(DW_SEC_PSTEPS, i, 2, 16), U(DW_SEC_PSTEPS, i, 3, 16) };
     PROWS(DW_SEC_PCALLS, calls, ncalls);
+#ifdef DW_NO_PROVIDERS   /* make PROVIDERS=0: no provider call runs here, compiled elsewhere or not (§13.6) */
+    if (t->ncalls) return refuse(L->msg, L->cap, "information providers are not enabled in this build: the set calls a provider");
+#endif
     for (uint32_t i = 0; i < t->ncalls; i++)
         t->calls[i] = (dw_pcall){ U(DW_SEC_PCALLS, i, 0, 16), U(DW_SEC_PCALLS, i, 1, 16), U(DW_SEC_PCALLS, i, 2, 16), U(DW_SEC_PCALLS, i, 3, 16) };
     const section *s = &L->sec[DW_SEC_PPOLICIES];
