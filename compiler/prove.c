@@ -6,65 +6,10 @@
 #include <string.h>
 #include <time.h>
 #include "macros.h"
-#include "prove_guard.h"
+#include "prove_cache.h"
+#include "prove_impl.h"
 #include "smt.h"
 #include "../stdlib/ext.h"
-
-typedef struct cex { char *req, *ents; uint8_t *leaves; uint32_t nleaves; } cex;
-
-/* per policy of the set, accumulated over environments */
-typedef struct pstate {
-    bool encodable, approx;
-    size_t napplies;              /* environments whose scope admits the policy */
-    bool may_match;               /* sat somewhere */
-    bool always_all;              /* never false in every environment it applies to */
-    bool unknown;                 /* some query of it timed out */
-    char *why;                    /* the first such query's reason (dw_smt_unknown_reason) */
-    bool err_found;               /* forbid-may-error reported */
-    bool overridden_all, shadowed_all;
-    bool *covers;                 /* [j]: policy j alone covers this one in every env (or NULL) */
-    bool *overlap;                /* [j]: j (same effect) and this policy both match some request */
-    bool *f_overlap;              /* [j]: forbid j and this permit both match some request */
-    bool *equiv;                  /* [j]: j matches exactly the requests this one matches, in every env */
-    bool shadow_here;             /* covered by other rules in the current environment */
-    cex witness;                  /* a request the policy matches (VM-confirmed) */
-    bool have_witness;
-    bool matched_here;            /* a query of this environment found a request it matches */
-    int own_r;                    /* this environment: 1 `own` is a request it matches, 0 none, -1 unknown, 2 not asked */
-    dw_smt_model *own;
-} pstate;
-
-
-typedef struct P {
-    const dw_prove_options *o;
-    dw_smt *x;
-    dw_findings *out;
-    dw_prove_stats *st;
-    size_t np;
-    pstate *ps;
-    dw_guards *guards;            /* per policy of the set (NULL: none computed) */
-    size_t *env_rules[2], nenv[2];  /* this environment's rules that apply, permits [0] and forbids [1] */
-    size_t neffect[2];            /* the set's permits and forbids */
-    dw_guard_index *ix[2];        /* the guard index of env_rules[e] (NULL: none) */
-    size_t *cand;                 /* scratch: candidates of a rule */
-    size_t *uj;                   /* scratch: the rules of a cover query */
-    Z3_ast *uv2;                  /* scratch: the terms of one alternative's cover query */
-    bool *meet;                   /* scratch: np x DW_GUARD_MAX_ALT */
-    bool *scratch;                /* scratch: 2 x np */
-    const char *env_name;         /* the current environment, for messages */
-    Z3_ast *uv;                   /* scratch: the candidates of a cover query */
-    dw_smt_policy *cur;           /* set policies in the current environment */
-    dw_smt_policy *cur_old, *cur_as;
-    Z3_ast forbid_any;            /* some forbid of the set holds (current environment) */
-    bool *vm_err;                 /* scratch outcome buffer owner */
-    /* --against, --assert */
-    int diff_more, diff_less;     /* 0 none, 1 confirmed, -1 unknown */
-    cex diff_cex[2];
-    uint8_t *diff_old_leaves[2];  /* the old set's leaf values in diff_cex[d] */
-    int *as_state;                /* per assertion: 0 proved so far, 1 refuted, -1 unknown */
-    cex *as_cex;
-    bool diff_inexact;
-} P;
 
 static double now_ms(void)
 {
@@ -73,9 +18,9 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static void cex_free(cex *c) { free(c->req); free(c->ents); free(c->leaves); memset(c, 0, sizeof *c); }
+void dw_prove_cex_free(cex *c) { free(c->req); free(c->ents); free(c->leaves); memset(c, 0, sizeof *c); }
 
-static const char *pname(const dw_policy *p, size_t i, char *buf, size_t cap)
+const char *dw_prove_pname(const dw_policy *p, size_t i, char *buf, size_t cap)
 {
     for (size_t k = 0; k < p->nannots; k++)
         if (p->annots[k].has_value && p->annots[k].key.len == 2 && memcmp(p->annots[k].key.s, "id", 2) == 0) {
@@ -101,7 +46,7 @@ static int take_cex(P *p, int which, cex *c)
     const dw_program *prog = in->prog;
     c->nleaves = prog->temporal.nleaves;
     c->leaves = calloc(c->nleaves + 1, 1);
-    if (!c->leaves) { cex_free(c); return -1; }
+    if (!c->leaves) { dw_prove_cex_free(c); return -1; }
     for (uint32_t i = 0; i < prog->npolicies && i < in->ps->npolicies; i++) {
         const dw_policy_code *pc = &prog->policies[i];
         for (uint32_t k = 0; k < pc->nleaves; k++)
@@ -111,7 +56,7 @@ static int take_cex(P *p, int which, cex *c)
 }
 
 /* Run c on program `which`; outcome has one byte per policy. */
-static int vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
+int dw_prove_vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
 {
     const dw_prove_input *in = which == DW_PROVE_SET ? &p->o->set : which == DW_PROVE_OLD ? &p->o->old : &p->o->asserts;
     uint8_t *o = calloc(in->prog->npolicies + 1, 1);
@@ -122,7 +67,7 @@ static int vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
     return 0;
 }
 
-static void add_finding(P *p, const dw_source *src, const char *rule, int sev, dw_loc loc, long policy, const char *hint,
+void dw_prove_add_finding(P *p, const dw_source *src, const char *rule, int sev, dw_loc loc, long policy, const char *hint,
                         const char *msg, const cex *c)
 {
     if (dw_findings_push(p->out, src, rule, sev, loc, policy, hint, msg, c ? c->req : NULL, c ? c->ents : NULL,
@@ -214,7 +159,7 @@ static void name_rules(P *p, const size_t *cand, size_t n, char *out, size_t cap
     out[0] = 0;
     for (size_t c = 0; c < n && c < 3; c++)
         k += (size_t)snprintf(out + k, k < cap ? cap - k : 0, "%s%s", c == 0 ? "" : c + 1 == n ? " and " : ", ",
-                              pname(&p->o->set.ps->policies[cand[c]], cand[c], nb, sizeof nb));
+                              dw_prove_pname(&p->o->set.ps->policies[cand[c]], cand[c], nb, sizeof nb));
     if (n > 3 && k < cap) snprintf(out + k, cap - k, " and %zu more", n - 3);
 }
 
@@ -258,24 +203,75 @@ static void forbid_may_error(P *p, size_t i)
     if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; return; }
     bool allow;
     uint8_t *o = NULL;
-    if (vm_run(p, DW_PROVE_SET, &c, &allow, &o) || o[i] != DW_OUT_ERROR) {
+    if (dw_prove_vm_run(p, DW_PROVE_SET, &c, &allow, &o) || o[i] != DW_OUT_ERROR) {
         free(o);
         p->st->vm_rejected++;
-        cex_free(&c);
+        dw_prove_cex_free(&c);
         return;
     }
     free(o);
     p->st->confirmed++;
     s->err_found = true;
-    char nb[256], msg[512];
-    snprintf(msg, sizeof msg,
-             "forbid %s may error, and Cedar skips an erroring forbid: for the request below its condition raises an error "
-             "(overflow, a missing entity or attribute, or an extension error), so it does not deny",
-             pname(pol, i, nb, sizeof nb));
-    add_finding(p, p->o->set.src, "dw-forbid-may-error", -1, pol->effect_loc, (long)i,
-                "guard the failing operation (`has`, a range check before arithmetic, a literal extension argument) so the condition cannot error",
-                msg, &c);
-    cex_free(&c);
+    s->err_cex = c;   /* reported once, from the first environment (merge) */
+}
+
+/* ------------------------------------------------------------------ one environment's state */
+
+static void pstate_clear(dw_smt *x, pstate *s)
+{
+    dw_smt_model_free(x, s->own);
+    free(s->covers);
+    free(s->overlap);
+    free(s->f_overlap);
+    free(s->equiv);
+    free(s->why);
+    dw_prove_cex_free(&s->witness);
+    dw_prove_cex_free(&s->err_cex);
+    memset(s, 0, sizeof *s);
+    s->encodable = s->always_all = s->overridden_all = s->shadowed_all = true;
+    s->own_r = 2;
+}
+
+/* acc[i] &= / |= ps[i]; *b (owned by ps) moves into *a when a has none */
+static void and_rows(bool **a, bool **b, size_t n, bool and)
+{
+    if (!*b) return;
+    if (!*a) { *a = *b; *b = NULL; return; }
+    for (size_t j = 0; j < n; j++) (*a)[j] = and ? (*a)[j] && (*b)[j] : (*a)[j] || (*b)[j];
+}
+
+/* Fold what this environment established about policy i into acc (the
+ * result is the same whatever order the environments come in, except which
+ * environment's witness and reason are kept: the first). */
+static void merge_one(P *p, size_t i)
+{
+    pstate *a = &p->acc[i], *s = &p->ps[i];
+    a->encodable = a->encodable && s->encodable;
+    a->approx = a->approx || s->approx;
+    a->napplies += s->napplies;
+    a->may_match = a->may_match || s->may_match;
+    if (s->napplies) a->always_all = a->always_all && s->always_all;
+    if (s->unknown) a->unknown = true;
+    if (!a->why && s->why) { a->why = s->why; s->why = NULL; }
+    if (s->err_found && !a->err_found) {
+        a->err_found = true;
+        const dw_policy *pol = &p->o->set.ps->policies[i];
+        char nb[256], msg[512];
+        snprintf(msg, sizeof msg,
+                 "forbid %s may error, and Cedar skips an erroring forbid: for the request below its condition raises an error "
+                 "(overflow, a missing entity or attribute, or an extension error), so it does not deny",
+                 dw_prove_pname(pol, i, nb, sizeof nb));
+        dw_prove_add_finding(p, p->o->set.src, "dw-forbid-may-error", -1, pol->effect_loc, (long)i,
+                             "guard the failing operation (`has`, a range check before arithmetic, a literal extension argument) so the condition cannot error",
+                             msg, &s->err_cex);
+    }
+    a->overridden_all = a->overridden_all && s->overridden_all;
+    a->shadowed_all = a->shadowed_all && s->shadowed_all;
+    and_rows(&a->covers, &s->covers, p->np, true);
+    and_rows(&a->equiv, &s->equiv, p->np, true);
+    and_rows(&a->overlap, &s->overlap, p->np, false);
+    and_rows(&a->f_overlap, &s->f_overlap, p->np, false);
+    if (s->have_witness && !a->have_witness) { a->witness = s->witness; a->have_witness = true; memset(&s->witness, 0, sizeof s->witness); s->have_witness = false; }
 }
 
 /* Is policy i satisfiable here (and keep a VM-confirmed witness)? */
@@ -312,8 +308,8 @@ static void match_check(P *p, size_t i)
     if (take_cex(p, DW_PROVE_SET, &c)) return;
     bool allow;
     uint8_t *o = NULL;
-    if (!vm_run(p, DW_PROVE_SET, &c, &allow, &o) && o[i] == DW_OUT_TRUE) { s->witness = c; s->have_witness = true; }
-    else { cex_free(&c); p->st->vm_rejected++; }
+    if (!dw_prove_vm_run(p, DW_PROVE_SET, &c, &allow, &o) && o[i] == DW_OUT_TRUE) { s->witness = c; s->have_witness = true; }
+    else { dw_prove_cex_free(&c); p->st->vm_rejected++; }
     free(o);
 }
 
@@ -535,19 +531,19 @@ static void diff_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *ov)
         if (r == 0) continue;
         cex c, c2;
         if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; continue; }
-        if (take_cex(p, DW_PROVE_OLD, &c2)) { cex_free(&c); p->st->vm_rejected++; continue; }
+        if (take_cex(p, DW_PROVE_OLD, &c2)) { dw_prove_cex_free(&c); p->st->vm_rejected++; continue; }
         bool a1, a2;
         uint8_t *o1 = NULL, *o2 = NULL;
-        bool ok = !vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !vm_run(p, DW_PROVE_OLD, &c2, &a2, &o2) && a1 == (d == 0) && a2 == (d == 1);
+        bool ok = !dw_prove_vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !dw_prove_vm_run(p, DW_PROVE_OLD, &c2, &a2, &o2) && a1 == (d == 0) && a2 == (d == 1);
         free(o1);
         free(o2);
-        if (!ok) { p->st->vm_rejected++; cex_free(&c); cex_free(&c2); if (*flag == 0) *flag = -1; continue; }
+        if (!ok) { p->st->vm_rejected++; dw_prove_cex_free(&c); dw_prove_cex_free(&c2); if (*flag == 0) *flag = -1; continue; }
         p->st->confirmed++;
         *flag = 1;
         p->diff_cex[d] = c;
         p->diff_old_leaves[d] = c2.leaves;
         c2.leaves = NULL;
-        cex_free(&c2);
+        dw_prove_cex_free(&c2);
     }
 }
 
@@ -565,278 +561,17 @@ static void assert_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *av)
         if (r == 0) continue;
         cex c, c2;
         if (take_cex(p, DW_PROVE_SET, &c)) { p->as_state[k] = -1; p->st->vm_rejected++; continue; }
-        if (take_cex(p, DW_PROVE_ASSERT, &c2)) { cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
+        if (take_cex(p, DW_PROVE_ASSERT, &c2)) { dw_prove_cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
         bool a1, a2;
         uint8_t *o1 = NULL, *o2 = NULL;
-        bool ok = !vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !vm_run(p, DW_PROVE_ASSERT, &c2, &a2, &o2) && a1 && o2[k] == DW_OUT_TRUE;
+        bool ok = !dw_prove_vm_run(p, DW_PROVE_SET, &c, &a1, &o1) && !dw_prove_vm_run(p, DW_PROVE_ASSERT, &c2, &a2, &o2) && a1 && o2[k] == DW_OUT_TRUE;
         free(o1);
         free(o2);
-        cex_free(&c2);
-        if (!ok) { cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
+        dw_prove_cex_free(&c2);
+        if (!ok) { dw_prove_cex_free(&c); p->as_state[k] = -1; p->st->vm_rejected++; continue; }
         p->st->confirmed++;
         p->as_state[k] = 1;
         p->as_cex[k] = c;
-    }
-}
-
-/* ------------------------------------------------------------------ reports */
-
-static char *list_rules(P *p, const bool *who, size_t skip)
-{
-    dw_buf b = { 0 };
-    size_t n = 0, k = 0;
-    for (size_t j = 0; j < p->np; j++) if (who[j] && j != skip) n++;
-    char nb[256];
-    for (size_t j = 0; j < p->np; j++) {
-        if (!who[j] || j == skip) continue;
-        dw_buf_printf(&b, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ", pname(&p->o->set.ps->policies[j], j, nb, sizeof nb));
-        k++;
-    }
-    if (!b.p) return strdup("other rules");
-    return b.p;
-}
-
-/* The witness must show the fact on the VM: the rule matches it and the
- * decision (or the covering rule) is as proved. */
-static bool witness_agrees(P *p, size_t i, int kind, long other)
-{
-    pstate *s = &p->ps[i];
-    if (!s->have_witness) return false;
-    bool allow;
-    uint8_t *o = NULL;
-    if (vm_run(p, DW_PROVE_SET, &s->witness, &allow, &o)) return false;
-    bool ok = o[i] == DW_OUT_TRUE;
-    if (kind == 0) ok = ok && !allow;                         /* overridden: denied */
-    if (kind == 1) {                                          /* shadowed: another rule of the effect matches */
-        bool any = false;
-        for (size_t j = 0; j < p->np; j++)
-            if (j != i && o[j] == DW_OUT_TRUE && p->o->set.ps->policies[j].effect == p->o->set.ps->policies[i].effect) any = true;
-        ok = ok && any;
-    }
-    if (kind == 2) ok = ok && other >= 0 && o[other] == DW_OUT_TRUE;   /* redundant: the twin matches too */
-    free(o);
-    if (ok) p->st->confirmed++;
-    else p->st->vm_rejected++;
-    return ok;
-}
-
-static void report_set(P *p)
-{
-    const dw_policy_set *ps = p->o->set.ps;
-    const dw_source *src = p->o->set.src;
-    char nb[256], nb2[256];
-    char *msg = NULL;
-    /* redundant pairs: i < j, each covers the other */
-    bool *twin_later = calloc(p->np + 1, 1), *twin_earlier = calloc(p->np + 1, 1);
-    long *twin_of = calloc(p->np + 1, sizeof *twin_of);
-    if (!twin_later || !twin_earlier || !twin_of) goto out;
-    for (size_t j = 0; j < p->np; j++) {
-        twin_of[j] = -1;
-        pstate *sj = &p->ps[j];
-        if (!sj->shadowed_all || !sj->covers) continue;
-        for (size_t i = 0; i < j; i++) {
-            /* equivalent wherever j applies, and i applies nowhere else */
-            if (!sj->equiv || !sj->equiv[i] || ps->policies[i].effect != ps->policies[j].effect) continue;
-            if (p->ps[i].napplies != sj->napplies) continue;
-            twin_later[j] = true;
-            twin_earlier[i] = true;
-            twin_of[j] = (long)i;
-            break;
-        }
-    }
-    for (size_t i = 0; i < p->np; i++) {
-        const dw_policy *pol = &ps->policies[i];
-        pstate *s = &p->ps[i];
-        const char *eff = pol->effect == DW_PERMIT ? "permit" : "forbid";
-        free(msg);
-        msg = NULL;
-        if (!s->encodable || pol->is_template) continue;
-        if (s->unknown && !s->err_found) {
-            if (asprintf(&msg, "%s %s: a proof was not decided (%s); nothing is claimed about it", eff, pname(pol, i, nb, sizeof nb),
-                         s->why ? s->why : "Z3 answered unknown") < 0) msg = NULL;
-            else add_finding(p, src, "dw-proof-unknown", -1, pol->effect_loc, (long)i, "raise --timeout or --budget, or split the rule", msg, NULL);
-            continue;
-        }
-        if (!s->napplies) continue;   /* no environment: the validator reports it */
-        if (!s->may_match) {
-            if (p->o->impossible_reported && p->o->impossible_reported[i]) continue;
-            if (asprintf(&msg, "%s %s is vacuous: it matches no request valid under the schema (proved in %zu environment%s)", eff,
-                         pname(pol, i, nb, sizeof nb), s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
-            else add_finding(p, src, "dw-vacuous", -1, pol->effect_loc, (long)i, "remove the rule, or fix the condition that can never hold", msg, NULL);
-            continue;
-        }
-        if (!s->have_witness) continue;   /* the VM never matched it: claim nothing */
-        if (s->always_all && !s->approx && !(p->o->always_reported && p->o->always_reported[i])) {
-            if (witness_agrees(p, i, -1, -1) &&
-                asprintf(&msg, "%s %s is vacuous: its condition holds for every request its scope admits (proved in %zu environment%s)",
-                         eff, pname(pol, i, nb, sizeof nb), s->napplies, s->napplies == 1 ? "" : "s") >= 0)
-                add_finding(p, src, "dw-vacuous", DW_LINT_INFO, pol->effect_loc, (long)i, "drop the condition, or fix it to test what was meant", msg, NULL);
-            else msg = NULL;
-        }
-        if (pol->effect == DW_PERMIT && s->overridden_all && s->f_overlap) {
-            if (!witness_agrees(p, i, 0, -1)) continue;
-            char *who = list_rules(p, s->f_overlap, i);
-            if (asprintf(&msg, "permit %s never takes effect: every request it allows is denied by %s (proved in %zu environment%s)",
-                         pname(pol, i, nb, sizeof nb), who, s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
-            else add_finding(p, src, "dw-overridden-permit", -1, pol->effect_loc, (long)i, "remove the permit, or narrow the forbid", msg, &s->witness);
-            free(who);
-            continue;
-        }
-        if (twin_later[i]) {
-            long t = twin_of[i];
-            if (!witness_agrees(p, i, 2, t)) continue;
-            if (asprintf(&msg, "%s %s is redundant: it is equivalent to %s (they match exactly the same requests)", eff,
-                         pname(pol, i, nb, sizeof nb), pname(&ps->policies[t], (size_t)t, nb2, sizeof nb2)) < 0) msg = NULL;
-            else add_finding(p, src, "dw-redundant", -1, pol->effect_loc, (long)i, "remove one of the two rules", msg, &s->witness);
-            continue;
-        }
-        if (twin_earlier[i]) continue;
-        if (s->shadowed_all && s->overlap) {
-            if (!witness_agrees(p, i, 1, -1)) continue;
-            bool single = false;
-            for (size_t j = 0; s->covers && j < p->np; j++) single = single || s->covers[j];
-            char *who = list_rules(p, single ? s->covers : s->overlap, i);
-            if (asprintf(&msg, "%s %s is shadowed: every request it %s is also %s by %s (proved in %zu environment%s)", eff,
-                         pname(pol, i, nb, sizeof nb), pol->effect == DW_PERMIT ? "allows" : "denies",
-                         pol->effect == DW_PERMIT ? "allowed" : "denied", who, s->napplies, s->napplies == 1 ? "" : "s") < 0) msg = NULL;
-            else add_finding(p, src, pol->effect == DW_PERMIT ? "dw-shadowed-permit" : "dw-shadowed-forbid", -1, pol->effect_loc, (long)i,
-                             pol->effect == DW_PERMIT ? "remove the redundant permit, or narrow the broader one" : "remove the redundant forbid",
-                             msg, &s->witness);
-            free(who);
-        }
-    }
-out:
-    free(msg);
-    free(twin_later);
-    free(twin_earlier);
-    free(twin_of);
-}
-
-/* ---- --against: the leaves one version has and the other lacks ----
- * Leaves are one variable per identity on both sides (smt.c), so an
- * unchanged leaf never explains a difference; one that is in only one
- * version (an edited window, a changed pattern) is named in the finding,
- * with its value in the counterexample. */
-
-typedef struct leaf_ref { const dw_expr *e; size_t policy; uint32_t index; uint64_t id; } leaf_ref;
-typedef struct leaf_list { leaf_ref *v; size_t n, cap; bool oom; } leaf_list;
-
-static void collect_leaves(const dw_expr *e, size_t pi, uint32_t *j, leaf_list *l)
-{
-    if (!e) return;
-    if (e->kind == DW_E_TEMPORAL && e->u.temporal) {
-        if (l->n == l->cap) {
-            leaf_ref *nv = realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof *nv);
-            if (!nv) { l->oom = true; return; }
-            l->v = nv;
-        }
-        l->v[l->n++] = (leaf_ref){ e, pi, (*j)++, dw_temporal_leaf_identity(e->u.temporal) };
-        return;
-    }
-    dw_expr **k;
-    for (size_t i = 0; (k = dw_expr_kid((dw_expr *)e, i)); i++) collect_leaves(*k, pi, j, l);
-}
-
-/* every leaf of the set, in program order (policy by policy, clauses in order, left to right) */
-static void set_leaves(const dw_prove_input *in, leaf_list *l)
-{
-    for (size_t i = 0; i < in->ps->npolicies && i < in->prog->npolicies; i++) {
-        uint32_t j = in->prog->policies[i].first_leaf;
-        for (size_t k = 0; k < in->ps->policies[i].nclauses; k++) collect_leaves(in->ps->policies[i].clauses[k].body, i, &j, l);
-    }
-}
-
-static bool has_leaf(const leaf_list *l, uint64_t id)
-{
-    for (size_t i = 0; i < l->n; i++) if (l->v[i].id == id) return true;
-    return false;
-}
-
-/* "; temporal leaves in only one version: ..." for difference d, into b;
- * *first: the first leaf only the new set has (NULL if none) */
-static void leaf_changes(P *p, int d, dw_buf *b, const leaf_ref **first, leaf_list *nl, leaf_list *ol)
-{
-    *first = NULL;
-    size_t shown = 0;
-    char nb[256];
-    for (int side = 0; side < 2; side++) {
-        const leaf_list *mine = side ? ol : nl, *theirs = side ? nl : ol;
-        const dw_prove_input *in = side ? &p->o->old : &p->o->set;
-        const uint8_t *vals = side ? p->diff_old_leaves[d] : p->diff_cex[d].leaves;
-        for (size_t i = 0; i < mine->n; i++) {
-            const leaf_ref *r = &mine->v[i];
-            if (has_leaf(theirs, r->id)) continue;
-            if (!side && !*first) *first = r;
-            char *txt = dw_temporal_canon_text(r->e->u.temporal, false, NULL);
-            dw_buf_printf(b, "%s%s `%s` (%s, line %u)%s%s", shown++ ? "; " : "; temporal leaves in only one version: ",
-                          side ? "old" : "new", txt ? txt : "?", pname(&in->ps->policies[r->policy], r->policy, nb, sizeof nb),
-                          r->e->loc.line, vals ? (vals[r->index] ? " true" : " false") : "", vals ? " here" : "");
-            free(txt);
-        }
-    }
-}
-
-static void report_diff(P *p)
-{
-    const char *old = p->o->old.src->name;
-    dw_loc at = { 1, 1, 0, 0 };
-    char *msg = NULL;
-    if (p->diff_inexact) {
-        if (asprintf(&msg, "the comparison with %s is unknown: a rule could not be encoded", old) >= 0)
-            add_finding(p, p->o->set.src, "dw-diff", DW_LINT_INFO, at, -1, "see docs/CHECK.md for what the encoder supports", msg, NULL);
-        free(msg);
-        return;
-    }
-    if (p->diff_more != 1 && p->diff_less != 1) {
-        bool unknown = p->diff_more < 0 || p->diff_less < 0;
-        if (asprintf(&msg, unknown ? "the comparison with %s is unknown: a query timed out or a candidate was not confirmed by the VM"
-                                   : "the set is equivalent to %s: it allows exactly the same requests (proved in every environment)", old) >= 0)
-            add_finding(p, p->o->set.src, "dw-diff", DW_LINT_INFO, at, -1, NULL, msg, NULL);
-        free(msg);
-        return;
-    }
-    bool both = p->diff_more == 1 && p->diff_less == 1;
-    leaf_list nl = { 0 }, ol = { 0 };
-    set_leaves(&p->o->set, &nl);
-    set_leaves(&p->o->old, &ol);
-    for (int d = 0; d < 2; d++) {
-        if ((d == 0 ? p->diff_more : p->diff_less) != 1) continue;
-        dw_buf leaves = { 0 };
-        const leaf_ref *first = NULL;
-        if (!nl.oom && !ol.oom) leaf_changes(p, d, &leaves, &first, &nl, &ol);
-        if (asprintf(&msg, "the set is %s than %s%s: it %s the request below, which %s %s%s", d == 0 ? "more permissive" : "less permissive",
-                     old, both ? " (incomparable: it is both more and less permissive)" : "", d == 0 ? "allows" : "denies",
-                     old, d == 0 ? "denies" : "allows", leaves.p ? leaves.p : "") < 0) { dw_buf_free(&leaves); continue; }
-        dw_buf_free(&leaves);
-        add_finding(p, p->o->set.src, "dw-diff", d == 0 ? DW_LINT_WARNING : DW_LINT_INFO, first ? first->e->loc : at,
-                    first ? (long)first->policy : -1,
-                    d == 0 ? "check that the new requests are meant to be allowed" : "check that the requests are meant to be denied now", msg,
-                    &p->diff_cex[d]);
-        free(msg);
-    }
-    free(nl.v);
-    free(ol.v);
-}
-
-static void report_asserts(P *p)
-{
-    const dw_policy_set *as = p->o->asserts.ps;
-    char nb[256];
-    for (size_t k = 0; k < as->npolicies; k++) {
-        const dw_policy *a = &as->policies[k];
-        char *msg = NULL;
-        if (a->effect != DW_FORBID) {
-            if (asprintf(&msg, "assertion %s is a permit: assertions are forbid-shaped (\"the set never allows ...\")", pname(a, k, nb, sizeof nb)) >= 0)
-                add_finding(p, p->o->asserts.src, "dw-assertion-refuted", DW_LINT_ERROR, a->effect_loc, (long)k, "write the assertion as a forbid", msg, NULL);
-        } else if (p->as_state[k] == 1) {
-            if (asprintf(&msg, "assertion %s is refuted: the set allows the request below, which the assertion says it never allows", pname(a, k, nb, sizeof nb)) >= 0)
-                add_finding(p, p->o->asserts.src, "dw-assertion-refuted", -1, a->effect_loc, (long)k, "add a forbid for these requests, or narrow the permits that allow them", msg, &p->as_cex[k]);
-        } else if (p->as_state[k] < 0) {
-            if (asprintf(&msg, "assertion %s is unknown: a query timed out, a rule could not be encoded, or a candidate was not confirmed by the VM", pname(a, k, nb, sizeof nb)) >= 0)
-                add_finding(p, p->o->asserts.src, "dw-proof-unknown", DW_LINT_INFO, a->effect_loc, (long)k, NULL, msg, NULL);
-        } else if (asprintf(&msg, "assertion %s is proved: the set never allows a request it matches", pname(a, k, nb, sizeof nb)) >= 0)
-            add_finding(p, p->o->asserts.src, "dw-assertion-proved", -1, a->effect_loc, (long)k, NULL, msg, NULL);
-        free(msg);
     }
 }
 
@@ -856,6 +591,7 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     if (o->asserts.ps) dw_smt_allow_bytes(p.x, o->asserts.src->text, o->asserts.src->len);
     size_t nold = o->old.ps ? o->old.ps->npolicies : 0, nas = o->asserts.ps ? o->asserts.ps->npolicies : 0;
     p.ps = calloc(p.np + 1, sizeof *p.ps);
+    p.acc = calloc(p.np + 1, sizeof *p.acc);
     p.cur = calloc(p.np + 1, sizeof *p.cur);
     p.uv = calloc(p.np + 1, sizeof *p.uv);
     p.cur_old = calloc(nold + 1, sizeof *p.cur_old);
@@ -863,7 +599,7 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     p.as_state = calloc(nas + 1, sizeof *p.as_state);
     p.as_cex = calloc(nas + 1, sizeof *p.as_cex);
     int rc = -1;
-    if (!p.ps || !p.uv || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
+    if (!p.ps || !p.acc || !p.uv || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
     /* DWC_CHECK_NO_PRUNE: no literal guards, so no guard pruning, index or
      * split: the reference the fast path is compared with (tests/check/fast_path.sh) */
     p.guards = getenv("DWC_CHECK_NO_PRUNE") ? NULL : calloc(p.np + 1, sizeof *p.guards);
@@ -879,9 +615,8 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     for (size_t i = 0; i < p.np; i++) p.neffect[o->set.ps->policies[i].effect == DW_PERMIT ? 0 : 1]++;
     if (o->budget_s > 0) dw_smt_set_deadline(p.x, dw_smt_now_ms() + o->budget_s * 1e3, o->budget_s);
     for (size_t i = 0; i < p.np; i++) {
-        p.ps[i].encodable = true;
-        p.ps[i].always_all = true;
-        p.ps[i].overridden_all = p.ps[i].shadowed_all = true;
+        pstate_clear(p.x, &p.ps[i]);
+        pstate_clear(p.x, &p.acc[i]);
     }
     const dw_schema *s = o->schema;
     for (size_t a = 0; a < s->nactions; a++) {
@@ -900,14 +635,23 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
                          (int)A->uid.id.len, A->uid.id.s, (int)A->resources[ri].len, A->resources[ri].s);
                 p.env_name = env_name;
                 encode_all(&p, DW_PROVE_SET, &o->set, p.cur);
+                /* --cache: an environment proved before, unchanged, is read back */
+                bool cacheable = o->cache_dir && !o->old.ps && !o->asserts.ps;
+                uint8_t key[16];
+                if (cacheable) {
+                    dw_prove_env_key(&p, key);
+                    for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
+                    if (dw_prove_env_load(&p, key)) {
+                        st->envs_cached++;
+                        for (size_t i = 0; i < p.np; i++) merge_one(&p, i);
+                        continue;
+                    }
+                    for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);   /* what a bad entry left */
+                }
                 env_index(&p);
                 if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
                 if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
-                for (size_t i = 0; i < p.np; i++) {
-                    dw_smt_model_free(p.x, p.ps[i].own);
-                    p.ps[i].own = NULL;
-                    p.ps[i].own_r = 2;
-                }
+                for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
                 for (size_t i = 0; i < p.np; i++) {
                     p.ps[i].shadow_here = false;
                     if (!p.cur[i].applies || !p.cur[i].sat) continue;
@@ -925,18 +669,20 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
                     if (p.cur[i].applies && p.cur[i].sat && o->set.ps->policies[i].effect == DW_FORBID)
                         p.forbid_any = dw_smt_or(p.x, p.forbid_any, p.cur[i].sat);
                 for (size_t i = 0; i < p.np; i++) match_check(&p, i);
+                if (cacheable) dw_prove_env_store(&p, key);
+                for (size_t i = 0; i < p.np; i++) merge_one(&p, i);
                 if (o->old.ps) diff_env(&p, p.cur, p.cur_old);
                 if (o->asserts.ps) assert_env(&p, p.cur, p.cur_as);
             }
     }
     for (size_t i = 0; i < p.np; i++) {
-        if (!p.ps[i].encodable) st->unencodable++;
-        else if (p.ps[i].approx) st->approximated++;
-        if (o->decided) o->decided[i] = p.ps[i].encodable && !p.ps[i].approx && !p.ps[i].unknown && p.ps[i].napplies > 0;
+        if (!p.acc[i].encodable) st->unencodable++;
+        else if (p.acc[i].approx) st->approximated++;
+        if (o->decided) o->decided[i] = p.acc[i].encodable && !p.acc[i].approx && !p.acc[i].unknown && p.acc[i].napplies > 0;
     }
-    report_set(&p);
-    if (o->old.ps) report_diff(&p);
-    if (o->asserts.ps) report_asserts(&p);
+    dw_prove_report_set(&p);
+    if (o->old.ps) dw_prove_report_diff(&p);
+    if (o->asserts.ps) dw_prove_report_asserts(&p);
     rc = 0;
 done:;
     const dw_smt_stats *zs = dw_smt_get_stats(p.x);
@@ -946,13 +692,15 @@ done:;
     st->unknown = zs->unknown;
     st->over_budget = zs->over_budget;
     st->solver_ms = zs->solver_ms;
-    for (size_t i = 0; p.ps && i < p.np; i++) { dw_smt_model_free(p.x, p.ps[i].own); free(p.ps[i].covers); free(p.ps[i].overlap); free(p.ps[i].f_overlap); free(p.ps[i].equiv); free(p.ps[i].why); cex_free(&p.ps[i].witness); }
-    for (size_t k = 0; p.as_cex && k < nas; k++) cex_free(&p.as_cex[k]);
-    cex_free(&p.diff_cex[0]);
-    cex_free(&p.diff_cex[1]);
+    for (size_t i = 0; p.ps && i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
+    for (size_t i = 0; p.acc && i < p.np; i++) pstate_clear(p.x, &p.acc[i]);
+    for (size_t k = 0; p.as_cex && k < nas; k++) dw_prove_cex_free(&p.as_cex[k]);
+    dw_prove_cex_free(&p.diff_cex[0]);
+    dw_prove_cex_free(&p.diff_cex[1]);
     free(p.diff_old_leaves[0]);
     free(p.diff_old_leaves[1]);
     free(p.ps);
+    free(p.acc);
     free(p.guards);
     free(p.env_rules[0]);
     free(p.env_rules[1]);

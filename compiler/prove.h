@@ -43,6 +43,8 @@ typedef struct dw_prove_options {
     const bool *always_reported;        /* per policy of set: lint reported it always true (may be NULL) */
     unsigned timeout_ms;
     double budget_s;                    /* --budget: once spent, every query left answers unknown (0: none) */
+    const char *cache_dir;              /* --cache DIR (NULL: none; not with --against or --assert) */
+    const char *cache_salt;             /* the release, ISA and schema digest, for the cache keys */
     dw_prove_vm vm;
     bool *decided;                      /* out, per policy of set (may be NULL): the proofs decided
                                            its shadowing and overriding exactly (encoded without
@@ -51,6 +53,7 @@ typedef struct dw_prove_options {
 
 typedef struct dw_prove_stats {
     size_t envs, policies, unencodable, approximated;
+    size_t envs_cached;                 /* of envs: read back from --cache */
     size_t pairs_pruned, pairs_solved;
     size_t pairs_pruned_disjoint;       /* of pairs_pruned: by their literal guards (docs/CHECK.md) */
     size_t queries, sat, unsat, unknown;

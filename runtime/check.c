@@ -2,9 +2,11 @@
  * policy set, printed for people (human), tools (json, sarif) or GitHub
  * Actions (github).  The rules live in compiler/lint.c. */
 #include "check.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "check_filter.h"
 #include "check_lint.h"
 #include "check_set.h"
@@ -22,7 +24,7 @@ const char dw_check_usage[] =
     "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
     "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
-    "                 [--budget S] [--lint-only]\n"
+    "                 [--budget S] [--cache DIR] [--lint-only]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -48,6 +50,9 @@ const char dw_check_usage[] =
     "      --timeout MS      Z3's limit per query (default 2000); a timeout is reported as unknown\n"
     "      --budget S        bound the proofs to S seconds (plus one query's --timeout): once spent,\n"
     "                        what is left is reported as unknown (dw-proof-unknown), never as proved\n"
+    "      --cache DIR       keep each environment's proofs in DIR (created if missing) by a hash of\n"
+    "                        its rules, the schema and the release: a re-run re-proves only the\n"
+    "                        environments a change touched (not with --against or --assert)\n"
     "      --lint-only       every finding but the proofs' (no Z3): fast, for editors and pre-commit hooks\n"
     "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
@@ -168,11 +173,11 @@ static void print_json(FILE *out, const dw_source *src, const dw_findings *f, co
     if (ri->proofs) {
         const dw_prove_stats *s = &ri->ps;
         fprintf(out, ", \"environments\": %zu, \"policies\": %zu, \"unencodable\": %zu, \"approximated\": %zu, "
-                     "\"pairs_pruned\": %zu, \"pairs_pruned_disjoint\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
+                     "\"environments_cached\": %zu, \"pairs_pruned\": %zu, \"pairs_pruned_disjoint\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
                      "\"unknown\": %zu, \"unknown_over_budget\": %zu, \"vm_confirmed\": %zu, \"vm_rejected\": %zu, \"solver_ms\": %.1f, \"total_ms\": %.1f, "
                      "\"index_dominance\": %s, \"temporal_leaves\": \"free booleans (over-approximation)\", "
                      "\"hierarchy\": \"free ancestor relation per schema memberOf type pair, depth unbounded, transitivity not encoded\"",
-                s->envs, s->policies, s->unencodable, s->approximated, s->pairs_pruned, s->pairs_pruned_disjoint, s->pairs_solved, s->queries, s->sat,
+                s->envs, s->policies, s->unencodable, s->approximated, s->envs_cached, s->pairs_pruned, s->pairs_pruned_disjoint, s->pairs_solved, s->queries, s->sat,
                 s->unsat, s->unknown, s->over_budget, s->confirmed, s->vm_rejected, s->solver_ms, s->total_ms,
                 ri->index_verified ? "\"verified\"" : "\"refused\"");
     } else if (ri->skipped) {
@@ -414,7 +419,7 @@ static bool proof_kind(const dw_finding *g)
     return !strcmp(g->rule, "dw-shadowed-permit") || !strcmp(g->rule, "dw-shadowed-forbid") || !strcmp(g->rule, "dw-overridden-permit");
 }
 
-static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s,
+static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s, const char *cache,
                       run_info *ri)
 {
     loaded set = { 0 }, old = { 0 }, as = { 0 };
@@ -441,6 +446,16 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         if (!strcmp(g->rule, "dw-always-true-policy")) always[g->policy] = true;
     }
     vm_hook hook = { s->schema, { set.prog, old.prog, as.prog } };
+    char salt[160];
+    snprintf(salt, sizeof salt, "dwc %s %s, schema %016llx%s", DW_VERSION_STRING,
+#if defined(__x86_64__)
+             "x86_64",
+#elif defined(__aarch64__)
+             "aarch64",
+#else
+             "other",
+#endif
+             (unsigned long long)dw_session_schema_digest(s), s->box ? " box" : "");
     dw_prove_options o = {
         .schema = s->schema,
         .set = { &set.src, set.ps, set.prog },
@@ -451,6 +466,8 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         .always_reported = always,
         .timeout_ms = timeout_ms,
         .budget_s = budget_s,
+        .cache_dir = cache,
+        .cache_salt = salt,
         .vm = { &hook, vm_decide },
         .decided = decided,
     };
@@ -485,31 +502,31 @@ out:
 }
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
-                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache,
                       const char *fmt, const char *level);
 
 int dw_cmd_check(int argc, char **argv)
 {
     const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
-    const char *timeout = NULL, *budget = NULL, *fmt = NULL, *level = NULL;
+    const char *timeout = NULL, *budget = NULL, *cache = NULL, *fmt = NULL, *level = NULL;
     dw_cli_list pols = { 0 }, disable = { 0 };
     bool exit_zero = false, lint_only = false;
     const dw_cli_opt opts[] = {
         { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
-        { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
+        { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "cache", 0, &cache, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
         { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { 0 },
     };
     const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
     int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
-    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, fmt, level);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, fmt, level);
     free(pols.v);
     free(disable.v);
     return rc;
 }
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
-                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache,
                       const char *fmt, const char *level)
 {
     if (pr) return pr > 0 ? 0 : 1;
@@ -527,6 +544,10 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     if (timeout) timeout_ms = (unsigned)t;
     if (budget && !dw_cli_count("check", "--budget (seconds)", budget, 1, 86400, &t)) return 1;
     double budget_s = budget ? (double)t : 0;
+    if (cache && mkdir(cache, 0777) && errno != EEXIST) {
+        fprintf(stderr, "dwc check: error: --cache %s: %s\n", cache, strerror(errno));
+        return 1;
+    }
     int format = F_HUMAN;
     if (!fmt || !strcmp(fmt, "human")) format = F_HUMAN;
     else if (!strcmp(fmt, "json")) format = F_JSON;
@@ -568,7 +589,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     else if (!s.schema) ri.skipped = "no schema";
     else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
     else {
-        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, budget_s, &ri);
+        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, budget_s, cache, &ri);
         if (pr < 0) { fprintf(stderr, "dwc check: error: the SMT analysis failed (Z3 or out of memory)\n"); goto out; }
         if (pr > 0) goto out;   /* --against / --assert did not load: message printed */
     }

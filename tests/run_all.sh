@@ -78,6 +78,7 @@ suites() {
     run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"
     # check's pruning and split queries lose no finding (issue 21)
     run_suite "check-fast-path$tag" tests/check/fast_path.sh "$PWD/$B/dwc"
+    run_suite "check-cache$tag" tests/check/cache.sh "$PWD/$B/dwc"
     run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
     # dwc lsp: a scripted editor session over pipes (tests/lsp/session.py)
     run_suite "lsp$tag" tests/lsp/session.py "$B/dwc"
