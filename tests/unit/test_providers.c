@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,44 @@ static void test_artifact_round_trip(void **st)
     }
 }
 
+/* Registration is thread-safe: deciders on four threads while another
+ * registers and unregisters the callback; every verdict is an allow by the
+ * callback or a deny for want of one, never anything else. */
+static long ok_cb(void *ud, const char *name, const char *args, size_t len, char *out, size_t cap)
+{
+    (void)ud; (void)name; (void)args; (void)len;
+    return snprintf(out, cap, "{\"flagged\":false,\"severity\":\"0.1\"}");
+}
+
+typedef struct mt { dw_engine *e; int bad; } mt;
+static void *decider(void *arg)
+{
+    mt *m = arg;
+    for (int i = 0; i < 300; i++) {
+        dw_verdict v;
+        int a = decide(m->e, "fine", NULL, &v);
+        if (!(a || (v.cause == DW_CAUSE_INTERNAL_FAULT && strstr(v.message, "no implementation")))) m->bad++;
+    }
+    return NULL;
+}
+
+static void test_register_concurrently(void **st)
+{
+    (void)st;
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, "permit (principal, action, resource) unless { Content::Filter(context.input.doc, [\"HATE\"]).flagged };\n",
+                             true, false, NULL, err, sizeof err);
+    if (!e) fail_msg("open: %s", err);
+    pthread_t th[4];
+    mt m[4];
+    for (int i = 0; i < 4; i++) { m[i] = (mt){ e, 0 }; assert_int_equal(pthread_create(&th[i], NULL, decider, &m[i]), 0); }
+    for (int i = 0; i < 2000; i++) assert_int_equal(dw_engine_register_provider(e, "Content::Filter", i % 2 ? NULL : ok_cb, NULL), 0);
+    for (int i = 0; i < 4; i++) { pthread_join(th[i], NULL); assert_int_equal(m[i].bad, 0); }
+    dw_engine_close(e);
+    unit_tmpdir_remove(fx.root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_refused_at_load),
         cmocka_unit_test(test_declarations),
         cmocka_unit_test(test_artifact_round_trip),
+        cmocka_unit_test(test_register_concurrently),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
