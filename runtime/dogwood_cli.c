@@ -5,8 +5,9 @@
  * unchecked against the schema, as the reference does (dwc replay
  * --validate false --request-validation false).  lower is in
  * dogwood_lower.c; `schema providers` checks a provider declaration file
- * (§13.2).  Not built yet: schema action|event|mcp, --macros (refused with
- * exit 2). */
+ * (§13.2), schema action|event|mcp are dogwood_schema.c's.  Not built yet:
+ * --macros (refused with exit 2). */
+
 #include "dogwood_cli.h"
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include "cli.h"
 #include "dogwood_lower.h"
+#include "dogwood_schema.h"
 #include "replay.h"
 #include "validate_files.h"
 #include "../lang/eventschema.h"
@@ -25,7 +27,8 @@ const char dw_dogwood_usage[] =
     "       dwc dogwood validate POLICY --policy-schema FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood replay POLICY --policy-schema FILE --trace FILE [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood lower POLICY --policy-schema FILE [--emit WHAT] [--event-schema FILE] [--format human|json]\n"
-    "       dwc dogwood schema providers FILE [--format human|json]\n"
+    "       dwc dogwood schema providers|action|event FILE [--format human|json]\n"
+    "       dwc dogwood schema mcp --manifest FILE [-o FILE] [--namespace NS] [--number decimal]\n"
     "Every POLICY command also takes --providers FILE (provider declarations, dogwood.md §13.2).\n"
     "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
     "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
@@ -48,7 +51,9 @@ const char dw_dogwood_usage[] =
     "            \"provider_fields\",\"decision_kinds\"}; a note on stderr when the set is not self-contained.\n"
     "  schema providers  check a provider declaration file: its findings with file:line:col, then\n"
     "            `OK: N provider(s) declared` ({\"kind\":\"providers\",\"ok\",\"warnings\"} with --format json)\n"
-    "schema action|event|mcp and --macros are not built yet (exit 2).\n";
+    "  schema action|event  check a Cedar schema / parse-check an event schema, in the same form\n"
+    "  schema mcp  an action schema from an MCP tool manifest (§11.3; `dwc dogwood schema` for more)\n"
+    "--macros is not built yet (exit 2).\n";
 
 typedef struct dogwood_args {
     const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros, *emit;
@@ -302,7 +307,7 @@ int dw_cmd_dogwood(int argc, char **argv)
         return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.providers, a.emit, !strcmp(a.fmt, "json"));
     }
     if (!strcmp(argv[1], "schema") && argc >= 3 && !strcmp(argv[2], "providers")) return dogwood_schema_providers(argc - 2, argv + 2);
-    bool later = !strcmp(argv[1], "schema");
-    fprintf(stderr, "dwc dogwood: error: %s `%s`\n%s", later ? "not built yet:" : "unknown command", argv[1], dw_dogwood_usage);
+    if (!strcmp(argv[1], "schema")) return dw_dogwood_schema(argc - 1, argv + 1);
+    fprintf(stderr, "dwc dogwood: error: unknown command `%s`\n%s", argv[1], dw_dogwood_usage);
     return 2;
 }

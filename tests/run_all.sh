@@ -80,6 +80,7 @@ suites() {
     run_suite "check-fast-path$tag" tests/check/fast_path.sh "$PWD/$B/dwc"
     run_suite "check-cache$tag" tests/check/cache.sh "$PWD/$B/dwc"
     run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
+    run_suite "dogwood-schema$tag" tests/mcp.sh "$B/dwc"
     # dwc lsp: a scripted editor session over pipes (tests/lsp/session.py)
     run_suite "lsp$tag" tests/lsp/session.py "$B/dwc"
     # dwc format: Cedar's formatter byte for byte (a corpus sample; all of it: make formatdiff)

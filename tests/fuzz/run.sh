@@ -26,6 +26,7 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_lsp)    tests/fuzz/lsp_seeds.py "$corpus" "$shared" ;;
         fuzz_est)    for f in $(ls build/corpus/corpus-tests/*.cedar 2>/dev/null | head -200); do
                          build/dwc translate-policy --direction cedar-to-json -p "$f" > "$corpus/$(basename "$f").json" 2>/dev/null; done ;;
+        fuzz_mcp)    cp tests/mcp/*.json "$corpus"/ 2>/dev/null ;;
         fuzz_structured) find "$shared/conformance" build/corpus/corpus-tests -name '*.cedar' 2>/dev/null | head -100 | xargs -r cp -t "$corpus" 2>/dev/null ;;
     esac
 fi
