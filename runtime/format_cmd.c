@@ -6,9 +6,9 @@
  * the file (a new file renamed over the old one: a crash leaves either), or
  * with --check only says whether the file is formatted.  dwc's exit codes:
  * 0 formatted (or written), 1 --check found a difference, 2 the input cannot be
- * formatted (errors on stderr).  Run as `cedar`, it is Cedar's CLI's command:
- * the formatted text is printed with --check too, errors go to stdout, and
- * every failure exits 1. */
+ * formatted (errors on stderr) or the options are wrong.  Run as `cedar`, it is
+ * Cedar's CLI's command: the formatted text is printed with --check too, errors
+ * go to stdout, a failure exits 1 and a usage error 2. */
 #include "format_cmd.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +29,10 @@ const char dw_format_usage[] =
     "  -w, --write             rewrite FILE in place (atomically) instead of printing\n"
     "  -l, --line-width N      line width (default 80)\n"
     "  -i, --indent-width N    indentation (default 2)\n"
-    "Exit: 0 formatted, 1 --check: not formatted, 2 the input cannot be formatted.\n"
-    "Run as `cedar` (a link named cedar): Cedar's CLI (`cedar format --policies FILE\n"
-    "--check`): the text is printed with --check too, and every failure exits 1.\n";
+    "Exit: 0 formatted, 1 --check: not formatted, 2 the input cannot be formatted or\n"
+    "the options are wrong.  Run as `cedar` (a link named cedar): Cedar's CLI (`cedar\n"
+    "format --policies FILE --check`): the text is printed with --check too, a failure\n"
+    "exits 1 and a usage error 2.\n";
 
 /* Replace path's contents with [p, p+n): a sibling temporary renamed over it. */
 static int write_atomic(const char *path, const char *p, size_t n)
@@ -75,24 +76,26 @@ int dw_cmd_format(int argc, char **argv, bool as_cedar)
         { "indent-width", 'i', &iw, NULL },
         { 0 },
     };
-    int fail = as_cedar ? 1 : 2;
+    /* a usage error exits 2 (as Cedar's CLI's argument parser does); a failure to
+     * format, 2 for dwc and 1 for Cedar's CLI */
+    int fail = as_cedar ? 1 : 2, usage = 2;
     int pr = dw_cli_parse(argc, argv, opts, &file, dw_format_usage);
-    if (pr) return pr > 0 ? 0 : fail;
+    if (pr) return pr > 0 ? 0 : usage;
     if (pfile && file) {
         fprintf(stderr, "dwc format: error: give the policy file once (FILE or --policies)\n");
-        return fail;
+        return usage;
     }
     if (pfile) file = pfile;
     long long width = 80, indent = 2;
-    if (lw && !dw_cli_count("format", "--line-width", lw, 0, 1 << 20, &width)) return fail;
-    if (iw && !dw_cli_count("format", "--indent-width", iw, 0, 1024, &indent)) return fail;
+    if (lw && !dw_cli_count("format", "--line-width", lw, 0, 1 << 20, &width)) return usage;
+    if (iw && !dw_cli_count("format", "--indent-width", iw, 0, 1024, &indent)) return usage;
     if (check && write) {
         fprintf(stderr, "dwc format: error: --check and --write cannot be used together\n");
-        return fail;
+        return usage;
     }
     if (write && (!file || !strcmp(file, "-"))) {
         fprintf(stderr, "dwc format: error: --write needs a policy file\n");
-        return fail;
+        return usage;
     }
     const char *name = file ? file : "-";
     char *text;

@@ -81,12 +81,13 @@ printf 'permit(principal, action, resource) when { 1 < 2 < 3 };\n' >"$tmp/bad.ce
 "$DWC" format "$tmp/bad.cedar" >/dev/null 2>&1; rc=$?; [ $rc = 2 ] && ok || bad "invalid input: exit $rc, not 2"
 cmp -s "$tmp/bad.cedar" <(printf 'permit(principal, action, resource) when { 1 < 2 < 3 };\n') && ok || bad "invalid input was changed"
 "$DWC" format --write "$tmp/bad.cedar" >/dev/null 2>&1; [ $? = 2 ] && cmp -s "$tmp/bad.cedar" <(printf 'permit(principal, action, resource) when { 1 < 2 < 3 };\n') && ok || bad "--write changed an invalid file"
-# as `cedar`: Cedar's CLI's shape: the text is printed with --check too; every failure exits 1
+# as `cedar`: Cedar's CLI's shape: the text is printed with --check too; a failure exits 1, a usage error 2
 ln -sf "$DWC" "$tmp/cedar"
 "$tmp/cedar" format --policies "$tmp/p.cedar" --check >"$tmp/out" 2>/dev/null; rc=$?
 [ $rc = 1 ] && [ "$(cat "$tmp/out")" = "$want" ] && ok || bad "cedar format --check (unformatted): exit $rc"
 "$tmp/cedar" format --policies "$tmp/w.cedar" --check >/dev/null 2>&1 && ok || bad "cedar format --check (formatted) fails"
 "$tmp/cedar" format -p "$tmp/bad.cedar" >"$tmp/out" 2>&1; rc=$?; [ $rc = 1 ] && ok || bad "cedar format on invalid input: exit $rc, not 1"
-"$tmp/cedar" format --check --write -p "$tmp/w.cedar" >/dev/null 2>&1; [ $? = 1 ] && ok || bad "cedar format --check --write accepted"
+"$tmp/cedar" format --check --write -p "$tmp/w.cedar" >/dev/null 2>&1; [ $? = 2 ] && ok || bad "cedar format --check --write: not a usage error (2)"
+"$tmp/cedar" format -p "$tmp/nonexistent.cedar" >/dev/null 2>&1; [ $? = 1 ] && ok || bad "cedar format on a missing file: not 1"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
