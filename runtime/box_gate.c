@@ -19,11 +19,12 @@
 #include "box_gate.h"
 #include <stdio.h>
 #include <string.h>
+#include "../stdlib/bytes.h"
 
-static bool is_uid(const dw_uid *u, const char *type, const char *id)
+#define is_uid(u, type, id) uid_is((u), type, sizeof type - 1, id, sizeof id - 1)
+static bool uid_is(const dw_uid *u, const char *type, size_t tlen, const char *id, size_t idlen)
 {
-    return u->tlen == strlen(type) && !memcmp(u->type, type, u->tlen) && u->idlen == strlen(id) &&
-           !memcmp(u->id, id, u->idlen);
+    return u->tlen == tlen && u->idlen == idlen && dw_mem_eq(u->type, type, tlen) && dw_mem_eq(u->id, id, idlen);
 }
 
 /* True if some string in j (member names included) holds a NUL; where,
