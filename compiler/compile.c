@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "emit.h"
+#include "provcheck.h"
 #include "../vm/vm.h"
 
 int dw_vec_push(vec *v, const void *elem, size_t size)
@@ -194,6 +195,12 @@ static void compile_expr(compiler *c, const dw_expr *e)
         break;
     }
     case DW_E_HAS: case DW_E_GETATTR:
+        if (dw_reads_hoisted_name(e)) {      /* §20 D4: only lowering writes these (compiler/provcheck.h) */
+            dw_compile_error(c, e->loc, "write the condition itself (`temporal { ... }` or the provider call)",
+                             "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs "
+                             "(context.policy_<i>__temporal_<k>, context.providers.policy_<i>_p_<k>) is read directly");
+            break;
+        }
         compile_expr(c, e->u.attr.kids0);
         emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, dw_emit_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
         break;

@@ -218,6 +218,30 @@ static void check_args(pc *P, const char *what, dw_str mname, dw_expr *const *ar
     }
 }
 
+/* policy_<digits><mid><digits> */
+static bool hoisted(dw_str a, const char *mid)
+{
+    size_t i = 7, ml = strlen(mid);
+    if (a.len < 7 || memcmp(a.s, "policy_", 7)) return false;
+    size_t d = i;
+    while (i < a.len && a.s[i] >= '0' && a.s[i] <= '9') i++;
+    if (i == d || a.len - i < ml || memcmp(a.s + i, mid, ml)) return false;
+    i += ml;
+    d = i;
+    while (i < a.len && a.s[i] >= '0' && a.s[i] <= '9') i++;
+    return i > d && i == a.len;
+}
+
+bool dw_reads_hoisted_name(const dw_expr *e)
+{
+    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return false;
+    const dw_expr *o = e->u.attr.kids0;
+    bool on_context = o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT;
+    if (on_context) return hoisted(e->u.attr.attr, "__temporal_");
+    return o->kind == DW_E_GETATTR && dw_str_is(o->u.attr.attr, "providers") && o->u.attr.kids0->kind == DW_E_VAR &&
+           o->u.attr.kids0->u.var == DW_VAR_CONTEXT && hoisted(e->u.attr.attr, "_p_");
+}
+
 const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_expr *call, char *err, size_t cap)
 {
     if (!d->builtin || call->u.call.nargs != 2 || call->u.call.args[1]->kind != DW_E_STRING ||

@@ -38,4 +38,9 @@ const char *dw_provider_arg_form_error(const dw_expr *arg);
  * pattern argument of `call` if it does not (the reason in err), else NULL. */
 const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_expr *call, char *err, size_t cap);
 
+/* e (`x.a` or `x has a`) reads a hoisted name (§14.3, §20 D4):
+ * `context.policy_<i>__temporal_<k>` or `context.providers.policy_<i>_p_<k>`.
+ * Such a read is refused when the set is lowered ("reserved attribute"). */
+bool dw_reads_hoisted_name(const dw_expr *e);
+
 #endif

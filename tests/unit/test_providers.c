@@ -259,6 +259,9 @@ static void test_refused_at_load(void **st)
                    false, NULL, "argument not allowed");
     expect_refused("permit (principal, action, resource) when { Strings::Length(context).length > 1 };\n", false, NULL,
                    "the whole context cannot be passed");
+    /* the hoisted names are reserved (§14.3, §20 D4) */
+    expect_refused("permit (principal, action, resource) when { context has providers && context.providers.policy_0_p_0.matched };\n",
+                   false, NULL, "reserved attribute");
 }
 
 /* The declaration file's rules, each an error at its position. */
