@@ -82,7 +82,9 @@ typedef struct dw_explanation {
 
 void dw_explanation_init(dw_explanation *x);
 void dw_explanation_free(dw_explanation *x);
-/* The engine's next decision (dw_engine_decide_json …) fills x. */
+/* The engine's next decision (dw_engine_decide_json …) fills x.  A call
+ * refused before any policy ran leaves it empty and still armed: call
+ * dw_engine_explain_next(e, NULL) after the decision, always. */
 void dw_engine_explain_next(dw_engine *e, dw_explanation *x);
 
 #endif

@@ -325,6 +325,7 @@ static int run(const xopts *o)
             dw_engine_explain_next(e, &x);
             dw_verdict v;
             dw_engine_decide_json(e, s, n, bl.time_ns, &v);
+            dw_engine_explain_next(e, NULL);
             dw_explanation_refused(&x, &v);
             {
                 if (!strcmp(o->fmt, "json")) json(&x, e, where, &bl);

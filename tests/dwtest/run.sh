@@ -22,6 +22,7 @@ expect() {
 }
 P=$PWD/tests/box_tests/01-project-read/policy.dw
 B=$PWD/tests/box_tests/06-http-request-budget/policy.dw
+RD_='"action":"fs:read","kind":"request","input":{"path":"/dev/null","operation":{"__entity":{"type":"Box::FsReadOperation","id":"read_content"}}}'
 
 # the Box examples: every case passes
 run box "$DWC" test tests/box_tests
@@ -122,6 +123,12 @@ expect why 1 "      |   temporal leaf 0 = true (the decision used true)"
 for k in 0 1 2; do expect why 1 "|         event $k ($tmp/why.dwtest:$((k + 3))): 2025-01-01T00:00:0${k}Z Box::Action::\"http:request\"::response"; done
 run why_json "$DWC" test --explain --format json "$tmp/why.dwtest"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["files"][0]["cases"][0]["checks"][0]; assert "= 3, over 3 rows" in c["explanation"]' "$tmp/why_json.out" && ok || bad "why_json: no explanation"
+# a request refused at the gate, then one decided: each failed check gets its own account
+G='{"action":"fs:read","kind":"request","input":{"path":"~/project/a.c"},"expect":"allow"}'
+printf '{"policy": "%s"}\n{"case": "gate then decision"}\n%s\n{%s,"expect":"deny"}\n' "$P" "$G" "$RD_" >"$tmp/gate.dwtest"
+run gate "$DWC" test --explain "$tmp/gate.dwtest"
+expect gate 1 "      | no policy ran: the event was refused before the decision"
+expect gate 1 "      | dev_null (permit, line 16): satisfied"
 run why_pass "$DWC" test --explain "$tmp/fresh.dwtest"
 expect why_pass 0 "2 passed, 0 failed"
 grep -q '|' "$tmp/why_pass.out" && bad "why_pass: an explanation for a passing check" || ok

@@ -4,8 +4,9 @@
  * temporal rules.  Anything else is Box's JSON-lines trace (what `dwc replay`
  * and dwd read, runtime/replay.c): each line is decided (kind "request" or a
  * line with "expect") or recorded through an engine on Box's vocabulary with
- * temporal budgets.  Each input starts from an empty history.  Never a crash,
- * a leak or a sanitizer report; every verdict is well formed. */
+ * temporal budgets, each decision taken apart as `dwc explain` does (its
+ * parts re-run must agree with it).  Each input starts from an empty history.
+ * Never a crash, a leak or a sanitizer report; every verdict is well formed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "lang/json.h"
 #include "runtime/dogwood_parts.h"
+#include "runtime/explain.h"
 #include "runtime/trace_log.h"
 #include "tests/fuzz/fuzz_seeds.h"
 
@@ -124,7 +126,15 @@ static void run_jsonl(const char *text, size_t size)
         dw_verdict v;
         memset(&v, 0, sizeof v);
         if (is_request || (j && dw_json_get(j, "expect"))) {
+            /* dwc explain's account of the decision: its parts, re-run, agree with it */
+            dw_explanation x;
+            dw_explanation_init(&x);
+            dw_engine_explain_next(box_engine, &x);
             if (dw_engine_decide_json(box_engine, line, ll, DW_TS_NOW, &v)) abort();
+            dw_engine_explain_next(box_engine, NULL);
+            if (x.done && x.ndisagree) { fprintf(stderr, "fuzz_trace: explain disagrees: %s\n", x.disagree); abort(); }
+            if (x.done && (x.v.allow != v.allow || x.v.cause != v.cause)) abort();
+            dw_explanation_free(&x);
             check_verdict(&v);
             if (!v.allow && v.decided && v.cause == DW_CAUSE_PERMITTED) abort();
         } else {
