@@ -1,15 +1,23 @@
 /* prove.c - the proofs of `dwc check` (see prove.h and docs/CHECK.md). */
 #include "prove.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include "macros.h"
 #include "prove_cache.h"
 #include "prove_impl.h"
 #include "smt.h"
 #include "../stdlib/ext.h"
+#include "../stdlib/le.h"
 
 static double now_ms(void)
 {
@@ -575,6 +583,201 @@ static void assert_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *av)
     }
 }
 
+/* ------------------------------------------------------------------ environments */
+
+typedef struct env_ref { size_t a, pi, ri; dw_smt_env env; } env_ref;
+
+/* Prove one environment: its result in p->ps, folded into p->acc when
+ * `merge` (a parallel environment's process sends it instead).  0, or -1 on
+ * a solver error. */
+static int prove_env(P *p, const env_ref *e, bool merge)
+{
+    const dw_action_decl *A = &p->o->schema->actions[e->a];
+    const dw_smt_env env = e->env;
+    if (dw_smt_env_begin(p->x, &env)) return -1;
+    p->st->envs++;
+    char env_name[400];
+    snprintf(env_name, sizeof env_name, "%.*s, action \"%.*s\", %.*s", (int)A->principals[e->pi].len, A->principals[e->pi].s,
+             (int)A->uid.id.len, A->uid.id.s, (int)A->resources[e->ri].len, A->resources[e->ri].s);
+    p->env_name = env_name;
+    encode_all(p, DW_PROVE_SET, &p->o->set, p->cur);
+    /* --cache: an environment proved before, unchanged, is read back */
+    bool cacheable = p->o->cache_dir && !p->o->old.ps && !p->o->asserts.ps;
+    uint8_t key[16];
+    if (cacheable) {
+        dw_prove_env_key(p, key);
+        for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);
+        if (dw_prove_env_load(p, key)) {
+            p->st->envs_cached++;
+            if (merge) for (size_t i = 0; i < p->np; i++) merge_one(p, i);
+            return 0;
+        }
+        for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);   /* what a bad entry left */
+    }
+    env_index(p);
+    if (p->o->old.ps) encode_all(p, DW_PROVE_OLD, &p->o->old, p->cur_old);
+    if (p->o->asserts.ps) encode_all(p, DW_PROVE_ASSERT, &p->o->asserts, p->cur_as);
+    for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);
+    for (size_t i = 0; i < p->np; i++) {
+        p->ps[i].shadow_here = false;
+        if (!p->cur[i].applies || !p->cur[i].sat) continue;
+        forbid_may_error(p, i);
+        if (p->o->set.ps->policies[i].effect == DW_PERMIT) cover_check(p, i, DW_FORBID, &p->ps[i].overridden_all);
+    }
+    /* later rules first: of two rules that cover each other the later is the shadowed one */
+    for (size_t i = p->np; i-- > 0;) {
+        if (!p->cur[i].applies || !p->cur[i].sat) continue;
+        const dw_policy *pol = &p->o->set.ps->policies[i];
+        if (pol->effect != DW_PERMIT || !p->ps[i].overridden_all) cover_check(p, i, pol->effect, &p->ps[i].shadowed_all);
+    }
+    p->forbid_any = dw_smt_bool(p->x, false);
+    for (size_t i = 0; i < p->np; i++)
+        if (p->cur[i].applies && p->cur[i].sat && p->o->set.ps->policies[i].effect == DW_FORBID)
+            p->forbid_any = dw_smt_or(p->x, p->forbid_any, p->cur[i].sat);
+    for (size_t i = 0; i < p->np; i++) match_check(p, i);
+    if (cacheable) dw_prove_env_store(p, key);
+    if (merge) for (size_t i = 0; i < p->np; i++) merge_one(p, i);
+    if (p->o->old.ps) diff_env(p, p->cur, p->cur_old);
+    if (p->o->asserts.ps) assert_env(p, p->cur, p->cur_as);
+    return 0;
+}
+
+/* ---- -j N: environments in parallel processes ----
+ * Each environment is proved from a fresh state (prove_env), so it can run in
+ * a process forked for it, from the parent's encoder as it was before any
+ * environment; the process sends back the rules it covered, its statistics
+ * and its result (dw_prove_env_encode), and the parent folds the results in
+ * environment order -- the findings are those of one process.  A process that
+ * fails (a crash, a short answer) has its environment proved again in the
+ * parent. */
+
+typedef struct env_job { int pid, fd; dw_buf out; bool done, ok; } env_job;
+
+enum { NSTAT = 13 };
+
+static void stats_of(P *p, double *v)
+{
+    const dw_smt_stats *z = dw_smt_get_stats(p->x);
+    double w[NSTAT] = { (double)z->queries, (double)z->sat, (double)z->unsat, (double)z->unknown, (double)z->over_budget, z->solver_ms,
+                        (double)p->st->pairs_pruned, (double)p->st->pairs_pruned_disjoint, (double)p->st->pairs_solved,
+                        (double)p->st->confirmed, (double)p->st->vm_rejected, (double)p->st->envs, (double)p->st->envs_cached };
+    memcpy(v, w, sizeof w);
+}
+
+static void env_child(P *p, const env_ref *e, size_t index, int fd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* DWC_PROVE_ENV_FAULT=N: the process of environment N (0-based) crashes (tests/check/solver_fault.sh) */
+    const char *f = getenv("DWC_PROVE_ENV_FAULT");
+    if (f && strtoul(f, NULL, 10) == index) abort();
+    double before[NSTAT], after[NSTAT];
+    stats_of(p, before);
+    if (prove_env(p, e, false)) _exit(2);
+    stats_of(p, after);
+    dw_buf b = { 0 };
+    size_t n = 0;
+    for (size_t i = 0; i < p->np; i++) if (p->cur[i].applies) p->cand[n++] = i;
+    uint8_t x[8];
+    dw_put_le64(x, n);
+    dw_buf_append(&b, (const char *)x, 8);
+    for (size_t k = 0; k < n; k++) { dw_put_le64(x, p->cand[k]); dw_buf_append(&b, (const char *)x, 8); }
+    for (int k = 0; k < NSTAT; k++) {
+        uint64_t u;
+        double d = after[k] - before[k];
+        memcpy(&u, &d, 8);
+        dw_put_le64(x, u);
+        dw_buf_append(&b, (const char *)x, 8);
+    }
+    dw_prove_env_encode(p, p->cand, n, &b);
+    if (!b.p) _exit(3);
+    for (size_t off = 0; off < b.len;) {
+        ssize_t k = write(fd, b.p + off, b.len - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) _exit(4);
+        off += (size_t)k;
+    }
+    _exit(0);
+}
+
+/* fold a process's answer into acc: false when it is not one */
+static bool env_fold(P *p, const env_job *j, double *stat)
+{
+    const uint8_t *d = (const uint8_t *)j->out.p;
+    size_t len = j->out.len;
+    if (!j->ok || len < 8) return false;
+    uint64_t n = dw_le64(d);
+    if (n > p->np || len < 8 + 8 * n + 8 * NSTAT) return false;
+    size_t *list = p->uj;
+    for (size_t k = 0; k < n; k++) { list[k] = (size_t)dw_le64(d + 8 + 8 * k); if (list[k] >= p->np) return false; }
+    const uint8_t *sv = d + 8 + 8 * n;
+    for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);
+    if (!dw_prove_env_decode(p, list, n, sv + 8 * NSTAT, len - 8 - 8 * n - 8 * NSTAT)) return false;
+    for (int k = 0; k < NSTAT; k++) { uint64_t u = dw_le64(sv + 8 * k); double v; memcpy(&v, &u, 8); stat[k] += v; }
+    for (size_t i = 0; i < p->np; i++) merge_one(p, i);
+    return true;
+}
+
+static int prove_parallel(P *p, const env_ref *envs, size_t n, unsigned jobs)
+{
+    env_job *j = calloc(n + 1, sizeof *j);
+    double stat[NSTAT] = { 0 };
+    if (!j) return -1;
+    size_t next = 0, folded = 0, running = 0;
+    int rc = 0;
+    while (folded < n && !rc) {
+        while (running < jobs && next < n) {
+            int fds[2];
+            if (pipe2(fds, O_CLOEXEC)) { j[next].done = true; next++; continue; }   /* proved in the parent */
+            int pid = fork();
+            if (pid == 0) { close(fds[0]); env_child(p, &envs[next], next, fds[1]); }
+            close(fds[1]);
+            if (pid < 0) { close(fds[0]); j[next].done = true; next++; continue; }
+            j[next].pid = pid;
+            j[next].fd = fds[0];
+            running++;
+            next++;
+        }
+        struct pollfd pf[64];
+        size_t map[64], np_ = 0;
+        for (size_t k = folded; k < next && np_ < 64; k++)
+            if (!j[k].done) { pf[np_] = (struct pollfd){ j[k].fd, POLLIN, 0 }; map[np_++] = k; }
+        if (np_ && poll(pf, (nfds_t)np_, -1) < 0 && errno != EINTR) rc = -1;
+        for (size_t q = 0; q < np_; q++) {
+            if (!(pf[q].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            env_job *e = &j[map[q]];
+            char buf[65536];
+            ssize_t k = read(e->fd, buf, sizeof buf);
+            if (k > 0) { if (dw_buf_append(&e->out, buf, (size_t)k)) rc = -1; continue; }
+            if (k < 0 && errno == EINTR) continue;
+            close(e->fd);
+            int st = 0;
+            while (waitpid(e->pid, &st, 0) < 0 && errno == EINTR) {}
+            e->done = true;
+            e->ok = k == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            running--;
+        }
+        /* in environment order */
+        while (folded < n && j[folded].done && !rc) {
+            if (!env_fold(p, &j[folded], stat)) rc = prove_env(p, &envs[folded], true);
+            dw_buf_free(&j[folded].out);
+            folded++;
+        }
+    }
+    for (size_t k = folded; k < next; k++)
+        if (!j[k].done) { close(j[k].fd); kill(j[k].pid, SIGKILL); while (waitpid(j[k].pid, NULL, 0) < 0 && errno == EINTR) {} }
+    for (size_t k = 0; k < n; k++) dw_buf_free(&j[k].out);
+    free(j);
+    p->par_stats[0] += stat[0]; p->par_stats[1] += stat[1]; p->par_stats[2] += stat[2]; p->par_stats[3] += stat[3];
+    p->par_stats[4] += stat[4]; p->par_stats[5] += stat[5];
+    p->st->pairs_pruned += (size_t)stat[6];
+    p->st->pairs_pruned_disjoint += (size_t)stat[7];
+    p->st->pairs_solved += (size_t)stat[8];
+    p->st->confirmed += (size_t)stat[9];
+    p->st->vm_rejected += (size_t)stat[10];
+    p->st->envs += (size_t)stat[11];
+    p->st->envs_cached += (size_t)stat[12];
+    return rc;
+}
 /* ------------------------------------------------------------------ driver */
 
 int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st)
@@ -619,62 +822,29 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
         pstate_clear(p.x, &p.acc[i]);
     }
     const dw_schema *s = o->schema;
-    for (size_t a = 0; a < s->nactions; a++) {
+    env_ref *envs = calloc(1, sizeof *envs);
+    size_t nenvs = 0;
+    for (size_t a = 0; envs && a < s->nactions; a++) {
         const dw_action_decl *A = &s->actions[a];
         if (!A->has_applies_to) continue;
-        for (size_t pi = 0; pi < A->nprincipals; pi++)
-            for (size_t ri = 0; ri < A->nresources; ri++) {
+        for (size_t pi = 0; envs && pi < A->nprincipals; pi++)
+            for (size_t ri = 0; envs && ri < A->nresources; ri++) {
                 dw_smt_env env = { dw_schema_entity(s, A->principals[pi].s, A->principals[pi].len),
                                    dw_schema_entity(s, A->resources[ri].s, A->resources[ri].len), A };
                 if (!env.P || !env.R) continue;
-                /* prune: skip an environment no rule's scope admits */
-                if (dw_smt_env_begin(p.x, &env)) goto done;
-                st->envs++;
-                char env_name[400];
-                snprintf(env_name, sizeof env_name, "%.*s, action \"%.*s\", %.*s", (int)A->principals[pi].len, A->principals[pi].s,
-                         (int)A->uid.id.len, A->uid.id.s, (int)A->resources[ri].len, A->resources[ri].s);
-                p.env_name = env_name;
-                encode_all(&p, DW_PROVE_SET, &o->set, p.cur);
-                /* --cache: an environment proved before, unchanged, is read back */
-                bool cacheable = o->cache_dir && !o->old.ps && !o->asserts.ps;
-                uint8_t key[16];
-                if (cacheable) {
-                    dw_prove_env_key(&p, key);
-                    for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
-                    if (dw_prove_env_load(&p, key)) {
-                        st->envs_cached++;
-                        for (size_t i = 0; i < p.np; i++) merge_one(&p, i);
-                        continue;
-                    }
-                    for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);   /* what a bad entry left */
-                }
-                env_index(&p);
-                if (o->old.ps) encode_all(&p, DW_PROVE_OLD, &o->old, p.cur_old);
-                if (o->asserts.ps) encode_all(&p, DW_PROVE_ASSERT, &o->asserts, p.cur_as);
-                for (size_t i = 0; i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
-                for (size_t i = 0; i < p.np; i++) {
-                    p.ps[i].shadow_here = false;
-                    if (!p.cur[i].applies || !p.cur[i].sat) continue;
-                    forbid_may_error(&p, i);
-                    if (o->set.ps->policies[i].effect == DW_PERMIT) cover_check(&p, i, DW_FORBID, &p.ps[i].overridden_all);
-                }
-                /* later rules first: of two rules that cover each other the later is the shadowed one */
-                for (size_t i = p.np; i-- > 0;) {
-                    if (!p.cur[i].applies || !p.cur[i].sat) continue;
-                    const dw_policy *pol = &o->set.ps->policies[i];
-                    if (pol->effect != DW_PERMIT || !p.ps[i].overridden_all) cover_check(&p, i, pol->effect, &p.ps[i].shadowed_all);
-                }
-                p.forbid_any = dw_smt_bool(p.x, false);
-                for (size_t i = 0; i < p.np; i++)
-                    if (p.cur[i].applies && p.cur[i].sat && o->set.ps->policies[i].effect == DW_FORBID)
-                        p.forbid_any = dw_smt_or(p.x, p.forbid_any, p.cur[i].sat);
-                for (size_t i = 0; i < p.np; i++) match_check(&p, i);
-                if (cacheable) dw_prove_env_store(&p, key);
-                for (size_t i = 0; i < p.np; i++) merge_one(&p, i);
-                if (o->old.ps) diff_env(&p, p.cur, p.cur_old);
-                if (o->asserts.ps) assert_env(&p, p.cur, p.cur_as);
+                env_ref *nv = realloc(envs, (nenvs + 1) * sizeof *nv);
+                if (!nv) { free(envs); envs = NULL; break; }
+                envs = nv;
+                envs[nenvs++] = (env_ref){ a, pi, ri, env };
             }
     }
+    if (!envs) goto done;
+    unsigned jobs = o->jobs ? o->jobs : 1;
+    if (o->old.ps || o->asserts.ps || nenvs < 2) jobs = 1;   /* --against, --assert: one process */
+    int er = jobs > 1 ? prove_parallel(&p, envs, nenvs, jobs) : 0;
+    for (size_t k = 0; jobs == 1 && k < nenvs && !er; k++) er = prove_env(&p, &envs[k], true);
+    free(envs);
+    if (er) goto done;
     for (size_t i = 0; i < p.np; i++) {
         if (!p.acc[i].encodable) st->unencodable++;
         else if (p.acc[i].approx) st->approximated++;
@@ -686,12 +856,12 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     rc = 0;
 done:;
     const dw_smt_stats *zs = dw_smt_get_stats(p.x);
-    st->queries = zs->queries;
-    st->sat = zs->sat;
-    st->unsat = zs->unsat;
-    st->unknown = zs->unknown;
-    st->over_budget = zs->over_budget;
-    st->solver_ms = zs->solver_ms;
+    st->queries = zs->queries + (size_t)p.par_stats[0];
+    st->sat = zs->sat + (size_t)p.par_stats[1];
+    st->unsat = zs->unsat + (size_t)p.par_stats[2];
+    st->unknown = zs->unknown + (size_t)p.par_stats[3];
+    st->over_budget = zs->over_budget + (size_t)p.par_stats[4];
+    st->solver_ms = zs->solver_ms + p.par_stats[5];
     for (size_t i = 0; p.ps && i < p.np; i++) pstate_clear(p.x, &p.ps[i]);
     for (size_t i = 0; p.acc && i < p.np; i++) pstate_clear(p.x, &p.acc[i]);
     for (size_t k = 0; p.as_cex && k < nas; k++) dw_prove_cex_free(&p.as_cex[k]);

@@ -43,6 +43,7 @@ typedef struct dw_prove_options {
     const bool *always_reported;        /* per policy of set: lint reported it always true (may be NULL) */
     unsigned timeout_ms;
     double budget_s;                    /* --budget: once spent, every query left answers unknown (0: none) */
+    unsigned jobs;                      /* -j: environments proved at once, each in its own process (0, 1: one) */
     const char *cache_dir;              /* --cache DIR (NULL: none; not with --against or --assert) */
     const char *cache_salt;             /* the release, ISA and schema digest, for the cache keys */
     dw_prove_vm vm;

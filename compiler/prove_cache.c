@@ -23,7 +23,7 @@
 
 enum {
     F_ENCODABLE = 1, F_APPROX = 2, F_APPLIES = 4, F_MAY_MATCH = 8, F_ALWAYS = 16, F_ERR = 32,
-    F_OVERRIDDEN = 64, F_SHADOWED = 128, F_WITNESS = 256,
+    F_OVERRIDDEN = 64, F_SHADOWED = 128, F_WITNESS = 256, F_UNKNOWN = 512,
 };
 static const char magic[8] = "DWCENV1\n";
 #define MAX_ENTRY (256u << 20)
@@ -119,26 +119,37 @@ static void w_cex(dw_buf *b, const cex *c)
     if (c->leaves) dw_buf_append(b, (const char *)c->leaves, c->nleaves);
 }
 
+void dw_prove_env_encode(P *p, const size_t *list, size_t n, dw_buf *b)
+{
+    w_u32(b, (uint32_t)n);
+    for (size_t k = 0; k < n; k++) {
+        const pstate *s = &p->ps[list[k]];
+        unsigned f = (s->encodable ? F_ENCODABLE : 0) | (s->approx ? F_APPROX : 0) | (s->napplies ? F_APPLIES : 0) |
+                     (s->may_match ? F_MAY_MATCH : 0) | (s->always_all ? F_ALWAYS : 0) | (s->err_found ? F_ERR : 0) |
+                     (s->overridden_all ? F_OVERRIDDEN : 0) | (s->shadowed_all ? F_SHADOWED : 0) | (s->have_witness ? F_WITNESS : 0) |
+                     (s->unknown ? F_UNKNOWN : 0);
+        uint8_t fb[2] = { (uint8_t)f, (uint8_t)(f >> 8) };
+        dw_buf_append(b, (const char *)fb, 2);
+        w_row(b, s->covers, list, n);
+        w_row(b, s->equiv, list, n);
+        w_row(b, s->overlap, list, n);
+        w_row(b, s->f_overlap, list, n);
+        if (s->err_found) w_cex(b, &s->err_cex);
+        if (s->have_witness) w_cex(b, &s->witness);
+        if (s->unknown) {
+            size_t wl = s->why ? strlen(s->why) : 0;
+            w_u32(b, (uint32_t)wl);
+            dw_buf_append(b, s->why ? s->why : "", wl);
+        }
+    }
+}
+
 void dw_prove_env_store(P *p, const uint8_t key[16])
 {
     size_t n = env_list(p, p->cand);
     for (size_t k = 0; k < n; k++) if (p->ps[p->cand[k]].unknown) return;   /* not decided: not kept */
     dw_buf b = { 0 };
-    w_u32(&b, (uint32_t)n);
-    for (size_t k = 0; k < n; k++) {
-        const pstate *s = &p->ps[p->cand[k]];
-        unsigned f = (s->encodable ? F_ENCODABLE : 0) | (s->approx ? F_APPROX : 0) | (s->napplies ? F_APPLIES : 0) |
-                     (s->may_match ? F_MAY_MATCH : 0) | (s->always_all ? F_ALWAYS : 0) | (s->err_found ? F_ERR : 0) |
-                     (s->overridden_all ? F_OVERRIDDEN : 0) | (s->shadowed_all ? F_SHADOWED : 0) | (s->have_witness ? F_WITNESS : 0);
-        uint8_t fb[2] = { (uint8_t)f, (uint8_t)(f >> 8) };
-        dw_buf_append(&b, (const char *)fb, 2);
-        w_row(&b, s->covers, p->cand, n);
-        w_row(&b, s->equiv, p->cand, n);
-        w_row(&b, s->overlap, p->cand, n);
-        w_row(&b, s->f_overlap, p->cand, n);
-        if (s->err_found) w_cex(&b, &s->err_cex);
-        if (s->have_witness) w_cex(&b, &s->witness);
-    }
+    dw_prove_env_encode(p, p->cand, n, &b);
     char *path = entry_path(p, key), *tmp = NULL;
     if (!b.p || b.len > MAX_ENTRY || !path || asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) { free(path); dw_buf_free(&b); return; }
     uint8_t head[12], tail[8];
@@ -234,6 +245,38 @@ static bool read_entry(const char *path, uint8_t **data, size_t *len)
     return true;
 }
 
+bool dw_prove_env_decode(P *p, const size_t *list, size_t n, const uint8_t *data, size_t len)
+{
+    uint32_t nleaves = p->o->set.prog->temporal.nleaves;
+    rd r = { data, len, false };
+    if (r_u32(&r) != n) r.bad = true;
+    for (size_t k = 0; k < n && !r.bad; k++) {
+        if (list[k] >= p->np) { r.bad = true; break; }
+        pstate *s = &p->ps[list[k]];
+        const uint8_t *fb = r_bytes(&r, 2);
+        if (!fb) break;
+        unsigned f = fb[0] | (unsigned)fb[1] << 8;
+        if (f >= 2 * F_UNKNOWN) { r.bad = true; break; }
+        s->encodable = f & F_ENCODABLE;
+        s->approx = f & F_APPROX;
+        s->napplies = (f & F_APPLIES) ? 1 : 0;
+        s->may_match = f & F_MAY_MATCH;
+        s->always_all = f & F_ALWAYS;
+        s->err_found = f & F_ERR;
+        s->overridden_all = f & F_OVERRIDDEN;
+        s->shadowed_all = f & F_SHADOWED;
+        s->covers = r_row(p, &r, list, n);
+        s->equiv = r_row(p, &r, list, n);
+        s->overlap = r_row(p, &r, list, n);
+        s->f_overlap = r_row(p, &r, list, n);
+        if (s->err_found) r_cex(&r, &s->err_cex, nleaves);
+        if (f & F_WITNESS) { r_cex(&r, &s->witness, nleaves); s->have_witness = !r.bad; }
+        if (f & F_UNKNOWN) { s->unknown = true; s->why = r_str(&r); }
+    }
+    if (r.n) r.bad = true;
+    return !r.bad;
+}
+
 bool dw_prove_env_load(P *p, const uint8_t key[16])
 {
     char *path = entry_path(p, key);
@@ -243,31 +286,7 @@ bool dw_prove_env_load(P *p, const uint8_t key[16])
     free(path);
     if (!ok) return false;
     size_t n = env_list(p, p->cand);
-    uint32_t nleaves = p->o->set.prog->temporal.nleaves;
-    rd r = { data, len, false };
-    if (r_u32(&r) != n) r.bad = true;
-    for (size_t k = 0; k < n && !r.bad; k++) {
-        pstate *s = &p->ps[p->cand[k]];
-        const uint8_t *fb = r_bytes(&r, 2);
-        if (!fb) break;
-        unsigned f = fb[0] | (unsigned)fb[1] << 8;
-        if (f >= 2 * F_WITNESS) { r.bad = true; break; }
-        s->encodable = f & F_ENCODABLE;
-        s->approx = f & F_APPROX;
-        s->napplies = (f & F_APPLIES) ? 1 : 0;
-        s->may_match = f & F_MAY_MATCH;
-        s->always_all = f & F_ALWAYS;
-        s->err_found = f & F_ERR;
-        s->overridden_all = f & F_OVERRIDDEN;
-        s->shadowed_all = f & F_SHADOWED;
-        s->covers = r_row(p, &r, p->cand, n);
-        s->equiv = r_row(p, &r, p->cand, n);
-        s->overlap = r_row(p, &r, p->cand, n);
-        s->f_overlap = r_row(p, &r, p->cand, n);
-        if (s->err_found) r_cex(&r, &s->err_cex, nleaves);
-        if (f & F_WITNESS) { r_cex(&r, &s->witness, nleaves); s->have_witness = !r.bad; }
-    }
-    if (r.n) r.bad = true;
+    ok = dw_prove_env_decode(p, p->cand, n, data, len);
     free(data);
-    return !r.bad;
+    return ok;
 }

@@ -19,4 +19,11 @@ bool dw_prove_env_load(P *p, const uint8_t key[16]);
 /* Keep p->ps (this environment's result) under key; silently skipped on an I/O error. */
 void dw_prove_env_store(P *p, const uint8_t key[16]);
 
+/* What one environment established about rules list[0..n) (p->ps), as
+ * bytes (the entries' payload; also how a parallel environment's process
+ * sends its result, prove.c), and back into p->ps (cleared): false when the
+ * bytes are not exactly such a result. */
+void dw_prove_env_encode(P *p, const size_t *list, size_t n, dw_buf *b);
+bool dw_prove_env_decode(P *p, const size_t *list, size_t n, const uint8_t *data, size_t len);
+
 #endif

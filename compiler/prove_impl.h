@@ -43,6 +43,7 @@ typedef struct P {
     size_t np;
     pstate *ps;                   /* this environment */
     pstate *acc;                  /* every environment so far */
+    double par_stats[6];          /* solver statistics of the parallel environments' processes */
     dw_guards *guards;            /* per policy of the set (NULL: none computed) */
     size_t *env_rules[2], nenv[2];  /* this environment's rules that apply, permits [0] and forbids [1] */
     size_t neffect[2];            /* the set's permits and forbids */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "check_filter.h"
 #include "check_lint.h"
 #include "check_set.h"
@@ -24,7 +25,7 @@ const char dw_check_usage[] =
     "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
     "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
-    "                 [--budget S] [--cache DIR] [--lint-only]\n"
+    "                 [--budget S] [--cache DIR] [-j N] [--lint-only]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -53,6 +54,8 @@ const char dw_check_usage[] =
     "      --cache DIR       keep each environment's proofs in DIR (created if missing) by a hash of\n"
     "                        its rules, the schema and the release: a re-run re-proves only the\n"
     "                        environments a change touched (not with --against or --assert)\n"
+    "  -j, --jobs N          prove N environments at once, each in its own process (default: the\n"
+    "                        number of cores; 1: one process; not with --against or --assert)\n"
     "      --lint-only       every finding but the proofs' (no Z3): fast, for editors and pre-commit hooks\n"
     "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
@@ -419,7 +422,7 @@ static bool proof_kind(const dw_finding *g)
     return !strcmp(g->rule, "dw-shadowed-permit") || !strcmp(g->rule, "dw-shadowed-forbid") || !strcmp(g->rule, "dw-overridden-permit");
 }
 
-static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s, const char *cache,
+static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s, const char *cache, unsigned jobs,
                       run_info *ri)
 {
     loaded set = { 0 }, old = { 0 }, as = { 0 };
@@ -467,6 +470,7 @@ static int run_proofs(dw_session *s, dw_findings *f, const char *against, const 
         .timeout_ms = timeout_ms,
         .budget_s = budget_s,
         .cache_dir = cache,
+        .jobs = jobs,
         .cache_salt = salt,
         .vm = { &hook, vm_decide },
         .decided = decided,
@@ -502,31 +506,31 @@ out:
 }
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
-                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
                       const char *fmt, const char *level);
 
 int dw_cmd_check(int argc, char **argv)
 {
     const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
-    const char *timeout = NULL, *budget = NULL, *cache = NULL, *fmt = NULL, *level = NULL;
+    const char *timeout = NULL, *budget = NULL, *cache = NULL, *jobs = NULL, *fmt = NULL, *level = NULL;
     dw_cli_list pols = { 0 }, disable = { 0 };
     bool exit_zero = false, lint_only = false;
     const dw_cli_opt opts[] = {
         { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
-        { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "cache", 0, &cache, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
+        { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "cache", 0, &cache, NULL }, { "jobs", 'j', &jobs, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
         { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { 0 },
     };
     const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
     int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
-    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, fmt, level);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, jobs, fmt, level);
     free(pols.v);
     free(disable.v);
     return rc;
 }
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
-                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache,
+                      const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
                       const char *fmt, const char *level)
 {
     if (pr) return pr > 0 ? 0 : 1;
@@ -544,6 +548,10 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     if (timeout) timeout_ms = (unsigned)t;
     if (budget && !dw_cli_count("check", "--budget (seconds)", budget, 1, 86400, &t)) return 1;
     double budget_s = budget ? (double)t : 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned njobs = cores > 0 ? (unsigned)(cores > 64 ? 64 : cores) : 1;
+    if (jobs && !dw_cli_count("check", "-j (processes)", jobs, 1, 64, &t)) return 1;
+    if (jobs) njobs = (unsigned)t;
     if (cache && mkdir(cache, 0777) && errno != EEXIST) {
         fprintf(stderr, "dwc check: error: --cache %s: %s\n", cache, strerror(errno));
         return 1;
@@ -589,7 +597,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     else if (!s.schema) ri.skipped = "no schema";
     else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
     else {
-        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, budget_s, cache, &ri);
+        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, budget_s, cache, njobs, &ri);
         if (pr < 0) { fprintf(stderr, "dwc check: error: the SMT analysis failed (Z3 or out of memory)\n"); goto out; }
         if (pr > 0) goto out;   /* --against / --assert did not load: message printed */
     }

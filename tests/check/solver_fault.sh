@@ -14,7 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$here" || exit 1
 pass=0 fail=0 extra=
 case_=docs_shadowed
-args="$(cat $case_.args) --format json --timeout 500"
+# one process (-j 1): the Nth query is the run's Nth, not each environment process's
+args="$(cat $case_.args) --format json --timeout 500 -j 1"
 
 # compare.py REF OUT WANT_REASON: OUT is valid JSON, has an unknown query, and its
 # findings are REF's, except that rules may turn dw-proof-unknown (naming WANT_REASON
@@ -69,6 +70,17 @@ check oom:1 "the solver worker" DWC_SOLVER_FAULT=oom:1 DWC_SOLVER_MEM_MB=64
 extra="--budget 1"
 check budget "the run's --budget of 1 s was spent" DWC_SOLVER_FAULT=hang:1
 extra=
+# -j 2: an environment's process that crashes has its environment proved
+# again in the parent: the findings are the fault-free run's
+for k in 0 3; do
+    # shellcheck disable=SC2086
+    DWC_PROVE_ENV_FAULT=$k "$dwc" check $case_.dw $args -j 2 > "$tmp/par.json" 2>/dev/null
+    if python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda d: [(f["rule"], f.get("policy_index"), f["message"]) for f in d["findings"]]
+sys.exit(0 if key(a) == key(b) else 1)' "$tmp/ref.json" "$tmp/par.json"; then pass=$((pass + 1)); else echo "FAIL environment process $k crashed: findings differ"; fail=$((fail + 1)); fi
+done
 # a crash at every later query: the run completes, claiming nothing new
 n=2 fired=1
 while [ $fired = 1 ] && [ $n -le 200 ]; do
