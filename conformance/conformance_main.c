@@ -16,6 +16,7 @@
 #include "lang/json.h"
 #include "lang/schema.h"
 #include "runtime/json_value.h"
+#include "runtime/explain_parts.h"
 #include "compiler/artifact_write.h"
 #include "vm/artifact.h"
 #include "vm/vm.h"
@@ -64,6 +65,7 @@ typedef struct stats {
     size_t tests, tests_setup_failed;
     size_t validation_checked, validation_fail;
     size_t index_checked, index_fail;
+    size_t parts_checked, parts_fail;   /* dwc explain's parts of each policy make its value */
 } stats;
 
 typedef struct failure_log { size_t shown, limit; } failure_log;
@@ -130,6 +132,27 @@ static void describe_ids(char *buf, size_t cap, const dw_program *prog, const ui
 }
 
 static bool via_artifact;
+
+static bool parts_agree(const dw_program *prog, const dw_store *store, dw_request *req, dw_arena *scratch, stats *S)
+{
+    dw_request_bind(req, prog, store);
+    dw_value *stack = dw_arena_alloc_raw(scratch, (prog->max_stack + 1) * sizeof *stack);
+    dw_cut c;
+    if (!stack || dw_cut_init(&c, prog, store, req, scratch, stack)) return true;   /* OOM: nothing checked */
+    dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack };
+    bool ok = true;
+    for (uint32_t i = 0; i < prog->npolicies && ok; i++) {
+        dw_x_policy xp = { 0 };
+        bool r = false;
+        dw_eval_status st = dw_eval_policy(&cx, i, &r);
+        xp.value = st != DW_EVAL_OK ? DW_X_ERROR : r ? DW_X_TRUE : DW_X_FALSE;
+        dw_explain_conditions(scratch, &c, i, &xp);
+        S->parts_checked++;
+        if (!dw_explain_parts_agree(&xp)) { S->parts_fail++; ok = false; }
+    }
+    dw_cut_free(&c);
+    return ok;
+}
 
 static void run_test(const char *root, const char *file, stats *S, failure_log *fl)
 {
@@ -240,6 +263,12 @@ static void run_test(const char *root, const char *file, stats *S, failure_log *
             S->index_checked++;
             if (!same) { S->index_fail++; show_failure(fl, file, d, "decision index disagrees with a full scan"); }
         }
+        /* dwc explain takes every policy apart into scope and conditions (its
+         * own code cut at the compiler's marks): the parts must give its value */
+        if (prog->cond_marks && !parts_agree(prog, &store, &req, &scratch, S)) {
+            S->index_fail++;     /* fails the request below, like an index disagreement */
+            show_failure(fl, file, d, "dwc explain's scope and conditions of a policy disagree with its value");
+        }
         const dw_json *dec = dw_json_get(rq, "decision");
         bool want_allow = dec && dec->kind == DW_JSON_STRING && strcmp(dec->u.str.s, "allow") == 0;
         bool ok_dec = dec && want_allow == resp.allow;
@@ -326,10 +355,10 @@ int main(int argc, char **argv)
     if (json) {
         printf("{\"tests\":%zu,\"requests\":%zu,\"passed\":%zu,\"failed\":%zu,"
                "\"dimensions\":{\"decision\":{\"failed\":%zu},\"reason\":{\"failed\":%zu},\"errors\":{\"failed\":%zu},"
-               "\"index\":{\"checked\":%zu,\"failed\":%zu},"
+               "\"index\":{\"checked\":%zu,\"failed\":%zu},\"explain_parts\":{\"checked\":%zu,\"failed\":%zu},"
                "\"setup\":{\"failed\":%zu},\"validation\":{\"checked\":%zu,\"failed\":%zu}},\"seconds\":%.3f}\n",
                S.tests, total, S.req_pass, S.req_fail, S.decision_fail, S.reason_fail, S.errors_fail,
-               S.index_checked, S.index_fail, S.setup_fail, S.validation_checked, S.validation_fail, secs);
+               S.index_checked, S.index_fail, S.parts_checked, S.parts_fail, S.setup_fail, S.validation_checked, S.validation_fail, secs);
     } else {
         printf("Cedar conformance: %zu test files, %zu requests, %.2f s\n", S.tests, total, secs);
         printf("  %-11s %9s %9s\n", "dimension", "passed", "failed");
@@ -338,6 +367,8 @@ int main(int argc, char **argv)
         printf("  %-11s %9zu %9zu\n", "errors", total - S.errors_fail - S.setup_fail, S.errors_fail);
         printf("  %-11s %9zu %9zu   (decision index on vs. off: identical responses)\n", "index",
                S.index_checked - S.index_fail, S.index_fail);
+        printf("  %-11s %9zu %9zu   (policies: dwc explain's scope and conditions give the policy's value)\n", "parts",
+               S.parts_checked - S.parts_fail, S.parts_fail);
         printf("  %-11s %9zu %9zu   (test files whose policies, schema or entities did not load)\n", "setup",
                S.tests - S.tests_setup_failed, S.tests_setup_failed);
         printf("  %-11s %9zu %9zu   (test files: strict validation agrees with shouldValidate)\n", "validation",

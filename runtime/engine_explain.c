@@ -5,6 +5,7 @@
 #include "engine_int.h"
 #include "explain.h"
 #include "../vm/tprint.h"
+#include "explain_parts.h"
 
 void dw_explanation_init(dw_explanation *x)
 {
@@ -200,56 +201,6 @@ static void explain_leaf(dw_engine *e, dw_explanation *x, const dw_request *req,
     }
 }
 
-/* ---- scopes and conditions: the policy's own code, cut at a mark ---- */
-
-typedef struct cutter {
-    dw_eval_ctx cx;              /* over a copy of the program whose code is patched */
-    dw_program copy;
-    uint32_t *code;
-} cutter;
-
-/* The code from entry up to (not including) the instruction at stop, its
- * value as the policy computes it: the instruction is replaced by RET. */
-static dw_xval run_cut(cutter *c, uint32_t entry, uint32_t stop, const char **err)
-{
-    uint32_t saved = c->code[stop];
-    c->code[stop] = DW_INS(DW_OP_RET, 0);
-    bool r = false;
-    dw_eval_status st = dw_eval_code(&c->cx, entry, &r);
-    c->code[stop] = saved;
-    if (st != DW_EVAL_OK) { *err = dw_eval_status_name(st); return DW_X_ERROR; }
-    return r ? DW_X_TRUE : DW_X_FALSE;
-}
-
-static void explain_conditions(dw_explanation *x, cutter *c, const dw_program *p, uint32_t i, dw_x_policy *xp)
-{
-    const dw_policy_code *pc = &p->policies[i];
-    const uint32_t *mk = p->cond_marks + p->cond_first[i];
-    uint32_t nm = p->cond_first[i + 1] - p->cond_first[i];
-    if (!nm) return;
-    /* the scope: its tests end with an AND (or, alone, with the RET) just before mark 0 */
-    const char *err = NULL;
-    xp->scope = mk[0] == pc->entry ? DW_X_TRUE : run_cut(c, pc->entry, mk[0] - 1, &err);
-    if (xp->scope == DW_X_ERROR) xp->error = err;
-    xp->nconds = (nm - 1) / 2;
-    xp->conds = xp->nconds ? dw_arena_alloc(&x->a, xp->nconds * sizeof *xp->conds) : NULL;
-    if (xp->nconds && !xp->conds) { xp->nconds = 0; return; }
-    bool reached = xp->scope == DW_X_TRUE;
-    for (uint32_t k = 0; k < xp->nconds; k++) {
-        uint32_t start = mk[1 + 2 * k], term = mk[2 + 2 * k];
-        dw_x_cond *xc = &xp->conds[k];
-        xc->unless = term < p->ncode && DW_INS_OP(p->code[term]) == DW_OP_NOT;
-        xc->error = NULL;
-        xc->leaf = -1;
-        for (uint32_t q = start; q < term && q < p->ncode && xc->leaf < 0; q++)
-            if (DW_INS_OP(p->code[q]) == DW_OP_LEAF) xc->leaf = (int32_t)DW_INS_A(p->code[q]);
-        if (!reached) { xc->value = DW_X_NOT_REACHED; continue; }   /* Cedar's && stops before it */
-        xc->value = run_cut(c, start, term, &xc->error);
-        /* a condition holds when its when-body is true or its unless-body false */
-        reached = xc->value == (xc->unless ? DW_X_FALSE : DW_X_TRUE);
-    }
-}
-
 /* ---- the decision ---- */
 
 void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_response *resp, const dw_verdict *v)
@@ -262,18 +213,13 @@ void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_respo
     x->history = e->h.n;
     x->conditions = p->cond_marks && p->cond_first;
     x->policies = p->npolicies ? dw_arena_alloc(&x->a, p->npolicies * sizeof *x->policies) : NULL;
-    cutter c = { .copy = *p };
-    c.code = malloc((p->ncode + 1) * sizeof *c.code);
     dw_value *stack = dw_arena_alloc_raw(&e->scratch, (p->max_stack + 1) * sizeof *stack);
-    if ((p->npolicies && !x->policies) || !c.code || !stack) {
-        free(c.code);
+    dw_cut c;
+    if ((p->npolicies && !x->policies) || !stack || dw_cut_init(&c, p, &e->s.store, req, &e->scratch, stack)) {
         disagree(x, "%s%s", "out of memory: the decision could not be taken apart", "");
         return;
     }
     x->npolicies = p->npolicies;
-    memcpy(c.code, p->code, p->ncode * sizeof *c.code);
-    c.copy.code = c.code;
-    c.cx = (dw_eval_ctx){ .prog = &c.copy, .store = &e->s.store, .req = req, .scratch = &e->scratch, .stack = stack };
     dw_eval_ctx cx = { .prog = p, .store = &e->s.store, .req = req, .scratch = &e->scratch, .stack = stack };
     dw_leaf_env env;
     bool have_env = p->temporal.nleaves && !engine_leaf_env(e, NULL, &env);
@@ -292,7 +238,7 @@ void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_respo
         dw_eval_status st = dw_eval_policy(&cx, i, &r);
         xp->value = st != DW_EVAL_OK ? DW_X_ERROR : r ? DW_X_TRUE : DW_X_FALSE;
         if (st != DW_EVAL_OK) xp->error = dw_eval_status_name(st);
-        if (x->conditions) explain_conditions(x, &c, p, i, xp);
+        if (x->conditions) dw_explain_conditions(&x->a, &c, i, xp);
         else if (pc->nleaves) {
             bool in = false;
             xp->scope = dw_eval_code(&cx, pc->scope_entry, &in) != DW_EVAL_OK ? DW_X_ERROR : in ? DW_X_TRUE : DW_X_FALSE;
@@ -300,12 +246,9 @@ void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_respo
         if (xp->value == DW_X_TRUE) { if (xp->forbid) any_forbid = true; else any_permit = true; }
         if (xp->value == DW_X_ERROR) any_error = true;
         /* the parts must make the whole: scope && conditions == the policy's value */
-        if (x->conditions && xp->value != DW_X_ERROR) {
-            bool all = xp->scope == DW_X_TRUE;
-            for (uint32_t k = 0; k < xp->nconds && all; k++) all = xp->conds[k].value == (xp->conds[k].unless ? DW_X_FALSE : DW_X_TRUE);
-            if (all != (xp->value == DW_X_TRUE))
-                disagree(x, "%s: its scope and conditions give %s, its code the other", xp->name, all ? "true" : "false");
-        }
+        if (x->conditions && !dw_explain_parts_agree(xp))
+            disagree(x, "%s: its scope and conditions give %s, its code the other", xp->name,
+                     xp->value == DW_X_TRUE ? "false" : "true");
         if (!pc->nleaves || xp->scope == DW_X_FALSE) continue;   /* the leaf pass skipped it too */
         xp->leaves = dw_arena_alloc(&x->a, pc->nleaves * sizeof *xp->leaves);
         if (!xp->leaves || !have_env) continue;
@@ -316,7 +259,7 @@ void engine_explain_decision(dw_engine *e, const dw_request *req, const dw_respo
             explain_leaf(e, x, req, &env, view, nv, pc->first_leaf + l, &xp->leaves[l], xp->name);
         }
     }
-    free(c.code);
+    dw_cut_free(&c);
     /* the policies' values must give the engine's verdict (Box's mapping, box.md §8) */
     for (uint32_t k = 0; k < v->ndetermining; k++)
         if (v->determining[k] < x->npolicies) x->policies[v->determining[k]].determining = true;
