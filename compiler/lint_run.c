@@ -9,26 +9,19 @@
 #include <string.h>
 #include "lint_impl.h"
 #include "pipeline.h"
+#include "../stdlib/utf8.h"
 
 /* ------------------------------------------------------------------ Unicode hygiene (lexical) */
 
+/* The code point at s[*i] (advancing *i past it); a byte that starts no
+ * valid sequence reads as U+FFFD, one byte long. */
 static uint32_t utf8_next(const char *s, size_t n, size_t *i)
 {
-    unsigned char c = (unsigned char)s[*i];
-    uint32_t cp;
-    size_t k;
-    if (c < 0x80) { (*i)++; return c; }
-    if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; k = 1; }
-    else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; k = 2; }
-    else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; k = 3; }
-    else { (*i)++; return 0xFFFD; }
-    size_t j = *i + 1;
-    for (size_t m = 0; m < k; m++, j++) {
-        if (j >= n || ((unsigned char)s[j] & 0xC0) != 0x80) { (*i)++; return 0xFFFD; }
-        cp = (cp << 6) | ((unsigned char)s[j] & 0x3F);
-    }
-    *i = j;
-    return cp;
+    const unsigned char *u = (const unsigned char *)s + *i;
+    size_t k = dw_utf8_len(u, n - *i);
+    if (!k) { (*i)++; return 0xFFFD; }
+    *i += k;
+    return dw_utf8_get(u, k);
 }
 
 /* Unicode's own tables (ICU), not a hand-kept list: Bidi_Control, and

@@ -6,6 +6,7 @@
 #include "eventschema.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 
 typedef enum { TK_EOF, TK_IDENT, TK_INT, TK_PUNCT } tk_kind;
 
@@ -155,10 +156,10 @@ static bool lex(ep *p)
             size_t e = i + 1;
             while (e < n && ((unsigned char)s[e] & 0xC0) == 0x80 && e - i < 4) e++;
             dw_loc l = dw_loc_at(p->src, (uint32_t)i, (uint32_t)e);
-            size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 1;
+            size_t want = dw_utf8_len((const unsigned char *)s + i, n - i);
             if (c >= 0x20 && c < 0x7F)
                 dw_error(p->d, p->src, l, "unexpected character `%c` in the event schema", c);
-            else if (c >= 0xC2 && c <= 0xF4 && e - i == want)
+            else if (want > 1 && e - i == want)
                 dw_error(p->d, p->src, l, "unexpected character `%.*s` in the event schema", (int)want, s + i);
             else
                 dw_error(p->d, p->src, l, "unexpected character (byte 0x%02X) in the event schema", c);

@@ -6,6 +6,7 @@
 #include "fmt_doc.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 #include <unicode/uchar.h>
 
 const fmt_doc fmt_nil_doc = { .kind = FMT_NIL };
@@ -26,16 +27,13 @@ static fmt_doc *node(fmt_docs *d, fmt_doc_kind k)
     return n;
 }
 
-/* Decode the UTF-8 character at s (n > 0 bytes left); *len its length. */
+/* Decode the UTF-8 character at s (n > 0 bytes left); *len its length.
+ * A byte that starts no valid sequence stands for itself, one column. */
 static UChar32 utf8_at(const unsigned char *s, size_t n, size_t *len)
 {
-    unsigned c = s[0];
-    size_t k = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    if (k > n) k = 1;
-    UChar32 v = k == 1 ? (UChar32)c : (UChar32)(c & (0x7F >> k));
-    for (size_t i = 1; i < k; i++) v = (v << 6) | (s[i] & 0x3F);
-    *len = k;
-    return v;
+    size_t k = dw_utf8_len(s, n);
+    *len = k ? k : 1;
+    return k ? (UChar32)dw_utf8_get(s, k) : (UChar32)s[0];
 }
 
 /* The display width Cedar's renderer gives a character (the unicode-width

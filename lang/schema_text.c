@@ -6,6 +6,7 @@
 #include "schema.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 
 typedef enum { TK_EOF, TK_IDENT, TK_STR, TK_NUM, TK_PUNCT } tk_kind;
 
@@ -63,18 +64,8 @@ static int hexv(char c)
 
 static void put_utf8(dw_buf *b, uint32_t cp)
 {
-    if (cp < 0x80) dw_buf_putc(b, (char)cp);
-    else if (cp < 0x800) { dw_buf_putc(b, (char)(0xC0 | (cp >> 6))); dw_buf_putc(b, (char)(0x80 | (cp & 0x3F))); }
-    else if (cp < 0x10000) {
-        dw_buf_putc(b, (char)(0xE0 | (cp >> 12)));
-        dw_buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-        dw_buf_putc(b, (char)(0x80 | (cp & 0x3F)));
-    } else {
-        dw_buf_putc(b, (char)(0xF0 | (cp >> 18)));
-        dw_buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
-        dw_buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-        dw_buf_putc(b, (char)(0x80 | (cp & 0x3F)));
-    }
+    char t[4];
+    dw_buf_append(b, t, dw_utf8_put(t, cp));
 }
 
 static const char *ESC_HINT =

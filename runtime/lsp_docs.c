@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lsp_int.h"
+#include "../stdlib/utf8.h"
 
 /* ---- uris ---- */
 
@@ -234,10 +235,8 @@ static bool doc_lines(dw_lsp_doc *d)
  * units.  A byte that starts no valid sequence counts as one of each. */
 static size_t char_at(const char *t, size_t i, size_t n, uint32_t *units)
 {
-    unsigned char c = (unsigned char)t[i];
-    size_t k = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-    for (size_t j = 1; j < k; j++)
-        if (i + j >= n || ((unsigned char)t[i + j] & 0xC0) != 0x80) { k = 1; break; }
+    size_t k = dw_utf8_len((const unsigned char *)t + i, n - i);
+    if (!k) k = 1;
     *units = k == 4 ? 2 : 1;
     return k;
 }

@@ -80,11 +80,7 @@ static uint32_t next_cp(rp *p)
     size_t l = dw_utf8_len(p->s + p->i, p->n - p->i);
     uint32_t cp;
     if (l == 0) { cp = p->s[p->i]; l = 1; }
-    else if (l == 1) cp = p->s[p->i];
-    else {
-        cp = p->s[p->i] & (l == 2 ? 0x1F : l == 3 ? 0x0F : 0x07);
-        for (size_t k = 1; k < l; k++) cp = (cp << 6) | (p->s[p->i + k] & 0x3F);
-    }
+    else cp = dw_utf8_get(p->s + p->i, l);
     p->i += l;
     return cp;
 }
@@ -472,10 +468,7 @@ int dw_regex_search(const dw_regex *re, const char *text, size_t len, size_t fro
         if (i < len) {
             step = dw_utf8_len(s + i, len - i);
             if (step <= 1) { cp = s[i]; step = 1; }
-            else {
-                cp = s[i] & (step == 2 ? 0x1F : step == 3 ? 0x0F : 0x07);
-                for (size_t k = 1; k < step; k++) cp = (cp << 6) | (s[i + k] & 0x3F);
-            }
+            else cp = dw_utf8_get(s + i, step);
         }
         uint32_t ngen = ++gen;
         nl.n = 0;
