@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/cedar_quote.h"
 #include "macros.h"
 #include "pipeline.h"
 #include "tcheck.h"
@@ -221,16 +222,9 @@ static const char *rname(L *l, size_t i)
 /* A Cedar string shown quoted, escaping `"`, `\` and control characters. */
 const char *dw_lint_quote(L *l, const char *s, size_t n)
 {
-    char *o = alloc(l, n * 6 + 3), *p = o;
+    char *o = alloc(l, n * DW_CEDAR_ESCAPE_MAX + 3), *p = o;
     *p++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') { *p++ = '\\'; *p++ = (char)c; }
-        else if (c == '\n') { *p++ = '\\'; *p++ = 'n'; }
-        else if (c == '\t') { *p++ = '\\'; *p++ = 't'; }
-        else if (c < 0x20 || c == 0x7f) p += sprintf(p, "\\u{%x}", c);
-        else *p++ = (char)c;
-    }
+    p += dw_cedar_escape_mem(p, s, n);
     *p++ = '"';
     *p = 0;
     return o;

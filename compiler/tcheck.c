@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/cedar_quote.h"
 #include "../lang/tast.h"
 
 typedef struct pdiag { dw_loc loc; char *msg; const char *hint; size_t seq; } pdiag;
@@ -66,16 +67,8 @@ static void *grow(tc *T, void *v, size_t n, size_t *cap, size_t size)
 /* A Cedar string literal body: quotes and backslashes escaped, controls as \u{..}. */
 static char *esc(tc *T, dw_str s)
 {
-    char *o = alloc(T, s.len * 8 + 1), *w = o;
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.s[i];
-        if (c == '"' || c == '\\') { *w++ = '\\'; *w++ = (char)c; }
-        else if (c == '\n') { *w++ = '\\'; *w++ = 'n'; }
-        else if (c == '\t') { *w++ = '\\'; *w++ = 't'; }
-        else if (c < 0x20 || c == 0x7f) w += sprintf(w, "\\u{%x}", c);
-        else *w++ = (char)c;
-    }
-    *w = 0;
+    char *o = alloc(T, s.len * DW_CEDAR_ESCAPE_MAX + 1);
+    o[dw_cedar_escape_mem(o, s.s, s.len)] = 0;
     return o;
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/cedar_quote.h"
 
 /* ---- types ----
  * Types are dw_type nodes: the schema's own, or built in the check arena.
@@ -95,17 +96,8 @@ static const char *ty_str(tc *T, const dw_type *t)
 static const char *euid_str(tc *T, dw_str type, dw_str id)
 {
     dw_buf b = {0};
-    dw_buf_printf(&b, "%.*s::\"", (int)type.len, type.s);
-    for (size_t i = 0; i < id.len; i++) {
-        unsigned char c = (unsigned char)id.s[i];
-        if (c == '"' || c == '\\') dw_buf_printf(&b, "\\%c", c);
-        else if (c == '\n') dw_buf_printf(&b, "\\n");
-        else if (c == '\t') dw_buf_printf(&b, "\\t");
-        else if (c == '\r') dw_buf_printf(&b, "\\r");
-        else if (c < 0x20 || c == 0x7f) dw_buf_printf(&b, "\\u{%x}", c);
-        else dw_buf_putc(&b, (char)c);
-    }
-    dw_buf_putc(&b, '"');
+    dw_buf_printf(&b, "%.*s::", (int)type.len, type.s);
+    dw_cedar_quote_buf(&b, id.s, id.len);
     char *out = b.p ? dw_arena_memdup(&T->a, b.p, b.len) : "?";
     dw_buf_free(&b);
     return out ? out : "?";

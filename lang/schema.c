@@ -7,6 +7,7 @@
 #include "strlit.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/cedar_quote.h"
 
 void *dw_schema_grow(dw_schema *s, void *v, size_t n, size_t *cap, size_t size)
 {
@@ -35,6 +36,8 @@ dw_rdecl *dw_rschema_add(dw_schema *s, dw_rschema *r)
 /* Open-addressing hash map from a byte string to a declaration index; lives
  * in a scratch arena that is dropped after resolution. */
 typedef struct hmap { dw_str *keys; size_t *vals; size_t cap, n; } hmap;
+
+static void print_uid_buf(dw_buf *b, dw_str type, dw_str id);
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
@@ -481,13 +484,7 @@ static bool check_decl_names(res *R)
                 char hint[128];
                 snprintf(hint, sizeof hint, "the first declaration is at line %u", R->r->v[prev].loc.line);
                 dw_buf b = { 0 };
-                dw_buf_printf(&b, "%.*s::\"", (int)R->fq[i].len, R->fq[i].s);
-                for (size_t k = 0; k < d->name.len; k++) {
-                    unsigned char c = (unsigned char)d->name.s[k];
-                    if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) dw_buf_printf(&b, "\\u{%x}", c);
-                    else dw_buf_putc(&b, (char)c);
-                }
-                dw_buf_putc(&b, '"');
+                print_uid_buf(&b, R->fq[i], d->name);
                 ERRH(R, d->loc, hint, "duplicate action %.*s", (int)b.len, b.p ? b.p : "");
                 dw_buf_free(&b);
                 ok = false;
@@ -579,13 +576,8 @@ static bool resolve_entity(res *R, size_t i, dw_entity_decl *e)
 
 static void print_uid_buf(dw_buf *b, dw_str type, dw_str id)
 {
-    dw_buf_printf(b, "%.*s::\"", (int)type.len, type.s);
-    for (size_t k = 0; k < id.len; k++) {
-        unsigned char c = (unsigned char)id.s[k];
-        if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) dw_buf_printf(b, "\\u{%x}", c);
-        else dw_buf_putc(b, (char)c);
-    }
-    dw_buf_putc(b, '"');
+    dw_buf_printf(b, "%.*s::", (int)type.len, type.s);
+    dw_cedar_quote_buf(b, id.s, id.len);
 }
 
 static size_t find_action(res *R, dw_str ns, const dw_raref *p, dw_str *type_out)

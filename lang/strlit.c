@@ -3,6 +3,7 @@
 #include "strlit.h"
 #include <string.h>
 #include "../stdlib/utf8.h"
+#include "../stdlib/cedar_quote.h"
 
 static const char dw_esc_hint[] =
     "valid escapes are \\n \\r \\t \\\\ \\0 \\' \\\" \\xHH (at most \\x7F) and \\u{H...} (1 to 6 hex digits)";
@@ -175,30 +176,11 @@ bool dw_like_decode(dw_arena *a, const char *raw, size_t n, dw_like_pattern *out
     return ok;
 }
 
-static void put_escaped(FILE *out, const char *s, size_t n, bool like)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\0': fputs("\\0", out); break;
-        case '*': fputs(like ? "\\*" : "*", out); break;
-        default:
-            if (c < 0x20 || c == 0x7F) fprintf(out, "\\u{%x}", c);
-            else fputc(c, out);
-        }
-    }
-}
+static int file_sink(void *ctx, const char *p, size_t n) { return n && fwrite(p, 1, n, ctx) != n; }
 
 void dw_str_print_quoted(FILE *out, const char *s, size_t n)
 {
-    fputc('"', out);
-    put_escaped(out, s, n, false);
-    fputc('"', out);
+    dw_cedar_quote_file(out, s, n);
 }
 
 void dw_like_print(FILE *out, const dw_like_pattern *p)
@@ -206,7 +188,7 @@ void dw_like_print(FILE *out, const dw_like_pattern *p)
     fputc('"', out);
     for (size_t k = 0; k < p->nseg; k++) {
         if (k) fputc('*', out);
-        put_escaped(out, p->seg[k].s, p->seg[k].len, true);
+        dw_cedar_escape(file_sink, out, p->seg[k].s, p->seg[k].len, true);
     }
     fputc('"', out);
 }

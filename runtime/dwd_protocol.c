@@ -8,6 +8,7 @@
 #include <string.h>
 #include "../lang/json.h"
 #include "../stdlib/arena.h"
+#include "../stdlib/cedar_quote.h"
 
 /* ---- buffers ---- */
 
@@ -114,12 +115,7 @@ static void principal_text(dwd_buf *b, const char *line, const dw_json *pr)
     if (!t || !id || pr->u.obj.n != 2 || memchr(t->u.str.s, 0, t->u.str.len)) { put_span(b, line, pr); return; }
     dwd_buf_put(b, t->u.str.s, t->u.str.len);
     dwd_buf_puts(b, "::\"");
-    for (size_t i = 0; i < id->u.str.len; i++) {
-        unsigned char c = (unsigned char)id->u.str.s[i];
-        if (c == '"' || c == '\\') { dwd_buf_put(b, "\\", 1); dwd_buf_put(b, (const char *)&id->u.str.s[i], 1); }
-        else if (c < 0x20 || c == 0x7f) dwd_buf_printf(b, "\\u{%x}", c);
-        else dwd_buf_put(b, (const char *)&id->u.str.s[i], 1);
-    }
+    dw_cedar_escape(dwd_buf_sink, b, id->u.str.s, id->u.str.len, false);
     dwd_buf_puts(b, "\"");
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+#include "../stdlib/cedar_quote.h"
 
 const dw_opinfo dw_opinfo_table[DW_OP__COUNT] = {
 #define OP(name, kind, pops, pushes) { #name, DW_OPK_##kind, pops, pushes },
@@ -116,13 +117,7 @@ void dw_program_free(dw_program *p)
 
 static void print_bytes(FILE *out, const dw_str *b)
 {
-    fputc('"', out);
-    for (size_t i = 0; i < b->len; i++) {
-        unsigned char c = (unsigned char)b->s[i];
-        if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) fprintf(out, "\\u{%x}", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
+    dw_cedar_quote_file(out, b->s, b->len);
 }
 
 void dw_program_disasm(const dw_program *p, FILE *out)

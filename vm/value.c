@@ -3,6 +3,7 @@
 #include <string.h>
 #include <xxhash.h>
 #include "../stdlib/bytes.h"
+#include "../stdlib/cedar_quote.h"
 
 const char *dw_vkind_name(dw_vkind k)
 {
@@ -203,17 +204,7 @@ bool dw_set_contains(const dw_value *set, const dw_value *v)
 
 static void print_str(FILE *out, const char *s, size_t n)
 {
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c == '\n') fputs("\\n", out);
-        else if (c == '\t') fputs("\\t", out);
-        else if (c == '\r') fputs("\\r", out);
-        else if (c < 0x20 || c == 0x7f) fprintf(out, "\\u{%x}", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
+    dw_cedar_quote_file(out, s, n);
 }
 
 void dw_value_print(FILE *out, const dw_value *v)
