@@ -11,7 +11,7 @@
  * box.md §11 names.  A Dogwood rule that Box also enforces carries Box's name
  * when the Box profile is on (e.g. `dw-duplicate-id` is reported as
  * `box-duplicate-id`, with Box's severity); `box-…` rules run only in the Box
- * profile.  tests/golden/check/README.md lists every rule. */
+ * profile.  The rule table in compiler/lint.c lists every rule. */
 #ifndef DW_LINT_H
 #define DW_LINT_H
 #include <stdbool.h>

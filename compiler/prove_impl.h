@@ -11,7 +11,7 @@ typedef struct cex { char *req, *ents; uint8_t *leaves; uint32_t nleaves; } cex;
 
 /* per policy of the set: what one environment established (P.ps, from a
  * fresh state each environment), and the same accumulated over the
- * environments (P.acc, dw_prove_merge) */
+ * environments (P.acc, prove.c merge_one) */
 typedef struct pstate {
     bool encodable, approx;
     size_t napplies;              /* environments whose scope admits the policy */

@@ -85,7 +85,7 @@ int hl_check_header(const uint8_t *b, size_t size, const char *magic, uint32_t w
     return ver == DW_HISTLOG_VERSION ? HDR_OK : HDR_OLDER;
 }
 
-/* The writing side of check_header: the common prefix (magic, version,
+/* The writing side of hl_check_header: the common prefix (magic, version,
  * header length, schema digest), then the checksum of everything before the
  * header's last 8 bytes, written once the type-specific fields are in. */
 void hl_start_header(uint8_t *h, const char *magic, uint32_t len, uint64_t digest)

@@ -40,7 +40,7 @@ typedef struct dw_session {
     bool cedar_ids;
     dw_source links_src;
     char *links_text;
-    /* `--policy-format json` (dwc only, runtime/policy_format.c converts it):
+    /* `--policy-format json` (dwc only, runtime/translate_cmd.c converts it):
      * the policies as Cedar text in memory instead of the file, each one's id
      * as the JSON named it, and the JSON set's template links (beside -k's) */
     const dw_source *policy_given;

@@ -27,7 +27,7 @@ typedef struct dw_value dw_value;
 typedef struct dw_field dw_field;
 
 /* An entity uid.  `hash` covers type and id; uids are compared by hash,
- * then bytes.  `type_sym` is the interned type-name symbol (0 = none). */
+ * then bytes. */
 typedef struct dw_uid {
     const char *type; uint32_t tlen;
     uint32_t idlen;   const char *id;
