@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lsp.h"
+#include "cli.h"
 
 const char dw_lsp_usage[] =
     "usage: dwc lsp [--stdio]\n"
@@ -39,12 +40,10 @@ static int write_fd(void *ctx, const char *p, size_t n)
 
 int dw_cmd_lsp(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--stdio")) continue;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(dw_lsp_usage, stdout); return 0; }
-        fprintf(stderr, "dwc lsp: error: unknown argument `%s`\n%s", argv[i], dw_lsp_usage);
-        return 1;
-    }
+    bool over_stdio = false;    /* the only transport: --stdio is accepted, as editors pass it */
+    const dw_cli_opt opts[] = { { "stdio", 0, NULL, &over_stdio }, { 0 } };
+    int r = dw_cli_parse(argc, argv, opts, NULL, dw_lsp_usage);
+    if (r) return r > 0 ? 0 : 1;
     signal(SIGPIPE, SIG_IGN);   /* a closed editor is a write error, not a signal */
     static int out_fd = STDOUT_FILENO;
     dw_lsp *s = dw_lsp_new(write_fd, &out_fd);

@@ -218,5 +218,15 @@ refused b7 1 "the engine refuses every event"
 run b8 "$DWC" bench --engine -p "$P" --requests "$R" --no-index
 refused b8 1 "--engine takes no --no-index"
 
+# lsp: the shared parser too (--stdio accepted, --help, a bad option refused before serving)
+run l1 "$DWC" lsp --bogus </dev/null
+refused l1 1 "unknown option \`--bogus\`"
+run l2 "$DWC" lsp --help </dev/null
+run l3 "$DWC" lsp -h </dev/null
+same l2 l3
+if [ "$(cat "$tmp/l2.rc")" = 0 ] && grep -qF -- "--stdio" "$tmp/l2.out"; then ok; else bad "lsp --help: exit $(cat "$tmp/l2.rc")"; fi
+run l4 "$DWC" lsp --stdio extra </dev/null
+refused l4 1 "unexpected argument"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
