@@ -105,7 +105,7 @@ static bool scope_eq_disjoint(const dw_scope_con *a, const dw_scope_con *b)
 static bool con_eq(const dw_scope_con *a, const dw_scope_con *b)
 {
     if (a->kind != b->kind || a->target_is_slot || b->target_is_slot) return false;
-    /* (s_eq: an empty string may have a NULL pointer) */
+    /* (dw_str_eq: an empty string may have a NULL pointer) */
     bool t = dw_str_eq(a->target.type, b->target.type) && dw_str_eq(a->target.id, b->target.id);
     switch (a->kind) {
     case DW_SC_ANY: return true;

@@ -13,7 +13,7 @@
 
 static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-/* One body line: [b, e) of the text; starts_in_str: it continues a string. */
+/* One body line: [b, e) of the text; in_str: it continues a string. */
 typedef struct bline { uint32_t b, e; bool in_str, ends_in_str; } bline;
 
 const fmt_doc *fmt_temporal_doc(fmt_ctx *f, uint32_t tok)

@@ -176,7 +176,7 @@ int dw_histlog_append_ts(dw_histlog *log, const void *bytes, size_t len,
 /* Split append: enqueue assigns seq and timestamp and returns at once (cheap,
  * for use under the engine's lock; never touches the disk); wait blocks until
  * record `seq` is written (BATCH, NONE) or durable (FULL).  Records reach the
- * file in seq order.  wait_durable forces a sync in any mode. */
+ * file in seq order.  dw_histlog_wait_durable forces a sync in any mode. */
 int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len,
                        uint64_t *seq, uint64_t *ts);
 int dw_histlog_wait(dw_histlog *log, uint64_t seq);
