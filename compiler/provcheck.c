@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/cedar_quote.h"
 #include "../stdlib/regex.h"
 
 bool dw_is_provider_chain(const dw_expr *e)
@@ -88,13 +89,8 @@ static char *action_text(const dw_action_decl *a)
     size_t n = 0;
     FILE *f = open_memstream(&s, &n);
     if (!f) return NULL;
-    fprintf(f, "%.*s::\"", (int)a->uid.type.len, a->uid.type.s);
-    for (size_t i = 0; i < a->uid.id.len; i++) {
-        char c = a->uid.id.s[i];
-        if (c == '"' || c == '\\') fputc('\\', f);
-        fputc(c, f);
-    }
-    fputc('"', f);
+    fprintf(f, "%.*s::", (int)a->uid.type.len, a->uid.type.s);
+    dw_cedar_quote_file(f, a->uid.id.s, a->uid.id.len);
     fclose(f);
     return s;
 }
