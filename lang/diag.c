@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 
 void dw_diags_init(dw_diags *d) { memset(d, 0, sizeof *d); }
 
@@ -58,7 +59,7 @@ dw_loc dw_loc_from(const dw_source *src, dw_loc from, uint32_t off, uint32_t end
     for (; i < off; i++) {
         unsigned char c = (unsigned char)src->text[i];
         if (c == '\n') { l.line++; l.col = 1; }
-        else if ((c & 0xC0) != 0x80) l.col++;
+        else if (!dw_utf8_is_cont(c)) l.col++;
     }
     return l;
 }
@@ -120,7 +121,7 @@ void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc)
     /* caret: replicate tabs so the caret lines up */
     for (size_t i = s; i < loc.off; i++) {
         unsigned char c = (unsigned char)src->text[i];
-        if ((c & 0xC0) == 0x80) continue;
+        if (dw_utf8_is_cont(c)) continue;
         fputc(c == '\t' ? '\t' : ' ', out);
     }
     fputc('^', out);
@@ -128,7 +129,7 @@ void dw_print_source_span(FILE *out, const dw_source *src, dw_loc loc)
     if (span_end > s + ll) span_end = s + ll;
     for (size_t i = (size_t)loc.off + 1; i < span_end; i++) {
         unsigned char c = (unsigned char)src->text[i];
-        if ((c & 0xC0) != 0x80) fputc('~', out);
+        if (!dw_utf8_is_cont(c)) fputc('~', out);
     }
     fputc('\n', out);
 }

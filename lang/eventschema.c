@@ -154,7 +154,7 @@ static bool lex(ep *p)
         } else {
             /* Span one whole UTF-8 sequence so the caret covers the character. */
             size_t e = i + 1;
-            while (e < n && ((unsigned char)s[e] & 0xC0) == 0x80 && e - i < 4) e++;
+            while (e < n && dw_utf8_is_cont((unsigned char)s[e]) && e - i < 4) e++;
             dw_loc l = dw_loc_at(p->src, (uint32_t)i, (uint32_t)e);
             size_t want = dw_utf8_len((const unsigned char *)s + i, n - i);
             if (c >= 0x20 && c < 0x7F)

@@ -8,6 +8,7 @@
 #include "json.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 
 typedef struct jsp {
     dw_schema *s;
@@ -28,7 +29,7 @@ static dw_loc jloc(jsp *p, uint32_t off, uint32_t end)
     for (uint32_t i = p->c_off; i < off; i++) {
         unsigned char c = (unsigned char)t[i];
         if (c == '\n') { p->c_line++; p->c_col = 1; }
-        else if ((c & 0xC0) != 0x80) p->c_col++;
+        else if (!dw_utf8_is_cont(c)) p->c_col++;
     }
     p->c_off = off;
     return (dw_loc){ p->c_line, p->c_col, off, end > off ? end : off + 1 };

@@ -49,7 +49,7 @@ static void adv(tp *p)
 {
     unsigned char c = (unsigned char)p->t[p->pos++];
     if (c == '\n') { p->line++; p->col = 1; }
-    else if ((c & 0xC0) != 0x80) p->col++;
+    else if (!dw_utf8_is_cont(c)) p->col++;
 }
 
 static dw_loc here(tp *p) { return (dw_loc){ p->line, p->col, (uint32_t)p->pos, (uint32_t)p->pos }; }
@@ -189,7 +189,7 @@ static bool lex(tp *p, tok *t)
     } else {
         /* one whole UTF-8 character for the caret */
         adv(p);
-        while (p->pos < p->n && ((unsigned char)p->t[p->pos] & 0xC0) == 0x80) adv(p);
+        while (p->pos < p->n && dw_utf8_is_cont((unsigned char)p->t[p->pos])) adv(p);
         t->loc.end = (uint32_t)p->pos;
         const char *h = NULL;
         if (c == '/' && p->pos < p->n && p->t[p->pos] == '*') h = "only `//` line comments are supported";

@@ -9,6 +9,7 @@
 #include "../lang/json.h"
 #include "../stdlib/arena.h"
 #include "../stdlib/cedar_quote.h"
+#include "../stdlib/utf8.h"
 
 /* ---- buffers ---- */
 
@@ -76,7 +77,7 @@ static void put_capped(dwd_buf *b, const char *s, size_t n, size_t cap)
 {
     if (n <= cap) { dwd_buf_put(b, s, n); return; }
     size_t k = cap > 3 ? cap - 3 : 0;
-    while (k && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    while (k && dw_utf8_is_cont((unsigned char)s[k])) k--;
     dwd_buf_put(b, s, k);
     dwd_buf_put(b, "...", 3);
 }

@@ -9,6 +9,7 @@
 #include "trace_log.h"
 #include <stdlib.h>
 #include <string.h>
+#include "../stdlib/utf8.h"
 #include "../lang/strlit.h"
 #include "dogwood_parts.h"
 
@@ -31,7 +32,7 @@ static void err_at(lp *s, size_t off, size_t end, const char *hint, const char *
     l.line = s->line;
     l.col = 1;
     for (size_t i = s->line_start; i < off && i < s->src->len; i++)
-        if (((unsigned char)s->t[i] & 0xC0) != 0x80) l.col++;
+        if (!dw_utf8_is_cont((unsigned char)s->t[i])) l.col++;
     l.off = (uint32_t)off;
     l.end = (uint32_t)(end > off ? end : off + 1);
     if (arg) dw_diag_add(s->d, DW_SEV_ERROR, s->src, l, hint, fmt, (int)arglen, arg);

@@ -3,8 +3,13 @@
  * U+10FFFF), its code point, and encoding of one code point. */
 #ifndef DW_UTF8_H
 #define DW_UTF8_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Whether byte c continues a sequence (10xxxxxx).  Columns count Unicode
+ * scalar values as the bytes that do not (a stray byte counts as one). */
+static inline bool dw_utf8_is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 /* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if the bytes
  * are not one: a stray continuation byte, an overlong form (C0, C1, E0 <A0,

@@ -120,6 +120,8 @@ static void test_utf8_invalid_refused(void **st)
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
         assert_int_equal(dw_utf8_len((const unsigned char *)bad[k], strlen(bad[k])), 0);
+    /* the column counters' test: exactly 0x80..0xBF continue a sequence */
+    for (unsigned c = 0; c < 256; c++) assert_int_equal(dw_utf8_is_cont((unsigned char)c), c >= 0x80 && c < 0xC0);
 }
 
 int main(void)
