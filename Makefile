@@ -271,7 +271,7 @@ test: deps
 N ?= 10000
 difftest: deps all $(CORPUS_DIR)/.unpacked
 	tests/diff/run.sh $(N)
-	DIFF_SUITE=templates tests/diff/run.sh $(or $(TEMPLATE_N),300)
+	DIFF_SUITE=templates tests/diff/run.sh $(or $(TEMPLATE_N),10000)
 	DIFF_SUITE=est tests/diff/run.sh 1
 	DIFF_SUITE=schema tests/diff/run.sh 1
 
