@@ -4,8 +4,8 @@
  * compatibility replay: it does not validate (§16) and takes each request
  * unchecked against the schema, as the reference does (dwc replay
  * --validate false --request-validation false).  lower is in
- * dogwood_lower.c; `schema providers` checks a provider declaration file
- * (§13.2), schema action|event|mcp are dogwood_schema.c's.  Not built yet:
+ * dogwood_lower.c; `schema providers|action|event|mcp` dogwood_schema.c's.
+ * Not built yet:
  * --macros (refused with exit 2). */
 
 #include "dogwood_cli.h"
@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, dogwood_args *a)
     return 0;
 }
 
-static void json_findings(const dw_diags *d, dw_severity sev)
+void dw_dogwood_json_findings(const dw_diags *d, dw_severity sev)
 {
     printf("[");
     bool first = true;
@@ -124,9 +124,9 @@ static int dogwood_validate(int argc, char **argv)
     size_t nerr = fatal ? s.diags.nerrors + !s.diags.nerrors : r.nerrors, nwarn = fatal ? 0 : r.nwarnings;
     if (json) {
         printf("{\"passed\":%s,\"passed_without_warnings\":%s,\"errors\":", nerr ? "false" : "true", nerr || nwarn ? "false" : "true");
-        json_findings(&s.diags, DW_SEV_ERROR);
+        dw_dogwood_json_findings(&s.diags, DW_SEV_ERROR);
         printf(",\"warnings\":");
-        json_findings(&s.diags, DW_SEV_WARNING);
+        dw_dogwood_json_findings(&s.diags, DW_SEV_WARNING);
         printf("}\n");
     } else {
         dw_diags_print(&s.diags, stdout);
@@ -252,46 +252,6 @@ out:
     return rc;
 }
 
-/* ---- schema providers FILE ---- */
-
-static int dogwood_schema_providers(int argc, char **argv)
-{
-    const char *file = NULL, *fmt = "human";
-    const dw_cli_opt opts[] = { { "format", 0, &fmt, NULL }, { 0 } };
-    int pr = dw_cli_parse(argc, argv, opts, &file, dw_dogwood_usage);
-    if (pr) return pr > 0 ? 0 : 2;
-    if (!file) { fprintf(stderr, "dwc dogwood schema providers: error: missing FILE\n"); return 2; }
-    if (strcmp(fmt, "human") && strcmp(fmt, "json")) {
-        fprintf(stderr, "dwc dogwood schema providers: error: --format must be human or json, not `%s`\n", fmt);
-        return 2;
-    }
-    char *text;
-    size_t len;
-    if (dw_read_file(file, &text, &len)) { fprintf(stderr, "dwc dogwood schema providers: %s: %s\n", file, strerror(errno)); return 1; }
-    dw_source src = { file, text, len };
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_providers *p = dw_providers_parse(&src, &d);
-    bool ok = p && !d.nerrors;
-    if (!strcmp(fmt, "json")) {
-        printf("{\"kind\":\"providers\",\"ok\":%s,\"errors\":", ok ? "true" : "false");
-        json_findings(&d, DW_SEV_ERROR);
-        printf(",\"warnings\":");
-        json_findings(&d, DW_SEV_WARNING);
-        printf("}\n");
-    } else {
-        dw_diags_print(&d, stdout);
-        size_t own = 0;
-        for (size_t i = 0; p && i < p->n; i++) own += !p->v[i].builtin;
-        if (ok) printf("OK: %zu provider(s) declared\n", own);
-        else printf("error: the provider declarations are invalid (%zu error(s))\n", d.nerrors ? d.nerrors : 1);
-    }
-    dw_providers_free(p);
-    dw_diags_free(&d);
-    free(text);
-    return ok ? 0 : 2;
-}
-
 int dw_cmd_dogwood(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -306,7 +266,6 @@ int dw_cmd_dogwood(int argc, char **argv)
         int rc = parse_args(argc - 1, argv + 1, &a);
         return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.providers, a.emit, !strcmp(a.fmt, "json"));
     }
-    if (!strcmp(argv[1], "schema") && argc >= 3 && !strcmp(argv[2], "providers")) return dogwood_schema_providers(argc - 2, argv + 2);
     if (!strcmp(argv[1], "schema")) return dw_dogwood_schema(argc - 1, argv + 1);
     fprintf(stderr, "dwc dogwood: error: unknown command `%s`\n%s", argv[1], dw_dogwood_usage);
     return 2;

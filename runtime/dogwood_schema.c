@@ -1,7 +1,8 @@
-/* dogwood_schema.c - `dwc dogwood schema action|event FILE` and `schema mcp
- * --manifest FILE [-o FILE]` (dogwood.md §18): check an action schema (a
- * Cedar schema, text or JSON; BOM stripped, warnings reported), parse-check
- * an event schema (§12, not derived against an action schema), and generate
+/* dogwood_schema.c - `dwc dogwood schema action|event|providers FILE` and
+ * `schema mcp --manifest FILE [-o FILE]` (dogwood.md §18): check an action
+ * schema (a Cedar schema, text or JSON; BOM stripped, warnings reported),
+ * parse-check an event schema (§12, not derived against an action schema),
+ * check a provider declaration file (§13.2), and generate
  * an action schema from an MCP tool manifest (§11.3, runtime/mcp_schema.c).
  * Exit 0, 1 on an I/O error, 2 rejected. */
 #include "dogwood_schema.h"
@@ -10,44 +11,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "dogwood_cli.h"
 #include "mcp_schema.h"
 #include "../lang/eventschema.h"
 #include "../lang/json.h"
+#include "../lang/providers.h"
 #include "../lang/schema.h"
 
 const char dw_dogwood_schema_usage[] =
-    "usage: dwc dogwood schema action FILE [--format human|json]\n"
-    "       dwc dogwood schema event FILE [--format human|json]\n"
+    "usage: dwc dogwood schema action|event|providers FILE [--format human|json]\n"
     "       dwc dogwood schema mcp --manifest FILE [-o FILE] [--namespace NS] [--principal T] [--resource T]\n"
     "                              [--number decimal]\n"
     "  action  check a Cedar schema (text or JSON): its findings, `OK: ...`; exit 0 or 2\n"
     "  event   parse-check an event schema (.dwschema, dogwood.md §12)\n"
+    "  providers  check a provider declaration file (§13.2): `OK: N provider(s) declared`\n"
     "  mcp     an action schema from an MCP tool manifest (tools/list): one action per tool in\n"
     "          [Action::\"CallTool\"], inputSchema as context.input, outputSchema as context.output\n"
     "          (optional); --number decimal maps JSON Schema's number to decimal (else refused)\n";
 
-static void json_diags(const dw_diags *d, dw_severity sev)
-{
-    printf("[");
-    bool first = true;
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->v[i].sev != sev) continue;
-        if (!first) printf(",");
-        first = false;
-        printf("{\"message\":");
-        dw_json_escape_file(stdout, d->v[i].msg, strlen(d->v[i].msg), DW_JSON_REPLACE);
-        if (d->v[i].src) printf(",\"labels\":[[%u,%u]]", d->v[i].loc.off, d->v[i].loc.end);
-        printf("}");
-    }
-    printf("]");
-}
+typedef enum { K_ACTION, K_EVENT, K_PROVIDERS } schema_kind;
+static const char *const kind_name[] = { "action", "event", "providers" };
 
-/* schema action|event FILE */
-static int check_file(int argc, char **argv, bool action)
+/* schema action|event|providers FILE */
+static int check_file(int argc, char **argv, schema_kind kind)
 {
     const char *file = NULL, *fmt = "human";
     const dw_cli_opt opts[] = { { "format", 0, &fmt, NULL }, { 0 } };
-    const char *cmd = action ? "dwc dogwood schema action" : "dwc dogwood schema event";
+    char cmd[48];
+    snprintf(cmd, sizeof cmd, "dwc dogwood schema %s", kind_name[kind]);
     int pr = dw_cli_parse(argc, argv, opts, &file, dw_dogwood_schema_usage);
     if (pr) return pr > 0 ? 0 : 2;
     if (!file) { fprintf(stderr, "%s: error: missing FILE\n", cmd); return 2; }
@@ -60,27 +51,35 @@ static int check_file(int argc, char **argv, bool action)
     dw_diags_init(&d);
     size_t decls = 0;
     bool ok;
-    if (action) {
+    if (kind == K_ACTION) {
         dw_schema *s = dw_schema_parse(&src, &d);
         ok = s && !d.nerrors;
         if (s) decls = s->nentities + s->nactions;
         if (s) dw_schema_free(s);
-    } else {
+    } else if (kind == K_EVENT) {
         dw_event_schema *es = dw_event_schema_parse(&src, &d);
         ok = es && !d.nerrors;
         if (es) dw_event_schema_free(es);
+    } else {
+        dw_providers *p = dw_providers_parse(&src, &d);
+        ok = p && !d.nerrors;
+        for (size_t i = 0; p && i < p->n; i++) decls += !p->v[i].builtin;   /* the file's own, not the built-ins */
+        dw_providers_free(p);
     }
     if (!strcmp(fmt, "json")) {
-        printf("{\"kind\":\"%s\",\"ok\":%s,\"errors\":", action ? "action" : "event", ok ? "true" : "false");
-        json_diags(&d, DW_SEV_ERROR);
+        printf("{\"kind\":\"%s\",\"ok\":%s,\"errors\":", kind_name[kind], ok ? "true" : "false");
+        dw_dogwood_json_findings(&d, DW_SEV_ERROR);
         printf(",\"warnings\":");
-        json_diags(&d, DW_SEV_WARNING);
+        dw_dogwood_json_findings(&d, DW_SEV_WARNING);
         printf("}\n");
     } else {
         dw_diags_print(&d, stdout);
-        if (ok && action) printf("OK: the action schema declares %zu entity type(s) and action(s)\n", decls);
-        else if (ok) printf("OK: the event schema parses\n");
-        else printf("error: the %s schema is invalid (%zu error(s))\n", action ? "action" : "event", d.nerrors ? d.nerrors : 1);
+        size_t nerr = d.nerrors ? d.nerrors : 1;
+        if (ok && kind == K_ACTION) printf("OK: the action schema declares %zu entity type(s) and action(s)\n", decls);
+        else if (ok && kind == K_EVENT) printf("OK: the event schema parses\n");
+        else if (ok) printf("OK: %zu provider(s) declared\n", decls);
+        else if (kind == K_PROVIDERS) printf("error: the provider declarations are invalid (%zu error(s))\n", nerr);
+        else printf("error: the %s schema is invalid (%zu error(s))\n", kind_name[kind], nerr);
     }
     dw_diags_free(&d);
     free(text);
@@ -136,8 +135,9 @@ static int mcp(int argc, char **argv)
 int dw_dogwood_schema(int argc, char **argv)
 {
     if (argc < 2) { fputs(dw_dogwood_schema_usage, stderr); return 2; }
-    if (!strcmp(argv[1], "action")) return check_file(argc - 1, argv + 1, true);
-    if (!strcmp(argv[1], "event")) return check_file(argc - 1, argv + 1, false);
+    if (!strcmp(argv[1], "action")) return check_file(argc - 1, argv + 1, K_ACTION);
+    if (!strcmp(argv[1], "event")) return check_file(argc - 1, argv + 1, K_EVENT);
+    if (!strcmp(argv[1], "providers")) return check_file(argc - 1, argv + 1, K_PROVIDERS);
     if (!strcmp(argv[1], "mcp")) return mcp(argc - 1, argv + 1);
     fprintf(stderr, "dwc dogwood schema: error: unknown kind `%s`\n%s", argv[1], dw_dogwood_schema_usage);
     return 2;
