@@ -50,11 +50,7 @@ int dw_cmd_check_parse(int argc, char **argv)
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_check_parse_usage);
     if (pr) return pr > 0 ? 0 : 1;
-    if (!dw_policy_format_ok("check-parse", pf)) return 1;
-    if (sf && strcmp(sf, "cedar") && strcmp(sf, "json")) {
-        fprintf(stderr, "dwc check-parse: error: --schema-format must be cedar or json, not `%s`\n", sf);
-        return 1;
-    }
+    if (!dw_cli_cedar_form_ok("check-parse", "policy-format", pf) || !dw_cli_cedar_form_ok("check-parse", "schema-format", sf)) return 1;
     if (!pol && !sch && !ent && !expr) pol = "-";      /* Cedar's: the policies on standard input */
     int rc = 0;
     dw_session s;

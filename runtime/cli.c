@@ -119,3 +119,10 @@ bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long 
     *out = v;
     return true;
 }
+
+bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value)
+{
+    if (!value || !strcmp(value, "cedar") || !strcmp(value, "json")) return true;
+    fprintf(stderr, "dwc %s: error: --%s must be cedar or json, not `%s`\n", cmd, opt, value);
+    return false;
+}

@@ -39,6 +39,10 @@ int dw_cli_parse_operands(int argc, char **argv, const dw_cli_opt *opts, dw_cli_
 
 /* A decimal count in [min, max] into *out; false (message printed) if the
  * text is anything else. */
+/* Cedar's --schema-format / --policy-format value: absent, cedar or json;
+ * else "dwc CMD: error: --OPT must be cedar or json" and false. */
+bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value);
+
 bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long min, long long max, long long *out);
 
 #endif

@@ -118,14 +118,6 @@ static void print_ids(const dw_program *prog, const uint32_t *idx, uint32_t n)
     }
 }
 
-/* Cedar's --schema-format: dwc reads the form from the text, so only the value is checked */
-static bool schema_format_ok(const char *cmd, const char *v)
-{
-    if (!v || !strcmp(v, "cedar") || !strcmp(v, "json")) return true;
-    fprintf(stderr, "dwc %s: error: --schema-format must be cedar or json, not `%s`\n", cmd, v);
-    return false;
-}
-
 /* Invoked as `cedar` (dwc on PATH under Cedar's name): authorize prints
  * Cedar's CLI shape (cedar-policy-cli's authorize): a blank line first, the
  * decision, each erroring policy's error after a blank line, and with -v the
@@ -304,7 +296,7 @@ static int cmd_authorize(int argc, char **argv)
         fputs(authorize_usage, stderr);
         return 1;
     }
-    if (!schema_format_ok("authorize", schema_format) || !dw_policy_format_ok("authorize", policy_format)) return 1;
+    if (!dw_cli_cedar_form_ok("authorize", "schema-format", schema_format) || !dw_cli_cedar_form_ok("authorize", "policy-format", policy_format)) return 1;
     if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
         fprintf(stderr, "dwc authorize: error: --request-validation must be true or false, not `%s`\n", reqval);
         return 1;
@@ -557,7 +549,7 @@ static int cmd_validate(int argc, char **argv)
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, validate_usage);
     if (pr) return pr > 0 ? 0 : 1;
-    if (!schema_format_ok("validate", schema_format) || !dw_policy_format_ok("validate", policy_format)) return 1;
+    if (!dw_cli_cedar_form_ok("validate", "schema-format", schema_format) || !dw_cli_cedar_form_ok("validate", "policy-format", policy_format)) return 1;
     if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
     dw_session s;
     dw_session_init(&s);

@@ -153,7 +153,7 @@ static void euid(est_r *r, const dw_json *o)
     quoted(r, id->u.str);
 }
 
-static void value(est_r *r, const dw_json *v, bool top);
+static void value(est_r *r, const dw_json *v);
 
 static int member_cmp(const void *a, const void *b)
 {
@@ -174,9 +174,8 @@ static const dw_json_member **sorted_members(est_r *r, const dw_json *o)
 }
 
 /* A Cedar value in JSON ("Value": …): Cedar prints record keys quoted here. */
-static void value(est_r *r, const dw_json *v, bool top)
+static void value(est_r *r, const dw_json *v)
 {
-    (void)top;
     char n[32];
     switch (v->kind) {
     case DW_JSON_BOOL: puts_(r, v->u.b ? "true" : "false"); return;
@@ -187,7 +186,7 @@ static void value(est_r *r, const dw_json *v, bool top)
     case DW_JSON_STRING: quoted(r, v->u.str); return;
     case DW_JSON_ARRAY:
         puts_(r, "[");
-        for (size_t i = 0; i < v->u.arr.n && !r->err; i++) { if (i) puts_(r, ", "); value(r, v->u.arr.v[i], false); }
+        for (size_t i = 0; i < v->u.arr.n && !r->err; i++) { if (i) puts_(r, ", "); value(r, v->u.arr.v[i]); }
         puts_(r, "]");
         return;
     case DW_JSON_OBJECT: {
@@ -210,7 +209,7 @@ static void value(est_r *r, const dw_json *v, bool top)
         puts_(r, "{");
         for (size_t i = 0; i < v->u.obj.n && !r->err; i++) {
             if (i) puts_(r, ", ");
-            quoted(r, m[i]->key); puts_(r, ": "); value(r, m[i]->value, false);
+            quoted(r, m[i]->key); puts_(r, ": "); value(r, m[i]->value);
         }
         puts_(r, "}");
         free(m);
@@ -351,7 +350,7 @@ static void expr(est_r *r, const dw_json *e)
     const dw_json *body = e->u.obj.v[0].value, *l, *x;
     switch (kind) {
     case K_BAD: return;
-    case K_VALUE: value(r, body, true); return;
+    case K_VALUE: value(r, body); return;
     case K_VAR:
         if (body->kind != DW_JSON_STRING || !(dw_str_is(body->u.str, "principal") || dw_str_is(body->u.str, "action") ||
                                              dw_str_is(body->u.str, "resource") || dw_str_is(body->u.str, "context"))) {

@@ -140,13 +140,6 @@ int dw_cmd_translate_schema(int argc, char **argv)
     return rc;
 }
 
-bool dw_policy_format_ok(const char *cmd, const char *fmt)
-{
-    if (!fmt || !strcmp(fmt, "cedar") || !strcmp(fmt, "json")) return true;
-    fprintf(stderr, "dwc %s: error: --policy-format must be cedar or json, not `%s`\n", cmd, fmt);
-    return false;
-}
-
 int dw_policy_format_apply(dw_session *s, const char *fmt, const char *path, dw_policy_json *keep)
 {
     memset(keep, 0, sizeof *keep);

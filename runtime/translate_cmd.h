@@ -11,9 +11,6 @@ int dw_cmd_translate_policy(int argc, char **argv);
 extern const char dw_translate_schema_usage[];
 int dw_cmd_translate_schema(int argc, char **argv);
 
-/* --policy-format's value is cedar, json or absent; else a message, false. */
-bool dw_policy_format_ok(const char *cmd, const char *fmt);
-
 /* What a session read from a JSON policy file holds on to (free after the session). */
 typedef struct dw_policy_json {
     char *json_text;
