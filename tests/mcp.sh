@@ -10,10 +10,7 @@ DWC=$1
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 MOD=$(pwd)/build/diff/node/node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js
 cd "$(dirname "$0")/mcp" || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. ../harness.bash
 for m in *.json; do
     n=${m%.json}
     args=(); [ -f "$n.args" ] && read -r -a args <"$n.args"
@@ -47,5 +44,4 @@ out=$("$DWC" dogwood schema event "$tmp/bad.dwschema" --format json); [ $? = 2 ]
 "$DWC" dogwood schema action "$tmp/none" 2>/dev/null; [ $? = 1 ] && ok || bad "a missing file: not exit 1"
 "$DWC" dogwood schema mcp 2>/dev/null; [ $? = 2 ] && ok || bad "mcp without --manifest: not exit 2"
 "$DWC" dogwood schema mcp --manifest bare_list.json --number float 2>/dev/null; [ $? = 2 ] && ok || bad "--number float: not exit 2"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

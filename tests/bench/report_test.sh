@@ -6,11 +6,8 @@
 # without it.  Ends with `N passed, N failed`.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/harness.bash
 FIX=tests/bench/report-fixture
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 command -v node >/dev/null 2>&1 || { echo "node not found"; echo "0 passed, 1 failed"; exit 1; }
 
 # has_table FILE HEADING: the section under HEADING (to the next heading) has a table row
@@ -55,5 +52,4 @@ rm -rf "$tmp/fx" && cp -r "$FIX" "$tmp/fx" && rm "$tmp/fx/dwd.md" && echo "dwd_r
 if node tests/bench/report.js --results "$tmp/fx" --out "$tmp/skip.md" > "$tmp/log" 2>&1 && grep -q 'Not measured in this run:\*\* dwd_report.sh failed' "$tmp/skip.md"; then ok
 else bad "a .skip section was not reported with its reason"; cat "$tmp/log"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

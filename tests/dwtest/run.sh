@@ -9,17 +9,7 @@ set -u
 DWC=$1
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 cd "$(dirname "$0")/../.." || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-# run NAME CMD...: stdout, stderr and exit status into $tmp/NAME.{out,err,rc}
-run() { local n=$1; shift; "$@" >"$tmp/$n.out" 2>"$tmp/$n.err"; echo $? >"$tmp/$n.rc"; }
-# expect NAME RC TEXT: exit status RC and TEXT in stdout or stderr
-expect() {
-    if [ "$(cat "$tmp/$1.rc")" = "$2" ] && cat "$tmp/$1.out" "$tmp/$1.err" | grep -qF -- "$3"; then ok
-    else bad "$1: wanted exit $2 and \"$3\", got exit $(cat "$tmp/$1.rc"):"; cat "$tmp/$1.out" "$tmp/$1.err" | head -5; fi
-}
+. tests/harness.bash
 P=$PWD/tests/box_tests/01-project-read/policy.dw
 B=$PWD/tests/box_tests/06-http-request-budget/policy.dw
 RD_='"action":"fs:read","kind":"request","input":{"path":"/dev/null","operation":{"__entity":{"type":"Box::FsReadOperation","id":"read_content"}}}'
@@ -186,5 +176,4 @@ mkdir -p "$tmp/empty"
 run empty "$DWC" test "$tmp/empty"
 expect empty 2 "no *.dwtest files found"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

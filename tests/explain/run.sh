@@ -10,15 +10,7 @@ set -u
 DWC=$1
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 cd "$(dirname "$0")/../.." || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-run() { local n=$1; shift; "$@" >"$tmp/$n.out" 2>"$tmp/$n.err"; echo $? >"$tmp/$n.rc"; }
-has() {   # has NAME RC TEXT: exit status RC and TEXT in stdout or stderr
-    if [ "$(cat "$tmp/$1.rc")" = "$2" ] && cat "$tmp/$1.out" "$tmp/$1.err" | grep -qF -- "$3"; then ok
-    else bad "$1: wanted exit $2 and \"$3\", got exit $(cat "$tmp/$1.rc"):"; cat "$tmp/$1.out" "$tmp/$1.err" | head -8; fi
-}
+. tests/harness.bash
 B=tests/box_tests
 
 # every decision line of every example trace: explained, its expectation holds, no disagreement
@@ -43,15 +35,15 @@ done
 T6=$tmp/t6.jsonl
 grep -v '^//\|^{"policy"\|^{"case"' "$B/06-http-request-budget/trace.dwtest" >"$T6"
 run budget "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 12
-has budget 0 "verdict: DENY [github_budget] forbidden"
-has budget 0 "github_budget (forbid, line 17): satisfied, determining"
-has budget 0 "temporal leaf 0 = true (the decision used true)"
-has budget 0 'count for (t). where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(t))) = 3, over 3 rows:'
+expect budget 0 "verdict: DENY [github_budget] forbidden"
+expect budget 0 "github_budget (forbid, line 17): satisfied, determining"
+expect budget 0 "temporal leaf 0 = true (the decision used true)"
+expect budget 0 'count for (t). where formerly within 10m ((Box::Action::"http:request"::response{ input.host: "api.github.com" } && tp(t))) = 3, over 3 rows:'
 for tl in 12:00:01/2 12:00:11/4 12:02:01/11; do
-    has budget 0 "($T6:${tl#*/}): 2025-06-02T${tl%/*}Z Box::Action::\"http:request\"::response"; done
+    expect budget 0 "($T6:${tl#*/}): 2025-06-02T${tl%/*}Z Box::Action::\"http:request\"::response"; done
 [ "$(grep -c '::response {' "$tmp/budget.out")" = 3 ] && ok || bad "budget: wanted exactly 3 response events listed"
-has budget 0 "github_burst (forbid, line 29): not satisfied"
-has budget 0 "when #2: false  (temporal leaf 1)"
+expect budget 0 "github_burst (forbid, line 29): not satisfied"
+expect budget 0 "when #2: false  (temporal leaf 1)"
 run budget_json "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 12 --format json
 if python3 -c '
 import json, sys
@@ -65,24 +57,24 @@ then ok; else bad "budget json"; head -c 500 "$tmp/budget_json.out"; fi
 # the byte budget (07): the sum's rows carry the amounts and their events
 grep -v '^//\|^{"policy"\|^{"case"' "$B/07-upload-byte-budget/trace.dwtest" >"$tmp/t7.jsonl"
 run sum "$DWC" explain -p "$B/07-upload-byte-budget/policy.dw" --trace "$tmp/t7.jsonl"
-has sum 0 "sum b for (b, t). where formerly within 1h"
-has sum 0 "= 750, over 2 rows:"
+expect sum 0 "sum b for (b, t). where formerly within 1h"
+expect sum 0 "= 750, over 2 rows:"
 # rows in the order of the history: 450 bytes at 14:20:03, then 300 at 15:00:05
 grep -A4 '= 750, over 2 rows:' "$tmp/sum.out" | grep -E '^      b = ' | sed 's/, t = .*//' | tr -d ' ' | tr '\n' ' ' >"$tmp/sum.rows"
 [ "$(cat "$tmp/sum.rows")" = "b=450 b=300 " ] && ok || bad "sum: rows not in history order: $(cat "$tmp/sum.rows")"
 # unless (05): a forbid unless a passing run; its unless-body is false on an empty history
 run unless "$DWC" explain -p "$B/05-tests-before-release/policy.dw" \
     '{"action":"fs:write","kind":"request","input":{"path":"~/project/RELEASE.md","operation":{"__entity":{"type":"Box::FsWriteOperation","id":"write_content"}}}}'
-has unless 0 "tests_before_release (forbid, line"
-has unless 0 "unless #2: false  (temporal leaf 0)"
-has unless 0 "temporal leaf 0 = false (the decision used false): formerly within 1h"
+expect unless 0 "tests_before_release (forbid, line"
+expect unless 0 "unless #2: false  (temporal leaf 0)"
+expect unless 0 "temporal leaf 0 = false (the decision used false): formerly within 1h"
 # a scope that does not match, a false condition, inline / file / stdin EVENT
 E='{"action":"fs:write","kind":"request","input":{"path":"/dev/null","operation":{"__entity":{"type":"Box::FsWriteOperation","id":"write_content"}}},"expect":"allow","rules":["dev_null"]}'
 run inline "$DWC" explain -p "$B/01-project-read/policy.dw" "$E"
-has inline 0 "verdict: ALLOW [dev_null] permitted"
-has inline 0 "expected: allow [dev_null]: holds"
-has inline 0 "no_env (forbid, line 22): not satisfied"
-has inline 0 "  scope: does not match"
+expect inline 0 "verdict: ALLOW [dev_null] permitted"
+expect inline 0 "expected: allow [dev_null]: holds"
+expect inline 0 "no_env (forbid, line 22): not satisfied"
+expect inline 0 "  scope: does not match"
 printf '%s\n' "$E" >"$tmp/event.json"
 run file "$DWC" explain -p "$B/01-project-read/policy.dw" "$tmp/event.json"
 cmp -s <(sed 1d "$tmp/inline.out") <(sed 1d "$tmp/file.out") && ok || bad "EVENT from a file differs from inline"
@@ -90,18 +82,18 @@ run stdin "$DWC" explain -p "$B/01-project-read/policy.dw" - <"$tmp/event.json"
 cmp -s <(sed 1d "$tmp/inline.out") <(sed 1d "$tmp/stdin.out") && ok || bad "EVENT from stdin differs from inline"
 # refused at the gate: no policy ran
 run gate "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:read","kind":"request","input":{"path":"~/project/a.c"}}'
-has gate 0 "no policy ran: the event was refused before the decision"
-has gate 0 'required attribute "operation" is missing'
+expect gate 0 "no policy ran: the event was refused before the decision"
+expect gate 0 'required attribute "operation" is missing'
 # EVENT after a whole trace
 run after "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" \
     '{"action":"http:request","kind":"request","input":{"host":"api.github.com","port":443,"method":"GET","path":"/","body_bytes":0,"intercepted":true}}'
-has after 0 "verdict: ALLOW [github_hosts] permitted"
-has after 0 "= 2, over 2 rows:"
+expect after 0 "verdict: ALLOW [github_hosts] permitted"
+expect after 0 "= 2, over 2 rows:"
 # a compiled artifact: values and leaves, no conditions
 "$DWC" compile --schema box "$B/06-http-request-budget/policy.dw" -o "$tmp/p.dwb" >/dev/null 2>&1
 run dwb "$DWC" explain -p "$tmp/p.dwb" --trace "$T6" --line 12
-has dwb 0 "conditions are shown only for a policy set compiled from source"
-has dwb 0 "over 3 rows:"
+expect dwb 0 "conditions are shown only for a policy set compiled from source"
+expect dwb 0 "over 3 rows:"
 # an erroring condition (overflow) and a condition not reached after a false one
 cat >"$tmp/err.dw" <<'P'
 @id("overflowing")
@@ -115,27 +107,26 @@ when { context.input.program == "make" }
 unless { context.input.arg_count > 3 };
 P
 run err "$DWC" explain -p "$tmp/err.dw" '{"action":"shell:exec","kind":"request","input":{"command":"ls -l x","program":"ls","arg1":"-l","arg_count":2,"cwd":"~"}}'
-has err 0 "verdict: DENY [] internal_fault  (overflowing errored: integer overflow)"
-has err 0 "overflowing (permit, line 2): ERROR (integer overflow)"
-has err 0 "when #2: error (integer overflow)"
-has err 0 "unless #2: not reached"
+expect err 0 "verdict: DENY [] internal_fault  (overflowing errored: integer overflow)"
+expect err 0 "overflowing (permit, line 2): ERROR (integer overflow)"
+expect err 0 "when #2: error (integer overflow)"
+expect err 0 "unless #2: not reached"
 # invalid input: exit 2 with the line
 run notdecision "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 2
-has notdecision 2 ":2: error: --line 2 is not a decision line"
+expect notdecision 2 ":2: error: --line 2 is not a decision line"
 run noline "$DWC" explain -p "$B/06-http-request-budget/policy.dw" --trace "$T6" --line 99
-has noline 2 "no line 99 in the trace"
+expect noline 2 "no line 99 in the trace"
 run badevent "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:raed","kind":"request","input":{}}'
-has badevent 2 'action Box::Action::"fs:raed" is not declared'
+expect badevent 2 'action Box::Action::"fs:raed" is not declared'
 run response "$DWC" explain -p "$B/01-project-read/policy.dw" '{"action":"fs:read","kind":"response","input":{}}'
-has response 2 "not a decision kind"
+expect response 2 "not a decision kind"
 run usage "$DWC" explain -p "$B/01-project-read/policy.dw"
-has usage 2 "usage: dwc explain"
+expect usage 2 "usage: dwc explain"
 # disasm: every leaf's formula
 run disasm "$DWC" disasm "$B/07-upload-byte-budget/policy.dw"
-has disasm 0 'LEAF        temporal leaf 0: exists (total). ((sum b for (b, t). where formerly within 1h'
+expect disasm 0 'LEAF        temporal leaf 0: exists (total). ((sum b for (b, t). where formerly within 1h'
 # an artifact keeps no names: slots print as vN
 run disasm_dwb "$DWC" disasm "$tmp/p.dwb"
-has disasm_dwb 0 'LEAF        temporal leaf 0: exists (v0). ((count for (v1). where formerly within 10m'
+expect disasm_dwb 0 'LEAF        temporal leaf 0: exists (v0). ((count for (v1). where formerly within 10m'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -13,10 +13,7 @@ set -u
 DWC=$1; SHARED=$2; SAMPLE=${3:-40}
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 cd "$(dirname "$0")/../.." || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. tests/harness.bash
 
 # 1. the differential test against Cedar
 MOD=build/diff/node/node_modules/@cedar-policy/cedar-wasm
@@ -89,5 +86,4 @@ ln -sf "$DWC" "$tmp/cedar"
 "$tmp/cedar" format -p "$tmp/bad.cedar" >"$tmp/out" 2>&1; rc=$?; [ $rc = 1 ] && ok || bad "cedar format on invalid input: exit $rc, not 1"
 "$tmp/cedar" format --check --write -p "$tmp/w.cedar" >/dev/null 2>&1; [ $? = 2 ] && ok || bad "cedar format --check --write: not a usage error (2)"
 "$tmp/cedar" format -p "$tmp/nonexistent.cedar" >/dev/null 2>&1; [ $? = 1 ] && ok || bad "cedar format on a missing file: not 1"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish
