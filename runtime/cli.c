@@ -120,9 +120,11 @@ bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long 
     return true;
 }
 
+/* `human` is Cedar 3.x's name for the Cedar text form (CLI 4.0 renamed it
+ * `cedar`); scripts written for 3.x still pass it, so it is taken as `cedar`. */
 bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value)
 {
-    if (!value || !strcmp(value, "cedar") || !strcmp(value, "json")) return true;
-    fprintf(stderr, "dwc %s: error: --%s must be cedar or json, not `%s`\n", cmd, opt, value);
+    if (!value || !strcmp(value, "cedar") || !strcmp(value, "json") || !strcmp(value, "human")) return true;
+    fprintf(stderr, "dwc %s: error: --%s must be cedar or json (or human, Cedar 3.x's name for cedar), not `%s`\n", cmd, opt, value);
     return false;
 }

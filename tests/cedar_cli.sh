@@ -135,6 +135,11 @@ expect request-validation-bad 1 "--request-validation must be true or false" "$D
 expect schema-format 0 "ALLOW" "$DWC" "${HG[@]}" --request-validation=false --schema-format cedar
 expect schema-format-bad 1 "--schema-format must be cedar or json" "$DWC" "${HG[@]}" --schema-format yaml
 expect validate-schema-format 0 "validation passed" "$DWC" "${V[@]}" --schema-format cedar
+# `human`, Cedar 3.x's name for the Cedar text form, is taken as cedar (scripts written for 3.x pass it)
+expect schema-format-human 0 "ALLOW" "$tmp/cedar" "${HG[@]}" --request-validation=false --schema-format human
+expect validate-schema-format-human 0 "validation passed" "$tmp/cedar" "${V[@]}" --schema-format human
+expect policy-format-human 0 "ALLOW" "$DWC" "${HG[@]}" --request-validation=false --policy-format human
+expect check-parse-human 0 "" "$DWC" check-parse -p hotel.cedar -s hotel.cedarschema --schema-format human
 expect version 0 "dwc " "$tmp/cedar" --version
 
 # Cedar's JSON policy format: translate-policy both ways, and --policy-format json deciding

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# heldout.sh CHECKOUT [DWC] - Cedar's public example applications (a checkout of
+# cedar-policy/cedar-examples, not kept in this repository) run through their own test
+# scripts with DWC (default build/dwc) on PATH as `cedar`.  Not part of `make test`: the
+# data is held out.  Three parts, each check counted as the scripts print it (PASS:/FAIL:):
+#   1. cedar-example-use-cases/run.sh as it is (it sources the checkout's test_utils.sh);
+#   2. every use-case directory run.sh does not name that has policies.cedar, a
+#      policies.cedarschema and ALLOW/ or DENY/ requests, through test_utils.sh's own
+#      validate, authorize and format functions;
+#   3. every directory with a `linked` file again with its links (`-k`), as Cedar 4's
+#      scripts call it (`validate|authorize --schema-format cedar -k linked`).
+# REF=CMD (say tests/cedar_cli/ref_cedar.sh, or Cedar's own CLI) runs the same checks with
+# CMD as `cedar` and reports, check by check, where dwc's verdict differs from CMD's: a check
+# both fail is the data's (a file the checkout lacks, a policy file not in Cedar's format).
+# Ends with `N passed, N failed` (dwc's checks), and with REF `N agree, N differ`.
+set -u
+CHECKOUT=$(cd "${1:?usage: heldout.sh CHECKOUT [DWC]}" && pwd) || exit 1
+DWC=${2:-build/dwc}
+case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
+USE=$CHECKOUT/cedar-example-use-cases
+[ -f "$USE/run.sh" ] && [ -f "$CHECKOUT/test_utils.sh" ] || { echo "heldout: $CHECKOUT holds no cedar-example-use-cases/run.sh and test_utils.sh" >&2; exit 1; }
+tmp=$(mktemp -d)
+if [ -n "${KEEP:-}" ]; then echo "heldout: outputs kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+
+# checks_with BIN: the three parts with BIN/cedar first on PATH; the PASS/FAIL lines
+checks_with() {
+    (
+        set +u      # the checkout's scripts are not written for nounset
+        export PATH="$1:$PATH"
+        cd "$USE" || exit 1
+        echo "== run.sh"
+        bash run.sh
+        echo "== directories run.sh does not name"
+        # shellcheck disable=SC1091
+        source ../test_utils.sh >/dev/null
+        for d in */ */*/; do
+            d=${d%/}
+            [ -f "$d/policies.cedar" ] && [ -f "$d/policies.cedarschema" ] || continue
+            [ -d "$d/ALLOW" ] || [ -d "$d/DENY" ] || continue
+            grep -q "\"$d\"" run.sh && continue
+            echo "Testing $d..."
+            validate "$d" policies.cedar policies.cedarschema
+            authorize "$d" policies.cedar entities.json policies.cedarschema
+            format "$d" policies.cedar
+        done
+        echo "== with links (-k)"
+        for d in */linked */*/linked; do
+            [ -f "$d" ] || continue
+            d=${d%/linked}
+            echo "Testing $d with links..."
+            if cedar validate --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar -k "$d/linked" >/dev/null 2>&1
+            then passed "validate -k succeeded"; else failed "validate -k on $d"; fi
+            for decision in ALLOW DENY; do
+                for file in "$d/$decision"/*.json; do
+                    res=$(cedar authorize --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar \
+                        -k "$d/linked" --entities "$d/entities.json" --request-json "$file" 2>/dev/null | grep -m1 -E '^(ALLOW|DENY)$')
+                    if [ "$res" = "$decision" ]; then passed "decision \"$decision\" with links for $file"
+                    else failed "decision \"$res\" with links for $file, expected \"$decision\""; fi
+                done
+            done
+        done
+    ) 2>&1
+}
+
+mkdir -p "$tmp/dwc"
+ln -s "$DWC" "$tmp/dwc/cedar"
+checks_with "$tmp/dwc" >"$tmp/dwc.out"
+grep -E '^== |Testing|PASS:|FAIL:' "$tmp/dwc.out"
+pass=$(grep -c 'PASS:' "$tmp/dwc.out"); fail=$(grep -c 'FAIL:' "$tmp/dwc.out")
+
+if [ -n "${REF:-}" ]; then
+    mkdir -p "$tmp/ref"
+    printf '#!/bin/sh\nexec %s "$@"\n' "$REF" >"$tmp/ref/cedar"; chmod +x "$tmp/ref/cedar"
+    checks_with "$tmp/ref" >"$tmp/ref.out"
+    # the same checks run in the same order: pair them line by line
+    grep -oE '(PASS|FAIL):' "$tmp/dwc.out" >"$tmp/dwc.v"; grep -oE '(PASS|FAIL):' "$tmp/ref.out" >"$tmp/ref.v"
+    grep -E 'PASS:|FAIL:' "$tmp/dwc.out" >"$tmp/dwc.l"
+    if [ "$(wc -l <"$tmp/dwc.v")" != "$(wc -l <"$tmp/ref.v")" ]; then
+        echo "heldout: dwc ran $(wc -l <"$tmp/dwc.v") checks, the reference $(wc -l <"$tmp/ref.v")"; agree=0; differ=$(wc -l <"$tmp/dwc.v")
+    else
+        agree=$(paste -d' ' "$tmp/dwc.v" "$tmp/ref.v" | grep -cE '^(PASS: PASS:|FAIL: FAIL:)$')
+        differ=$(paste -d' ' "$tmp/dwc.v" "$tmp/ref.v" | grep -cvE '^(PASS: PASS:|FAIL: FAIL:)$')
+        paste -d'|' "$tmp/dwc.v" "$tmp/ref.v" "$tmp/dwc.l" | grep -vE '^(PASS:\|PASS:|FAIL:\|FAIL:)' | sed 's/^/DIFFERS (dwc|reference): /'
+        both=$(paste -d' ' "$tmp/dwc.v" "$tmp/ref.v" | grep -c '^FAIL: FAIL:$')
+        echo "reference: $(grep -c 'PASS:' "$tmp/ref.out") passed, $(grep -c 'FAIL:' "$tmp/ref.out") failed; $both checks fail with both (the data's)"
+    fi
+    echo "$agree agree, $differ differ"
+fi
+echo "$pass passed, $fail failed"
