@@ -14,7 +14,9 @@
  * its share of the round, ROUND_SHARE_NS; the engine appends
  * every event to its log before it enters the history), waits once for the
  * log (durable under --durability full), and only then sends the replies:
- * one sync covers every request of a round (group commit).  Checkpoints run
+ * one sync covers every request of a round (group commit).  Requests are
+ * read with MSG_PEEK and taken off the socket after their replies are sent
+ * (conn_flush says why).  Checkpoints run
  * on the engine's own thread, decision-log lines are written by a writer
  * thread, and file operations in the state directory (and opening a
  * reloaded artifact) go through the state keeper (runtime/keeper.h), a child
@@ -82,6 +84,7 @@ typedef struct conn {
     dwd_buf in, out;
     size_t out_off;
     size_t scanned;            /* in.p[0, scanned) holds no newline */
+    size_t peeked;             /* the last `peeked` bytes of in are still queued on the socket (MSG_PEEK) */
     size_t round_mark;         /* out.len when this round began */
     uint32_t round_lines;      /* requests answered this round */
     bool eof;                  /* the client sent its last byte */
@@ -373,6 +376,26 @@ static void conn_close_with(conn *c, const char *why)
     c->in.len = c->scanned = 0;
 }
 
+/* Take the peeked bytes off the socket (conn_fill): they are in c->in. */
+static void conn_consume(conn *c)
+{
+    static char sink[65536];   /* the serving thread's; the bytes are dropped */
+    while (c->peeked) {
+        ssize_t n = recv(c->fd, sink, c->peeked < sizeof sink ? c->peeked : sizeof sink, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {            /* they were queued: the socket is broken */
+            c->peeked = 0;
+            c->out_off = c->out.len = 0;
+            c->closing = true;
+            return;
+        }
+        c->peeked -= (size_t)n < c->peeked ? (size_t)n : c->peeked;
+    }
+}
+
+/* Send what is queued, then take the round's requests off the socket: a
+ * client blocked in read() is woken when its request is consumed, so the
+ * consuming comes after its reply (one wake-up per request, not two). */
 static void conn_flush(conn *c, int64_t now)
 {
     while (c->out_off < c->out.len) {
@@ -380,11 +403,13 @@ static void conn_flush(conn *c, int64_t now)
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) { c->out_off = c->out.len = 0; c->closing = true; }
+            conn_consume(c);
             return;
         }
         c->out_off += (size_t)n;
         c->out_since = now;
     }
+    conn_consume(c);
     c->out.len = c->out_off = 0;
     if (c->out.cap > (64u << 10)) dwd_buf_free(&c->out);   /* a burst's buffer is not kept */
     if (c->closing) shutdown(c->fd, SHUT_WR);
@@ -441,19 +466,27 @@ static void accept_all(server *s, int lfd, int64_t now)
     }
 }
 
-/* Read what is there, never more than one request line of input. */
+/* Read what is there, never more than one request line of input.  The
+ * first read only peeks: what it got stays queued on the socket until
+ * conn_flush has sent the replies (conn_consume), unless it filled the
+ * buffer and more is to be read now. */
 static void conn_fill(conn *c, size_t cap, int64_t now)
 {
     char buf[65536];
+    conn_consume(c);             /* normally done by the last flush */
     if (!c->in.len) c->line_since = now;
-    while (c->in.len < cap) {
+    int peek = MSG_PEEK;
+    while (c->in.len < cap && !c->closing) {
         size_t want = cap - c->in.len < sizeof buf ? cap - c->in.len : sizeof buf;
-        ssize_t n = recv(c->fd, buf, want, MSG_DONTWAIT);
+        ssize_t n = recv(c->fd, buf, want, MSG_DONTWAIT | peek);
         if (n == 0) { c->eof = true; break; }
         if (n < 0) { if (errno == EINTR) continue; if (errno != EAGAIN && errno != EWOULDBLOCK) c->closing = true; break; }
         dwd_buf_put(&c->in, buf, (size_t)n);
+        c->peeked = peek ? (size_t)n : 0;
         if (c->in.oom) { conn_close_with(c, "out of memory: closing the connection"); break; }
         if ((size_t)n < want) break;
+        conn_consume(c);
+        peek = 0;
     }
 }
 

@@ -213,6 +213,18 @@ check "pipelined requests: trace verdicts, in order" cmp -s "$T/want1" "$T/got-p
 echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/stats-pipe"
 check "pipelined requests share syncs" grep -qE '"log_max_batch":([2-9]|[1-9][0-9])' "$T/stats-pipe"
 stop_dwd
+# a burst of ~590 KB in one write: lines straddle dwd's reads (a read that fills its 64 KiB
+# buffer is taken off the socket at once, the last one only peeked and taken off after the
+# replies went out); every line answered once, in order
+awk 'BEGIN { for (i = 0; i < 2000; i++) { p = sprintf("%*s", (i * 37) % 301, ""); gsub(/ /, "x", p)
+    printf "{\"op\":\"decide\",\"action\":\"http:request\",\"input\":{\"host\":\"%s\",\"port\":443,\"method\":\"GET\",\"path\":\"/%s\",\"body_bytes\":0,\"intercepted\":true}}\n", i % 2 ? "example.com" : "uploads.github.com", p } }' > "$T/burst"
+awk 'BEGIN { for (i = 0; i < 2000; i++) print i % 2 ? "deny" : "permit" }' > "$T/burst-want"
+for d in full batch; do
+    start_dwd "$T/state-burst-$d" --durability "$d"
+    "$C" "$T/sock" --raw 2000 < "$T/burst" | sed -n 's/.*"verdict":"\([a-z]*\)".*/\1/p' > "$T/burst-got"
+    check "--durability $d: a $(wc -c < "$T/burst")-byte burst: 2000 replies, in order" cmp -s "$T/burst-want" "$T/burst-got"
+    stop_dwd
+done
 for d in batch none; do
     start_dwd "$T/state-$d" --trust-client-time --durability "$d"
     "$C" "$T/sock" < "$T/ops" > "$T/replies-$d"
