@@ -193,5 +193,41 @@ expect pf-json-validate 0 "validation passed" "$DWC" validate --policy-format js
 expect pf-json-bad 1 "--policy-format must be cedar or json" "$DWC" authorize --policy-format yaml -p "$tmp/t.json" "${ALICE[@]}"
 expect pf-json-refused 1 "unknown field \`extra\`" "$DWC" authorize --policy-format json -p "$tmp/x.json" "${ALICE[@]}"
 
+# app/: an example application of the shape of Cedar's (cedar-examples): templates linked to a
+# ward, a department and a hospital (record -> ward -> department -> hospital), a role, datetime,
+# duration, decimal and ipaddr values in every form Cedar reads under a schema, ALLOW/ and DENY/
+# requests.  Run as cedar-examples' scripts run it; where node and cedar-wasm are installed
+# (tests/diff/run.sh puts it in build/diff/node) ref_cedar.sh runs each check too and its
+# output and exit status must be dwc's, byte for byte.
+REFC=$(dirname "$PWD")/cedar_cli/ref_cedar.sh
+ref_ok=false
+if command -v node >/dev/null && "$REFC" --version >/dev/null 2>&1; then ref_ok=true; else echo "note: cedar-wasm not installed, app/ checked without the reference"; fi
+# same_as_ref NAME ARGS...: dwc as cedar and the reference print the same and exit the same
+# (validate: the exit only; Cedar's report is a miette rendering, dwc's text is its own)
+same_as_ref() {
+    local n=$1; shift
+    $ref_ok || return 0
+    local a b
+    a=$("$tmp/cedar" "$@" 2>/dev/null; echo "exit $?"); b=$("$REFC" "$@" 2>/dev/null; echo "exit $?")
+    if [ "$1" = validate ]; then a=${a##*$'\n'}; b=${b##*$'\n'}; fi
+    if [ "$a" = "$b" ]; then ok; else bad "$n: dwc and cedar-wasm differ:"; diff <(echo "$a") <(echo "$b") | head -6; fi
+}
+AP=(--policies app/policies.cedar --schema app/policies.cedarschema)
+for sf in cedar human; do
+    expect "app-validate-$sf" 0 "validation passed" "$tmp/cedar" validate "${AP[@]}" --schema-format $sf -k app/linked
+    for f in app/ALLOW/*.json app/DENY/*.json; do
+        d=${f#app/}; d=${d%%/*}; rc=0; [ "$d" = DENY ] && rc=2
+        Q=(authorize "${AP[@]}" --schema-format $sf -k app/linked --entities app/entities.json --request-json "$f" -v)
+        expect "app-$sf-$f" $rc "$d" "$tmp/cedar" "${Q[@]}"
+        same_as_ref "app-ref-$sf-$f" "${Q[@]}"
+    done
+done
+same_as_ref app-ref-validate validate "${AP[@]}" -k app/linked
+expect app-format 0 "" "$tmp/cedar" format --policies app/policies.cedar --check
+same_as_ref app-ref-format format --policies app/policies.cedar --check
+# without its links a template decides nothing: the linked readers are denied
+expect app-unlinked 2 "DENY" "$tmp/cedar" authorize "${AP[@]}" --entities app/entities.json --request-json app/ALLOW/ana-reads-ward-record.json
+same_as_ref app-ref-unlinked authorize "${AP[@]}" --entities app/entities.json --request-json app/ALLOW/ana-reads-ward-record.json -v
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
