@@ -219,6 +219,8 @@ static const char *rname(L *l, size_t i)
     return fmt(l, "rule policy_%zu", i);        /* Box's name for it (0-based) */
 }
 
+const char *dw_lint_rname(L *l, size_t i) { return rname(l, i); }
+
 /* A Cedar string shown quoted, escaping `"`, `\` and control characters. */
 const char *dw_lint_quote(L *l, const char *s, size_t n)
 {
@@ -392,11 +394,7 @@ static bool temporal_eq(void *ctx, const dw_temporal *a, const dw_temporal *b)
     return eq;
 }
 
-static bool expr_eq(L *l, const dw_expr *a, const dw_expr *b) { return dw_expr_eq(a, b, temporal_eq, l); }
-
-/* Folding over literals only.  F_T / F_F: always true / false, without error;
- * F_N: never true (false or an error); F_U: unknown. */
-enum { F_U, F_T, F_F, F_N };
+bool dw_lint_expr_eq(L *l, const dw_expr *a, const dw_expr *b) { return dw_expr_eq(a, b, temporal_eq, l); }
 
 static int fold(const dw_expr *e)
 {
@@ -462,6 +460,8 @@ static int clause_fold(const dw_clause *c)
     return v == F_F ? C_ALWAYS : v == F_T ? C_NEVER : C_UNKNOWN;
 }
 
+int dw_lint_fold(const dw_expr *e) { return fold(e); }
+
 static bool has_temporal(const dw_expr *e)
 {
     if (!e) return false;
@@ -471,6 +471,8 @@ static bool has_temporal(const dw_expr *e)
         if (has_temporal(k)) return true;
     return false;
 }
+
+bool dw_lint_has_temporal(const dw_expr *e) { return has_temporal(e); }
 
 /* ------------------------------------------------------------------ the action universe */
 
@@ -1130,199 +1132,6 @@ void dw_lint_macro_calls(L *l, const dw_policy_set *lib)
     }
 }
 
-/* ------------------------------------------------------------------ scope analysis */
-
-static bool euid_eq(const dw_euid_lit *a, const dw_euid_lit *b) { return dw_str_eq(a->type, b->type) && dw_str_eq(a->id, b->id); }
-
-/* does principal/resource constraint a admit everything b admits? (syntactic) */
-static bool scope_sup(const dw_scope_con *a, const dw_scope_con *b)
-{
-    if (a->kind == DW_SC_ANY) return true;
-    if (a->target_is_slot || b->target_is_slot) return false;
-    switch (a->kind) {
-    case DW_SC_EQ: return b->kind == DW_SC_EQ && euid_eq(&a->target, &b->target);
-    case DW_SC_IN:
-        return (b->kind == DW_SC_EQ || b->kind == DW_SC_IN || b->kind == DW_SC_IS_IN) && euid_eq(&a->target, &b->target);
-    case DW_SC_IS:
-        if (b->kind == DW_SC_IS || b->kind == DW_SC_IS_IN) return dw_str_eq(a->is_type, b->is_type);
-        return b->kind == DW_SC_EQ && dw_str_eq(a->is_type, b->target.type);
-    case DW_SC_IS_IN:
-        if (b->kind == DW_SC_IS_IN) return dw_str_eq(a->is_type, b->is_type) && euid_eq(&a->target, &b->target);
-        return b->kind == DW_SC_EQ && dw_str_eq(a->is_type, b->target.type) && euid_eq(&a->target, &b->target);
-    default: return false;
-    }
-}
-
-/* The conjuncts of a rule's condition: the `&&` operands of every `when`
- * clause, and every `unless` clause as a whole (negated). */
-typedef struct conj { const dw_expr *e; bool neg; } conj;
-
-static size_t conjuncts(const dw_expr *e, bool neg, conj *v, size_t n, size_t cap)
-{
-    if (!neg && e && e->kind == DW_E_AND) {
-        n = conjuncts(e->u.kids[0], false, v, n, cap);
-        return conjuncts(e->u.kids[1], false, v, n, cap);
-    }
-    if (n < cap) v[n] = (conj){ e, neg };
-    return n + 1;
-}
-
-static size_t policy_conjuncts(L *l, const dw_policy *p, conj **out)
-{
-    size_t n = 0;
-    for (size_t c = 0; c < p->nclauses; c++) n = conjuncts(p->clauses[c].body, !p->clauses[c].is_when, NULL, n, 0);
-    conj *v = alloc(l, (n + 1) * sizeof *v);
-    size_t k = 0;
-    for (size_t c = 0; c < p->nclauses; c++) k = conjuncts(p->clauses[c].body, !p->clauses[c].is_when, v, k, n);
-    *out = v;
-    return n;
-}
-
-/* Does rule a's condition hold whenever rule b's does (ignoring the action)?
- * Sound cases: a's principal and resource constraints admit b's, and every
- * conjunct of a is always true or appears verbatim among b's conjuncts (when
- * b holds, each of its conjuncts evaluated to true without error). */
-static bool covers(L *l, size_t ai, size_t bi)
-{
-    const dw_policy *a = &l->ps->policies[ai], *b = &l->ps->policies[bi];
-    if (!scope_sup(&a->principal, &b->principal) || !scope_sup(&a->resource, &b->resource)) return false;
-    pinfo *fa = &l->pi[ai], *fb = &l->pi[bi];
-    if (!fa->cj_done) { fa->ncj = policy_conjuncts(l, a, &fa->cj); fa->cj_done = true; }
-    if (!fb->cj_done) { fb->ncj = policy_conjuncts(l, b, &fb->cj); fb->cj_done = true; }
-    const conj *ca = fa->cj, *cb = fb->cj;
-    size_t na = fa->ncj, nb = fb->ncj;
-    for (size_t i = 0; i < na; i++) {
-        int v = fold(ca[i].e);
-        if (ca[i].neg ? v == F_F : v == F_T) continue;
-        bool found = false;
-        for (size_t j = 0; j < nb && !found; j++) found = ca[i].neg == cb[j].neg && expr_eq(l, ca[i].e, cb[j].e);
-        if (!found) return false;
-    }
-    return true;
-}
-
-static bool analysable(L *l, size_t i)
-{
-    const dw_policy *p = &l->ps->policies[i];
-    return !p->is_template && l->pi[i].cond != C_NEVER && l->pi[i].nacts > 0;
-}
-
-/* Is every action of rule i covered by some rule of `effect` (marked in who)? */
-static bool covered_by(L *l, size_t i, dw_effect effect, bool *who, const bool *cov, const bool *rev)
-{
-    const pinfo *f = &l->pi[i];
-    for (size_t x = 0; x < l->nu; x++) {
-        if (!f->acts[x]) continue;
-        bool ok = false;
-        for (size_t j = 0; j < l->np; j++) {
-            if (j == i || !cov[j] || !l->pi[j].acts[x] || l->ps->policies[j].effect != effect) continue;
-            /* two rules equivalent on this action: only the later one is redundant */
-            if (rev && rev[j] && j > i) {
-                bool narrower = true;   /* acts(j) within acts(i): j is the redundant one */
-                for (size_t y = 0; y < l->nu; y++) if (l->pi[j].acts[y] && !l->pi[i].acts[y]) narrower = false;
-                if (narrower) continue;
-            }
-            ok = true;
-            who[j] = true;
-        }
-        if (!ok) return false;
-    }
-    return true;
-}
-
-static const char *rule_list(L *l, const bool *who)
-{
-    const char *s = "";
-    size_t k = 0, n = 0;
-    for (size_t j = 0; j < l->np; j++) if (who[j]) n++;
-    for (size_t j = 0; j < l->np; j++) {
-        if (!who[j]) continue;
-        s = fmt(l, "%s%s%s", s, k == 0 ? "" : k + 1 == n ? " and " : ", ", rname(l, j));
-        k++;
-    }
-    return s;
-}
-
-static void analysis(L *l)
-{
-    size_t np = l->np;
-    bool *cov = alloc(l, np + 1), *rev = alloc(l, np + 1), *who = alloc(l, np + 1);
-    /* vacuous, shadowed and overridden rules are warnings (quadratic in the set): not at load */
-    for (size_t i = 0; i < np && !l->opt->refusals_only; i++) {
-        const dw_policy *p = &l->ps->policies[i];
-        pinfo *f = &l->pi[i];
-        dw_loc at = p->effect_loc;
-        const char *eff = p->effect == DW_PERMIT ? "permit" : "forbid";
-        /* vacuous */
-        if (!p->is_template) {
-            bool empty_scope = p->action.kind == DW_SC_IN_LIST && p->action.nlist == 0;
-            if (!f->impossible_reported && (f->cond == C_NEVER || (!l->opt->schema && empty_scope))) {
-                f->impossible_reported = true;
-                add(l, R_IMPOSSIBLE, -1, at, "remove the rule, or fix the condition that can never hold",
-                    "policy is impossible: %s %s matches no request (%s)", eff, rname(l, i),
-                    f->cond == C_NEVER ? "a clause can never be satisfied" : "its action scope is empty");
-            }
-            if (f->cond == C_ALWAYS && f->all_acts && p->principal.kind == DW_SC_ANY && p->resource.kind == DW_SC_ANY)
-                add(l, R_ALWAYS, -1, at,
-                    p->effect == DW_PERMIT ? "constrain the scope or add a condition" : "constrain the scope or add a condition (a deny-all is better written as no policy at all)",
-                    "%s %s matches every request: its scope is unconstrained and its condition is always true%s",
-                    eff, rname(l, i), p->effect == DW_PERMIT ? ", so it allows everything no forbid denies" : ", so it denies everything");
-        }
-        if (!analysable(l, i)) continue;
-        for (size_t j = 0; j < np; j++) {
-            cov[j] = j != i && analysable(l, j) && covers(l, j, i);
-            rev[j] = cov[j] && covers(l, i, j);
-        }
-        memset(who, 0, np);
-        if (p->effect == DW_PERMIT && covered_by(l, i, DW_FORBID, who, cov, NULL)) {
-            add(l, R_OVERRIDDEN, -1, at, "remove the permit, or narrow the forbid",
-                "permit %s never takes effect: every request it allows is denied by %s", rname(l, i), rule_list(l, who));
-            continue;
-        }
-        memset(who, 0, np);
-        if (covered_by(l, i, p->effect, who, cov, rev))
-            add(l, p->effect == DW_PERMIT ? R_SHADOW_PERMIT : R_SHADOW_FORBID, -1, at,
-                p->effect == DW_PERMIT ? "remove the redundant permit, or narrow the broader one" : "remove the redundant forbid",
-                "%s %s is shadowed: every request it %s is also %s by %s", eff, rname(l, i),
-                p->effect == DW_PERMIT ? "allows" : "denies", p->effect == DW_PERMIT ? "allowed" : "denied", rule_list(l, who));
-    }
-    /* a temporal permit beside another permit for the same action */
-    for (size_t i = 0; i < np; i++) {
-        const dw_policy *p = &l->ps->policies[i];
-        if (p->effect != DW_PERMIT || !l->pi[i].temporal || p->is_template) continue;
-        long hard = -1, soft = -1;
-        for (size_t j = 0; j < np; j++) {
-            const dw_policy *q = &l->ps->policies[j];
-            if (j == i || q->effect != DW_PERMIT || l->pi[j].cond == C_NEVER) continue;
-            bool share = false;
-            for (size_t x = 0; x < l->nu && !share; x++) share = l->pi[i].acts[x] && l->pi[j].acts[x];
-            if (!share) continue;
-            if (l->pi[j].cond == C_ALWAYS && !l->pi[j].temporal) { if (hard < 0) hard = (long)j; }
-            else if (soft < 0) soft = (long)j;
-        }
-        if (hard < 0 && soft < 0) continue;
-        dw_loc at = p->effect_loc;
-        for (size_t c = 0; c < p->nclauses; c++) if (has_temporal(p->clauses[c].body)) { at = p->clauses[c].loc; break; }
-        size_t j = (size_t)(hard >= 0 ? hard : soft);
-        add(l, R_TPERMIT_CAP, hard >= 0 ? DW_LINT_ERROR : DW_LINT_WARNING, at,
-            "write the cap as a `forbid` (with the temporal condition that should deny), or make this the only permit for its actions",
-            "policy writes a cap as a permit: %s carries a temporal clause beside %s, which permits the same action %s",
-            rname(l, i), rname(l, j), hard >= 0 ? "without a condition, so the cap never denies anything" : "under its own conditions, so the cap does not bound those requests");
-    }
-    /* Box: a rule that names only the reserved fs:other */
-    for (size_t i = 0; i < np; i++) {
-        const pinfo *f = &l->pi[i];
-        if (!f->nacts || f->all_acts) continue;
-        bool only = true;
-        for (size_t x = 0; x < l->nu; x++) if (f->acts[x] && !l->u_fsother[x]) only = false;
-        if (only)
-            add(l, R_RESERVED_ACTION, -1, l->ps->policies[i].action.loc,
-                "name the fs:* action the rule is meant for (fs:read, fs:write, fs:delete or fs:move)",
-                "policy names only a reserved action: %s applies only to Box::Action::\"fs:other\", which Box never raises",
-                rname(l, i));
-    }
-}
-
 /* ------------------------------------------------------------------ driver */
 
 static int id_order(const void *a, const void *b, void *ud)
@@ -1417,7 +1226,7 @@ static void profile_rules(L *l, dw_diags *d)
             }
         }
     }
-    analysis(l);
+    dw_lint_scope_analysis(l);
 }
 
 L *dw_lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out)

@@ -19,6 +19,9 @@ enum {
 };
 
 enum { C_UNKNOWN = 0, C_ALWAYS = 1, C_NEVER = 2 };
+/* Folding over literals only.  F_T / F_F: always true / false, without error;
+ * F_N: never true (false or an error); F_U: unknown. */
+enum { F_U, F_T, F_F, F_N };
 
 typedef struct pinfo {
     const dw_annotation *id;    /* @id, or NULL */
@@ -74,6 +77,16 @@ static inline void add(L *l, int rule, int sev, dw_loc loc, const char *hint, co
 const char *dw_lint_quote(L *l, const char *s, size_t n);
 /* d's diagnostics of the front-end stage reported under rule `stage`, as findings; d is emptied */
 void dw_lint_take_diags(L *l, dw_diags *d, int stage);
+/* e folded over its literals (F_*) */
+int dw_lint_fold(const dw_expr *e);
+bool dw_lint_has_temporal(const dw_expr *e);
+/* structural equality, temporal leaves by their canonical text */
+bool dw_lint_expr_eq(L *l, const dw_expr *a, const dw_expr *b);
+/* `rule @id("x")`, else `rule policy_<i>` */
+const char *dw_lint_rname(L *l, size_t i);
+/* shadowed, overridden, vacuous and always-true rules, temporal permit caps,
+ * reserved-action-only rules (compiler/lint_scope.c) */
+void dw_lint_scope_analysis(L *l);
 /* l->np and each rule's @id */
 void dw_lint_find_ids(L *l);
 /* box-macro-call over the unexpanded set (lib: the macro library) */
