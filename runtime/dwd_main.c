@@ -103,6 +103,7 @@ typedef struct server {
     bool trust_time;
     dwd_dlog dl;               /* dl.fd < 0: no decision log */
     dwd_buf dlog;              /* decision-log lines of this round */
+    dwd_buf msg;               /* handle_decide's denial message */
     uint64_t dlog_round_lines;
     const char *box_name, *run_id, *box_source;
     unsigned log_include;      /* LOG_* bits */
@@ -225,9 +226,11 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
         s->faults++;
         if (v.message[0]) fprintf(stderr, "dwd: internal fault: %s\n", v.message);
     }
-    dwd_buf msg = { 0 };
-    dwd_denial_message(&msg, rq->subject.p ? rq->subject.p : "", &d);
-    dwd_reply_decision(out, &d, msg.p ? msg.p : "");
+    dwd_buf *mb = &s->msg;       /* kept from one decision to the next */
+    mb->len = 0;
+    dwd_denial_message(mb, rq->subject.p ? rq->subject.p : "", &d);
+    const char *msg = mb->len && !mb->oom ? mb->p : "";
+    dwd_reply_decision(out, &d, msg);
     if (s->dl.fd >= 0 && (s->log_include & ((d.allow ? LOG_PERMIT : LOG_DENY) | LOG_TRACE))) {
         /* one record and its zero-length span share the trace and span ids (box.md §10.2) */
         dwd_log_info li = { s->box_name, s->run_id, v.timestamp, id_next(s), id_next(s), id_next(s) };
@@ -235,7 +238,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
         if (!li.span) li.span = 1;
         if (!li.trace_hi && !li.trace_lo) li.trace_lo = 1;
         if (s->log_include & (d.allow ? LOG_PERMIT : LOG_DENY)) {
-            dwd_log_line(&s->dlog, &li, rq, &d, msg.p ? msg.p : "");
+            dwd_log_line(&s->dlog, &li, rq, &d, msg);
             s->dlog_round_lines++;
         }
         if (s->log_include & LOG_TRACE) {
@@ -243,7 +246,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
             s->dlog_round_lines++;
         }
     }
-    dwd_buf_free(&msg);
+    if (mb->oom || mb->cap > (16u << 10)) dwd_buf_free(mb);
 }
 
 static void handle_stats(server *s, dwd_buf *out)
@@ -329,7 +332,8 @@ static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
     char err[512];
     dwd_request rq;
     if (len && line[len - 1] == '\r') len--;
-    if (dwd_parse_request(line, len, s->trust_time, &rq, err, sizeof err)) {
+    unsigned flags = (s->trust_time ? DWD_REQ_ALLOW_TIME : 0) | (s->dl.fd >= 0 ? DWD_REQ_LOG_ATTRS : 0);
+    if (dwd_parse_request(line, len, flags, &rq, err, sizeof err)) {
         s->errors++;
         dwd_reply_error(out, err);
         dwd_request_free(&rq);
@@ -959,6 +963,7 @@ int main(int argc, char **argv)
     }
     dwd_dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
+    dwd_buf_free(&s.msg);
     dw_keeper_stop(s.keeper);
     free(s.conns);
     free(pfd);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lang/json.h"
+#include "../lang/json_scan.h"
 #include "../stdlib/arena.h"
 #include "../stdlib/cedar_quote.h"
 #include "../stdlib/utf8.h"
@@ -59,10 +60,17 @@ static int dwd_buf_sink(void *ctx, const char *p, size_t n)
 }
 
 /* Responses and decision-log lines must parse: bytes that are not UTF-8
- * become U+FFFD. */
+ * become U+FFFD.  Printable ASCII with no quote or backslash (rule names,
+ * most messages) is one copy; anything else goes through dw_json_escape. */
 void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n)
 {
-    dw_json_escape(dwd_buf_sink, b, s, n, DW_JSON_REPLACE);
+    if (dw_json_scan_plain(s, 0, n) < n || (n && memchr(s, 0x7f, n))) { dw_json_escape(dwd_buf_sink, b, s, n, DW_JSON_REPLACE); return; }
+    if (!reserve(b, n + 2)) return;
+    b->p[b->len] = '"';
+    if (n) memcpy(b->p + b->len + 1, s, n);
+    b->p[b->len + 1 + n] = '"';
+    b->len += n + 2;
+    b->p[b->len] = 0;
 }
 
 void dwd_buf_free(dwd_buf *b)
@@ -94,6 +102,7 @@ static const dw_json *str_member(const dw_json *o, const char *k)
 
 static void attr_str(dwd_buf *a, const char *key, const char *s, size_t n)
 {
+    if (!a) return;
     dwd_buf_puts(a, a->len ? ",{\"key\":\"" : "{\"key\":\"");   /* keys are literals: no escaping, no printf */
     dwd_buf_puts(a, key);
     dwd_buf_puts(a, "\",\"value\":{\"stringValue\":");
@@ -103,6 +112,7 @@ static void attr_str(dwd_buf *a, const char *key, const char *s, size_t n)
 
 static void attr_int(dwd_buf *a, const char *key, int64_t v)
 {
+    if (!a) return;
     if (a->len) dwd_buf_put(a, ",", 1);
     dwd_buf_printf(a, "{\"key\":\"%s\",\"value\":{\"intValue\":\"%lld\"}}", key, (long long)v);
 }
@@ -120,63 +130,71 @@ static void principal_text(dwd_buf *b, const char *line, const dw_json *pr)
     dwd_buf_puts(b, "\"");
 }
 
-/* box.md §10.3: the subject string and the subject attributes. */
-static void subject_of(dwd_request *rq, const dw_json *in)
+/* box.md §10.3: the subject string and, when want_attrs (they are for the
+ * decision log only), the subject attributes. */
+static void subject_of(dwd_request *rq, const dw_json *in, bool want_attrs)
 {
     const char *a = rq->action;
     const dw_json *s;
     if (!in || in->kind != DW_JSON_OBJECT) return;
+    dwd_buf *attrs = want_attrs ? &rq->attrs : NULL;   /* NULL: attr_str and attr_int do nothing */
     if (!strncmp(a, "fs:", 3)) {
-        snprintf(rq->category, sizeof rq->category, "fs");
+        memcpy(rq->category, "fs", 3);
         if ((s = str_member(in, "path"))) {
             dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(&rq->attrs, "file.path", s->u.str.s, s->u.str.len);
+            attr_str(attrs, "file.path", s->u.str.s, s->u.str.len);
         }
     } else if (!strcmp(a, "net:connect") || !strcmp(a, "http:request")) {
         bool http = a[0] == 'h';
-        snprintf(rq->category, sizeof rq->category, http ? "http" : "net");
+        memcpy(rq->category, http ? "http" : "net", http ? 5 : 4);
         const dw_json *port = dw_json_get(in, "port"), *path = str_member(in, "path"), *m = str_member(in, "method");
         if ((s = str_member(in, "host"))) {
             dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(&rq->attrs, "server.address", s->u.str.s, s->u.str.len);
+            attr_str(attrs, "server.address", s->u.str.s, s->u.str.len);
         }
         if (port && port->kind == DW_JSON_INT) {
-            dwd_buf_printf(&rq->subject, ":%lld", (long long)port->u.i);
-            attr_int(&rq->attrs, "server.port", port->u.i);
+            char num[24];
+            size_t k = sizeof num;
+            uint64_t v = port->u.i < 0 ? 0 - (uint64_t)port->u.i : (uint64_t)port->u.i;
+            do num[--k] = (char)('0' + v % 10); while ((v /= 10) && k > 1);
+            if (port->u.i < 0) num[--k] = '-';
+            num[--k] = ':';
+            dwd_buf_put(&rq->subject, num + k, sizeof num - k);
+            attr_int(attrs, "server.port", port->u.i);
         }
         if (http && path) {
             if (!path->u.str.len || path->u.str.s[0] != '/') dwd_buf_put(&rq->subject, "/", 1);
             dwd_buf_put(&rq->subject, path->u.str.s, path->u.str.len);
         }
-        if (http && m) attr_str(&rq->attrs, "http.request.method", m->u.str.s, m->u.str.len);
+        if (http && m) attr_str(attrs, "http.request.method", m->u.str.s, m->u.str.len);
     } else if (!strcmp(a, "shell:exec") || !strcmp(a, "shell:spawn")) {
-        snprintf(rq->category, sizeof rq->category, "shell");
+        memcpy(rq->category, "shell", 6);
         s = str_member(in, a[6] == 'e' ? "program" : "program_path");
         if (s) {
             dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(&rq->attrs, "process.command", s->u.str.s, s->u.str.len);
+            attr_str(attrs, "process.command", s->u.str.s, s->u.str.len);
         }
         /* the arguments Box's input carries (program, arg1, arg2), each
          * capped so the attribute stays within 4 KiB; and the directory */
         const dw_json *prog = str_member(in, "program"), *a1 = str_member(in, "arg1"), *a2 = str_member(in, "arg2");
-        if (prog) {
+        if (prog && attrs) {
             const dw_json *args[3] = { prog, a1, a2 };
-            if (rq->attrs.len) dwd_buf_put(&rq->attrs, ",", 1);
-            dwd_buf_puts(&rq->attrs, "{\"key\":\"process.command_args\",\"value\":{\"arrayValue\":{\"values\":[");
+            if (attrs->len) dwd_buf_put(attrs, ",", 1);
+            dwd_buf_puts(attrs, "{\"key\":\"process.command_args\",\"value\":{\"arrayValue\":{\"values\":[");
             for (int k = 0, n = 0; k < 3; k++) {
                 if (!args[k]) continue;
-                dwd_buf_puts(&rq->attrs, n++ ? ",{\"stringValue\":" : "{\"stringValue\":");
+                dwd_buf_puts(attrs, n++ ? ",{\"stringValue\":" : "{\"stringValue\":");
                 dwd_buf cap = { 0 };
                 put_capped(&cap, args[k]->u.str.s, args[k]->u.str.len, 1300);
-                dwd_buf_json_string(&rq->attrs, cap.p ? cap.p : "", cap.len);
+                dwd_buf_json_string(attrs, cap.p ? cap.p : "", cap.len);
                 dwd_buf_free(&cap);
-                dwd_buf_puts(&rq->attrs, "}");
+                dwd_buf_puts(attrs, "}");
             }
-            dwd_buf_puts(&rq->attrs, "]}}}");
+            dwd_buf_puts(attrs, "]}}}");
         }
-        if ((s = str_member(in, "cwd"))) attr_str(&rq->attrs, "process.working_directory", s->u.str.s, s->u.str.len);
+        if ((s = str_member(in, "cwd"))) attr_str(attrs, "process.working_directory", s->u.str.s, s->u.str.len);
     } else if (!strncmp(a, "mcp:", 4)) {
-        snprintf(rq->category, sizeof rq->category, "mcp");
+        memcpy(rq->category, "mcp", 4);
         const dw_json *srv = str_member(in, "server"), *item = str_member(in, "tool");
         if (!item) item = str_member(in, "prompt");
         if (!item) item = str_member(in, "uri");
@@ -216,9 +234,28 @@ static bool hex_id(const dw_json *j, size_t digits, uint64_t *hi, uint64_t *lo)
     return true;
 }
 
-int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request *rq, char *err, size_t errcap)
+/* A request's buffers, kept from one request to the next (per thread):
+ * dwd_request_free hands them back, dwd_parse_request takes them, so a warm
+ * server allocates nothing per request. */
+enum { REQ_BUFS = 7 };
+static __thread dwd_buf spare_bufs[REQ_BUFS];
+
+static void req_bufs(dwd_request *rq, dwd_buf *v[REQ_BUFS])
 {
+    v[0] = &rq->event; v[1] = &rq->subject; v[2] = &rq->attrs; v[3] = &rq->request_id;
+    v[4] = &rq->jsonrpc_id; v[5] = &rq->artifact; v[6] = &rq->principal;
+}
+
+int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request *rq, char *err, size_t errcap)
+{
+    bool allow_time = flags & DWD_REQ_ALLOW_TIME;
     memset(rq, 0, sizeof *rq);
+    dwd_buf *bufs[REQ_BUFS];
+    req_bufs(rq, bufs);
+    for (int k = 0; k < REQ_BUFS; k++) {
+        *bufs[k] = spare_bufs[k];   /* empty, or a previous request's (len 0) */
+        spare_bufs[k] = (dwd_buf){ 0 };
+    }
     if (len > DWD_MAX_LINE) { snprintf(err, errcap, "request line longer than %u bytes", DWD_MAX_LINE); return -1; }
     /* the line's NUL-terminated copy and the JSON arena are kept from one
      * request to the next (per thread): no allocation per request once warm */
@@ -363,9 +400,9 @@ int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request
     if (rs) { dwd_buf_puts(e, ",\"resource\":"); put_span(e, text, rs); }
     if (time) { dwd_buf_puts(e, ",\"time\":"); put_span(e, text, time); }
     dwd_buf_puts(e, "}");
-    if (!rq->per_tool) subject_of(rq, input);
+    if (!rq->per_tool) subject_of(rq, input, flags & DWD_REQ_LOG_ATTRS);
     else {   /* the subject of a per-tool MCP action: <namespace>/<tool> (as mcp:call's server/tool) */
-        snprintf(rq->category, sizeof rq->category, "mcp");
+        memcpy(rq->category, "mcp", 4);
         dwd_buf_put(&rq->subject, ns->u.str.s, ns->u.str.len);
         dwd_buf_put(&rq->subject, "/", 1);
         dwd_buf_puts(&rq->subject, rq->action);
@@ -381,13 +418,17 @@ out:
 
 void dwd_request_free(dwd_request *rq)
 {
-    dwd_buf_free(&rq->event);
-    dwd_buf_free(&rq->subject);
-    dwd_buf_free(&rq->attrs);
-    dwd_buf_free(&rq->request_id);
-    dwd_buf_free(&rq->artifact);
-    dwd_buf_free(&rq->jsonrpc_id);
-    dwd_buf_free(&rq->principal);
+    dwd_buf *bufs[REQ_BUFS];
+    req_bufs(rq, bufs);
+    for (int k = 0; k < REQ_BUFS; k++) {
+        dwd_buf *b = bufs[k];
+        if (b->p && !b->oom && b->cap <= (16u << 10) && !spare_bufs[k].p) {   /* a long request's are not kept */
+            b->len = 0;
+            b->p[0] = 0;
+            spare_bufs[k] = *b;
+        } else dwd_buf_free(b);
+        memset(b, 0, sizeof *b);
+    }
 }
 
 /* ---- replies ---- */
@@ -404,7 +445,8 @@ void dwd_reply_ok(dwd_buf *out) { dwd_buf_puts(out, "{\"ok\":true}\n"); }
 void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d)
 {
     if (d->allow) return;
-    dwd_buf m = { 0 };
+    static __thread dwd_buf m;   /* kept from one denial to the next */
+    m.len = 0;
     dwd_buf_puts(&m, "policy denied this operation on '");
     put_capped(&m, subject, strlen(subject), 1024);
     dwd_buf_puts(&m, "'");
@@ -412,7 +454,9 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
         dwd_buf_puts(&m, " ");
         for (uint32_t i = 0; i < d->ndetermining; i++) {
             if (i) dwd_buf_puts(&m, "; ");
-            dwd_buf_printf(&m, "[policy: %s]", d->ids[i]);
+            dwd_buf_puts(&m, "[policy: ");
+            dwd_buf_puts(&m, d->ids[i]);
+            dwd_buf_puts(&m, "]");
             const char *desc = d->descs ? d->descs[i] : NULL;
             if (desc && *desc) {
                 size_t n = strlen(desc);
@@ -431,7 +475,7 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
     }
     if (m.oom) dwd_buf_puts(out, "policy denied this operation.");
     else put_capped(out, m.p, m.len, 4096);
-    dwd_buf_free(&m);
+    if (m.oom || m.cap > (16u << 10)) dwd_buf_free(&m);
 }
 
 void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message)

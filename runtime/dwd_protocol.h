@@ -37,7 +37,7 @@ typedef struct dwd_request {
     char action[128];        /* the bare action id */
     char category[8];        /* fs, net, http, shell, mcp, or "" */
     dwd_buf subject;         /* box.md §10.3's subject string (may be empty) */
-    dwd_buf attrs;           /* OTLP subject attributes, comma-joined JSON objects ("" if none) */
+    dwd_buf attrs;           /* OTLP subject attributes, comma-joined JSON objects ("" if none; DWD_REQ_LOG_ATTRS) */
     dwd_buf request_id;      /* "" if none */
     dwd_buf jsonrpc_id;      /* decide's optional "jsonrpc_id" as text ("" if none), logged as jsonrpc.request.id */
     dwd_buf artifact;        /* reload: the artifact's path */
@@ -51,8 +51,10 @@ typedef struct dwd_request {
 
 /* Parse one request line (without its newline).  0 on success; -1 with a
  * message in err (the reply is {"ok":false,"error":err}).  Always call
- * dwd_request_free afterwards. */
-int dwd_parse_request(const char *line, size_t len, bool allow_time, dwd_request *rq, char *err, size_t errcap);
+ * dwd_request_free afterwards.  flags: DWD_REQ_ALLOW_TIME accepts "time"
+ * (tests), DWD_REQ_LOG_ATTRS fills attrs (only the decision log needs them). */
+enum { DWD_REQ_ALLOW_TIME = 1, DWD_REQ_LOG_ATTRS = 2 };
+int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request *rq, char *err, size_t errcap);
 void dwd_request_free(dwd_request *rq);
 
 /* Replies (each ends with '\n'). */

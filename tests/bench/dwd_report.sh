@@ -11,7 +11,8 @@
 #     append measured in the same run on the same file system (one thread, and 8 threads);
 #   * the bounds: fsync latency, server and client CPU per request.
 # Knobs: DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
-# DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench), DWD_LOAD_REUSE=1
+# DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench), DWD_LOAD_PAIRS (the
+# back-to-back dwd/echo pairs, default 5), DWD_LOAD_REUSE=1
 # (report the results of the previous run, rerunning only what is missing), CEDAR_PEER (a Cedar
 # peer result file of the same run: adds the CPU-per-decision comparison with cedar-wasm).
 set -uo pipefail
@@ -22,6 +23,7 @@ DWD_SRC=${2:-build/dwd}
 LOAD=${3:-build/bench/dwd_load}
 SECS=${DWD_LOAD_SECONDS:-5}
 CLIENTS=${DWD_LOAD_CLIENTS:-"1 8 64"}
+PAIRS=${DWD_LOAD_PAIRS:-5}
 TMPD=${DWD_LOAD_TMP:-build/bench}
 ex=$SHARED/examples/box
 mkdir -p "$TMPD"
@@ -70,7 +72,7 @@ run "record-8" --dwd "$DWD" --policy "$POLICY" --durability full --clients 8 --o
 run "record-64" --dwd "$DWD" --policy "$POLICY" --durability full --clients 64 --op record --baseline "${HTTPREQ[@]}"
 # dwd against the echo server, batch, 8 closed-loop clients, in back-to-back pairs: on a shared
 # machine the load moves within minutes, so runs far apart in the matrix compare badly.
-for r in 1 2 3; do
+for r in $(seq 1 "$PAIRS"); do
     run "pair-batch-$r" --dwd "$DWD" --policy "$POLICY" --durability batch --clients 8 "${REQ[@]}"
     run "pair-echo-$r" --echo --clients 8 "${REQ[@]}"
 done
@@ -111,24 +113,26 @@ for d in batch full echo; do
 done
 cat <<EOF
 
-dwd against the echo server, batch, 8 clients, closed loop, in three back-to-back pairs (a dwd run, then
+dwd against the echo server, batch, 8 clients, closed loop, in $PAIRS back-to-back pairs (a dwd run, then
 an echo run): the load of a shared machine moves within minutes, so the pairs, not the matrix above,
-give the ratio.
+give the ratio. Server CPU per decision (user + system, from \`/proc\`) moves less with the load than
+the rate does.
 
-| pair | dwd decisions/s | dwd p99 | echo decisions/s | echo p99 | dwd ÷ echo |
-|---:|---:|---:|---:|---:|---:|
+| pair | dwd decisions/s | dwd p99 | dwd server CPU | echo decisions/s | echo p99 | echo server CPU | dwd ÷ echo |
+|---:|---:|---:|---:|---:|---:|---:|---:|
 EOF
-ratios=""
-for r in 1 2 3; do
+ratios="" cpus="" ecpus=""
+med_of() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+for r in $(seq 1 "$PAIRS"); do
     a=$(get "pair-batch-$r" decisions_per_s); b=$(get "pair-echo-$r" decisions_per_s)
-    if [ -z "$a" ] || [ -z "$b" ]; then echo "| $r | failed | | | | |"; continue; fi
+    if [ -z "$a" ] || [ -z "$b" ]; then echo "| $r | failed | | | | | | |"; continue; fi
     q=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print 0 }')
-    ratios="$ratios $q"
-    printf '| %s | %s | %s µs | %s | %s µs | %s× |\n' "$r" "$(num "$a")" "$(get "pair-batch-$r" p99_us)" "$(num "$b")" "$(get "pair-echo-$r" p99_us)" "$q"
+    ratios="$ratios $q" cpus="$cpus $(get "pair-batch-$r" server_cpu_us_per_op)" ecpus="$ecpus $(get "pair-echo-$r" server_cpu_us_per_op)"
+    printf '| %s | %s | %s µs | %s µs | %s | %s µs | %s µs | %s× |\n' "$r" "$(num "$a")" "$(get "pair-batch-$r" p99_us)" \
+        "$(get "pair-batch-$r" server_cpu_us_per_op)" "$(num "$b")" "$(get "pair-echo-$r" p99_us)" "$(get "pair-echo-$r" server_cpu_us_per_op)" "$q"
 done
-med=$(printf '%s\n' $ratios | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }')
 echo
-echo "Median dwd ÷ echo: ${med}×."
+echo "Median dwd ÷ echo: $(med_of $ratios)×; median server CPU per decision: dwd $(med_of $cpus) µs, echo $(med_of $ecpus) µs."
 
 # Cedar of the same run (run.sh passes CEDAR_PEER: the Cedar peer's from-json result on the Box
 # example): CPU per decision and decisions per core against dwd's server CPU per decision.

@@ -350,7 +350,7 @@ fragment('dwd', 'dwd.md', 'dwd over the socket (tests/bench/dwd_load.c)', inline
   tg.push(['… allocations per decision (steady state: 0)', eng.plain ? `plain ${eng.plain.allocs_per_decision}, budget ${eng.budget ? eng.budget.allocs_per_decision : '—'} (the window's growth, amortized)` : '—',
            yes(eng.plain ? Number(eng.plain.allocs_per_decision) === 0 : null)]);
   const DR = args['dwd-results'] || path.join(RES, '..', 'dwd-load-results');
-  const pr = [1, 2, 3].map((r) => q((kv(path.join(DR, `pair-batch-${r}`)) || {}).decisions_per_s, (kv(path.join(DR, `pair-echo-${r}`)) || {}).decisions_per_s)).filter((x) => x !== null).sort((a, b) => a - b);
+  const pr = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) => q((kv(path.join(DR, `pair-batch-${r}`)) || {}).decisions_per_s, (kv(path.join(DR, `pair-echo-${r}`)) || {}).decisions_per_s)).filter((x) => x !== null).sort((a, b) => a - b);
   const med = pr.length ? pr[Math.floor((pr.length - 1) / 2)] : null;
   tg.push(['dwd batch, 8 closed-loop clients: ≥ 0.8× the echo server (median of the back-to-back pairs)', med === null ? '—' : `${med.toFixed(2)}× (pairs: ${pr.map((x) => x.toFixed(2)).join(', ')})`, yes(med === null ? null : med >= 0.8)]);
   for (const c of [8, 64]) {

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int allow_time = 0; allow_time < 2; allow_time++) {
         dwd_request rq;
         dwd_buf out = { 0 };
-        if (dwd_parse_request((const char *)data, size, allow_time, &rq, err, sizeof err) == 0) {
+        if (dwd_parse_request((const char *)data, size, (allow_time ? DWD_REQ_ALLOW_TIME : 0) | DWD_REQ_LOG_ATTRS, &rq, err, sizeof err) == 0) {
             const char *ids[2] = { "a", "policy_1" };
             const char *descs[2] = { "First reason.", NULL };
             dwd_decision d = { .allow = false, .cause = "forbidden", .rule = "a", .description = descs[0],
