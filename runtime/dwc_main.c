@@ -24,6 +24,7 @@
 #include "format_cmd.h"
 #include "translate_cmd.h"
 #include "check_parse_cmd.h"
+#include "evaluate_cmd.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -76,19 +77,7 @@ static const dw_json *uid_json(dw_arena *a, const char *text, const char *what)
         fprintf(stderr, "dwc authorize: error: %s `%s` is not an entity uid\n  hint: write it as Type::\"id\", e.g. User::\"alice\"\n", what, text);
         return NULL;
     }
-    dw_json *o = dw_arena_alloc(a, sizeof *o);
-    dw_json_member *m = dw_arena_alloc(a, 2 * sizeof *m);
-    dw_json *t = dw_arena_alloc(a, sizeof *t), *id = dw_arena_alloc(a, sizeof *id);
-    if (!o || !m || !t || !id) return NULL;
-    t->kind = id->kind = DW_JSON_STRING;
-    t->u.str = (dw_str){ u->type, u->tlen };
-    id->u.str = (dw_str){ u->id, u->idlen };
-    m[0] = (dw_json_member){ { "type", 4 }, t, 0 };
-    m[1] = (dw_json_member){ { "id", 2 }, id, 0 };
-    o->kind = DW_JSON_OBJECT;
-    o->u.obj.v = m;
-    o->u.obj.n = 2;
-    return o;
+    return dw_uid_json(a, u);
 }
 
 /* A request-JSON uid may be a Type::"id" string or an object. */
@@ -599,6 +588,7 @@ static const command commands[] = {
     { "format", cmd_format, "lay out policies canonically (Cedar's `format`, byte for byte)", dw_format_usage },
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "translate-policy", dw_cmd_translate_policy, "Cedar text <-> Cedar's JSON policy format (Cedar's command)", dw_translate_policy_usage },
+    { "evaluate", dw_cmd_evaluate, "evaluate a Cedar expression for a request (Cedar's command)", dw_evaluate_usage },
     { "check-parse", dw_cmd_check_parse, "check that policies, an expression, a schema, entities parse (Cedar's command)", dw_check_parse_usage },
     { "translate-schema", dw_cmd_translate_schema, "Cedar schema text <-> Cedar's JSON schema, resolved (Cedar's command)", dw_translate_schema_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },

@@ -16,9 +16,8 @@
  * expression object, duplicate record keys, a slot in a static policy, a
  * float and an unknown extension function are errors at their JSON position. */
 #include <stdlib.h>
-#include <unicode/uchar.h>
 #include "est.h"
-#include "../stdlib/utf8.h"
+#include "rust_escape.h"
 
 typedef struct est_r {
     const dw_source *src;
@@ -64,41 +63,12 @@ static bool is_ident(dw_str s)
     return !memmem(s.s, s.len, "__cedar", 7);
 }
 
-/* Rust's char::escape_debug; `first` marks a character a combining mark is
- * escaped in (a string's first, every one of a pattern). */
-static void esc_char(est_r *r, uint32_t c, bool first, const char *raw, size_t rawlen)
-{
-    const char *e = NULL;
-    switch (c) {
-    case 0: e = "\\0"; break;
-    case '\t': e = "\\t"; break;
-    case '\r': e = "\\r"; break;
-    case '\n': e = "\\n"; break;
-    case '\\': e = "\\\\"; break;
-    case '"': e = "\\\""; break;
-    case '\'': e = "\\'"; break;
-    }
-    if (e) { puts_(r, e); return; }
-    int8_t t = u_charType((UChar32)c);
-    bool printable = c == ' ' || !(t == U_CONTROL_CHAR || t == U_FORMAT_CHAR || t == U_SURROGATE || t == U_PRIVATE_USE_CHAR ||
-                                    t == U_UNASSIGNED || t == U_LINE_SEPARATOR || t == U_PARAGRAPH_SEPARATOR || t == U_SPACE_SEPARATOR);
-    if (printable && !(first && u_hasBinaryProperty((UChar32)c, UCHAR_GRAPHEME_EXTEND))) { put(r, raw, rawlen); return; }
-    char u[16];
-    snprintf(u, sizeof u, "\\u{%x}", (unsigned)c);
-    puts_(r, u);
-}
-
 static void esc(est_r *r, dw_str s, bool pattern)
 {
-    const unsigned char *u = (const unsigned char *)s.s;
-    for (size_t i = 0; i < s.len;) {
-        size_t n = dw_utf8_len(u + i, s.len - i);
-        if (!n) { fail(r, NULL, "a string is not UTF-8"); return; }   /* the JSON reader refuses this first */
-        uint32_t c = dw_utf8_get(u + i, n);
-        if (pattern && c == '*') puts_(r, "\\*");
-        else esc_char(r, c, pattern || i == 0, s.s + i, n);
-        i += n;
-    }
+    if (r->err) return;
+    int rc = dw_rust_escape_debug(r->b, s.s, s.len, pattern);
+    if (rc > 0) fail(r, NULL, "a string is not UTF-8");   /* the JSON reader refuses this first */
+    else if (rc) r->err = -1;
 }
 
 static void quoted(est_r *r, dw_str s) { puts_(r, "\""); esc(r, s, false); puts_(r, "\""); }

@@ -286,6 +286,23 @@ int dw_session_load_entities(dw_session *s, const char *path)
 static bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 static bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 
+const dw_json *dw_uid_json(dw_arena *a, const dw_uid *u)
+{
+    dw_json *o = dw_arena_alloc(a, sizeof *o);
+    dw_json_member *m = dw_arena_alloc(a, 2 * sizeof *m);
+    dw_json *t = dw_arena_alloc(a, sizeof *t), *id = dw_arena_alloc(a, sizeof *id);
+    if (!o || !m || !t || !id) return NULL;
+    t->kind = id->kind = DW_JSON_STRING;
+    t->u.str = (dw_str){ u->type, u->tlen };
+    id->u.str = (dw_str){ u->id, u->idlen };
+    m[0] = (dw_json_member){ { "type", 4 }, t, 0 };
+    m[1] = (dw_json_member){ { "id", 2 }, id, 0 };
+    o->kind = DW_JSON_OBJECT;
+    o->u.obj.v = m;
+    o->u.obj.n = 2;
+    return o;
+}
+
 const dw_uid *dw_uid_from_text(dw_arena *a, const char *t, size_t n)
 {
     /* Path ("::" Ident)* "::" '"' id '"' with optional surrounding spaces */

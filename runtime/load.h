@@ -87,5 +87,7 @@ uint64_t dw_session_schema_digest(const dw_session *s);
 uint64_t dw_session_events_digest(const dw_session *s);
 /* Parse `Type::"id"` text (CLI -l/-a/-r and request JSON strings). */
 const dw_uid *dw_uid_from_text(dw_arena *a, const char *text, size_t len);
+/* u as the {"type": …, "id": …} object dw_request_from_json reads; NULL on OOM. */
+const dw_json *dw_uid_json(dw_arena *a, const dw_uid *u);
 
 #endif

@@ -51,7 +51,7 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 }
 
 /* Inverse of days_from_civil. */
-static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
+void dw_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 {
     days += 719468;
     int64_t era = (days >= 0 ? days : days - 146096) / 146097;
@@ -165,7 +165,7 @@ void dw_datetime_format(int64_t ms, char *buf, size_t cap)
     }
     int64_t year;
     unsigned month, day;
-    civil_from_days(days, &year, &month, &day);
+    dw_civil_from_days(days, &year, &month, &day);
     unsigned hour = (unsigned)(time / DW_MS_PER_HOUR);
     unsigned minute = (unsigned)(time % DW_MS_PER_HOUR / DW_MS_PER_MINUTE);
     unsigned second = (unsigned)(time % DW_MS_PER_MINUTE / DW_MS_PER_SECOND);

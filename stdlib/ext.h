@@ -44,6 +44,8 @@ int64_t dw_datetime_to_time(int64_t dt);                                 /* dt -
 /* Cedar's duration conversions truncate toward zero; they cannot overflow. */
 int64_t dw_duration_to(int64_t ms, int64_t unit_ms);
 void dw_datetime_format(int64_t ms, char *buf, size_t cap);   /* ISO text, for printing */
+/* Days since 1970-01-01 to the proleptic Gregorian date. */
+void dw_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 void dw_duration_format(int64_t ms, char *buf, size_t cap);   /* e.g. "1h30m", "-500ms" */
 
 /* ---- like (§4.4) ----

@@ -3,6 +3,7 @@
  * loop checks only value types (Cedar's dynamic type errors). */
 #include "vm.h"
 #include <string.h>
+#include "ext_spelling.h"
 #include "../stdlib/bytes.h"
 
 const char *dw_eval_status_name(dw_eval_status s)
@@ -22,7 +23,7 @@ const char *dw_eval_status_name(dw_eval_status s)
     return "?";
 }
 
-#define FAIL(st, detail) do { cx->err_pc = pc - 1; cx->err_detail = (detail); return (st); } while (0)
+#define FAIL(st, detail) do { cx->err_pc = pc - 1; cx->err_detail = (detail); cx->err_depth = (uint32_t)(sp - cx->stack); return (st); } while (0)
 
 static bool is_kind(const dw_value *v, dw_vkind k) { return v->kind == k; }
 
@@ -41,6 +42,7 @@ dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn 
             if (!ip) return DW_ERR_OOM;
             if (!dw_ip_parse(a->u.s, a->n, ip)) return DW_ERR_EXTENSION;
             out->kind = DW_V_IPADDR;
+            out->n = 0;
             out->u.ip = ip;
             return DW_EVAL_OK;
         }
@@ -49,6 +51,7 @@ dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn 
               : dw_duration_parse(a->u.s, a->n, &r)))
             return DW_ERR_EXTENSION;
         out->kind = fn == DW_FN_DECIMAL ? DW_V_DECIMAL : fn == DW_FN_DATETIME ? DW_V_DATETIME : DW_V_DURATION;
+        out->n = dw_ext_spelling(out->kind, a->u.s, a->n);
         out->u.i = r;
         return DW_EVAL_OK;
     case DW_FN_LESS_THAN: case DW_FN_LESS_THAN_OR_EQUAL:
@@ -70,21 +73,21 @@ dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn 
     case DW_FN_OFFSET:
         if (!is_kind(a, DW_V_DATETIME) || !is_kind(b, DW_V_DURATION)) return DW_ERR_TYPE;
         if (!dw_datetime_offset(a->u.i, b->u.i, &r)) return DW_ERR_OVERFLOW;
-        out->kind = DW_V_DATETIME; out->u.i = r;
+        out->kind = DW_V_DATETIME; out->n = DW_SPELL_COMPUTED; out->u.i = r;
         return DW_EVAL_OK;
     case DW_FN_DURATION_SINCE:
         if (!is_kind(a, DW_V_DATETIME) || !is_kind(b, DW_V_DATETIME)) return DW_ERR_TYPE;
         if (!dw_datetime_duration_since(a->u.i, b->u.i, &r)) return DW_ERR_OVERFLOW;
-        out->kind = DW_V_DURATION; out->u.i = r;
+        out->kind = DW_V_DURATION; out->n = DW_SPELL_COMPUTED; out->u.i = r;
         return DW_EVAL_OK;
     case DW_FN_TO_DATE:
         if (!is_kind(a, DW_V_DATETIME)) return DW_ERR_TYPE;
         if (!dw_datetime_to_date(a->u.i, &r)) return DW_ERR_OVERFLOW;
-        out->kind = DW_V_DATETIME; out->u.i = r;
+        out->kind = DW_V_DATETIME; out->n = DW_SPELL_COMPUTED; out->u.i = r;
         return DW_EVAL_OK;
     case DW_FN_TO_TIME:
         if (!is_kind(a, DW_V_DATETIME)) return DW_ERR_TYPE;
-        out->kind = DW_V_DURATION; out->u.i = dw_datetime_to_time(a->u.i);
+        out->kind = DW_V_DURATION; out->n = DW_SPELL_COMPUTED; out->u.i = dw_datetime_to_time(a->u.i);
         return DW_EVAL_OK;
     case DW_FN_TO_MILLISECONDS: case DW_FN_TO_SECONDS: case DW_FN_TO_MINUTES:
     case DW_FN_TO_HOURS: case DW_FN_TO_DAYS: {
@@ -205,6 +208,15 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_str *key
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
 {
     return dw_eval_code(cx, cx->prog->policies[index].entry, result);
+}
+
+dw_eval_status dw_eval_value(dw_eval_ctx *cx, uint32_t entry, dw_value *out)
+{
+    bool unused;
+    cx->ret_value = out;
+    dw_eval_status st = dw_eval_code(cx, entry, &unused);
+    cx->ret_value = NULL;
+    return st;
 }
 
 dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
@@ -350,6 +362,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             vmbreak;
         vmcase(DW_OP_RET)
             sp--;
+            if (cx->ret_value) { *cx->ret_value = *sp; return DW_EVAL_OK; }
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
             *result = sp->u.b;
             return DW_EVAL_OK;

@@ -60,6 +60,9 @@ typedef struct dw_eval_ctx {
     /* detail of the last error, for messages */
     uint32_t err_pc;
     const char *err_detail;    /* static text */
+    uint32_t err_depth;        /* stack depth at the failure: the failing instruction's
+                                  operands are still in stack[] around it (dwc evaluate) */
+    dw_value *ret_value;       /* set by dw_eval_value: RET hands back any value */
 } dw_eval_ctx;
 
 /* Evaluate policy `index`'s scope and condition.  DW_EVAL_OK with *result set,
@@ -67,6 +70,10 @@ typedef struct dw_eval_ctx {
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result);
 /* Run the code at [entry, ...) to its RET (used for a policy's scope-only code). */
 dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result);
+/* The same, returning the value RET finds whatever its type (an expression
+ * compiled as a policy's one condition: `dwc evaluate`).  Values built at
+ * run time live in cx->scratch. */
+dw_eval_status dw_eval_value(dw_eval_ctx *cx, uint32_t entry, dw_value *out);
 
 /* Apply an extension function or built-in method to already evaluated
  * arguments (methods take the receiver first).  Shared by OP_CALL and the

@@ -1,0 +1,240 @@
+/* evaluate_cmd.c - `dwc evaluate EXPRESSION`, as Cedar CLI 4.x's `evaluate`:
+ * the same flags, a blank line, then the value as Cedar prints it
+ * (runtime/cedar_value.h) and exit 0, or Cedar's report of what failed and
+ * exit 1, both on standard output.  The steps and their order are Cedar's:
+ * the schema, the request (principal, action and resource all required; the
+ * context read under the schema; checked against it unless
+ * --request-validation false), the expression, the entities (none given:
+ * an empty store, without the schema's actions), the evaluation.
+ *
+ * The expression is compiled as the one condition of
+ * `permit(principal, action, resource) when { EXPRESSION };` and run by the
+ * VM's dw_eval_value, which hands back whatever value the condition leaves:
+ * the same code every decision runs, not a second evaluator. */
+#include "evaluate_cmd.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "load.h"
+#include "cedar_value.h"
+#include "eval_error.h"
+
+const char dw_evaluate_usage[] =
+    "usage: dwc evaluate [-l PRINCIPAL -a ACTION -r RESOURCE [-c CONTEXT] | --request-json FILE]\n"
+    "                    [--request-validation true|false] [-s SCHEMA [--schema-format cedar|json]]\n"
+    "                    [--entities FILE] EXPRESSION\n"
+    "Evaluate a Cedar expression for a request (Cedar's command): prints a blank line, then\n"
+    "the value as Cedar prints it (\"text\", 42, true, User::\"alice\", [..], {\"a\": ..},\n"
+    "decimal(\"1.5\"), ip(\"10.0.0.1\"), datetime(\"2024-01-01\"), duration(\"1h\")), exit 0;\n"
+    "or what failed, exit 1.\n"
+    "  -l, --principal UID        e.g. 'User::\"alice\"'\n"
+    "  -a, --action UID           e.g. 'Action::\"view\"'\n"
+    "  -r, --resource UID\n"
+    "  -c, --context FILE         context JSON object\n"
+    "      --request-json FILE    {\"principal\": UID, \"action\": UID, \"resource\": UID, \"context\": {..}}\n"
+    "      --request-validation B true (default) or false: check the request against the schema\n"
+    "  -s, --schema FILE          Cedar schema: the context and entities are read under it\n"
+    "      --schema-format F      cedar or json: accepted for Cedar's CLI; the form is read from the text\n"
+    "      --entities FILE        entities JSON (none: no entities)\n";
+
+/* Cedar's report (miette's): the failure, then each cause under it. */
+static int report(const char *what, const char *cause, const char *help)
+{
+    printf("  \xc3\x97 %s\n", what);                 /* × */
+    if (cause && *cause) printf("  \xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 %s\n", cause);   /* ╰─▶ */
+    if (help && *help) printf("  help: %s\n", help);
+    return 1;
+}
+
+static const dw_json *read_json(dw_session *s, const char *path, dw_source *src, char **text, const char *open_what,
+                                const char *parse_what)
+{
+    size_t len;
+    char what[4200];
+    if (dw_read_file(path, text, &len)) {
+        snprintf(what, sizeof what, "%s %s", open_what, path);
+        report(what, strerror(errno), NULL);
+        return NULL;
+    }
+    *src = (dw_source){ path, *text, len };
+    const dw_json *j = dw_json_parse(&s->scratch, src, &s->diags);
+    if (!j || s->diags.nerrors) {
+        char msg[512] = "";
+        for (size_t i = 0; i < s->diags.n && !msg[0]; i++) dw_diag_format(&s->diags.v[i], msg, sizeof msg);
+        snprintf(what, sizeof what, "%s %s", parse_what, path);
+        report(what, msg, NULL);
+        return NULL;
+    }
+    return j;
+}
+
+/* A request uid: Type::"id" text (Cedar's form), or dwc's {"type", "id"} object. */
+static const dw_json *uid_arg(dw_session *s, const char *text, const dw_json *j, const char *what, const char *where)
+{
+    if (j && j->kind != DW_JSON_STRING) return j;
+    const char *t = j ? j->u.str.s : text;
+    size_t n = j ? j->u.str.len : strlen(text);
+    const dw_uid *u = dw_uid_from_text(&s->scratch, t, n);
+    if (u) return dw_uid_json(&s->scratch, u);
+    char msg[4200];
+    if (where) snprintf(msg, sizeof msg, "failed to parse %s in %s as entity Uid", what, where);
+    else snprintf(msg, sizeof msg, "failed to parse %s %.*s as entity Uid", what, (int)n, t);
+    report(msg, "expected an entity uid: Type::\"id\"", NULL);
+    return NULL;
+}
+
+typedef struct eval_args {
+    const char *pl, *ac, *rs, *cx, *rq, *reqval, *sch, *sf, *ent, *expr;
+} eval_args;
+
+static int build_request(dw_session *s, const eval_args *a, dw_request *req)
+{
+    const dw_json *P = NULL, *A = NULL, *R = NULL, *C = NULL;
+    dw_source src;
+    char *text = NULL;
+    int rc = 1;
+    if (a->rq) {
+        const dw_json *r = read_json(s, a->rq, &src, &text, "failed to open request-json file", "failed to parse request-json file");
+        if (!r) goto out;
+        const dw_json *jp = dw_json_get(r, "principal"), *ja = dw_json_get(r, "action"), *jr = dw_json_get(r, "resource");
+        if (!jp || !ja || !jr) { report("All three (`principal`, `action`, `resource`) variables must be specified", NULL, NULL); goto out; }
+        if (!(P = uid_arg(s, NULL, jp, "principal", a->rq)) || !(A = uid_arg(s, NULL, ja, "action", a->rq)) ||
+            !(R = uid_arg(s, NULL, jr, "resource", a->rq)))
+            goto out;
+        C = dw_json_get(r, "context");
+    } else {
+        if (a->pl && !(P = uid_arg(s, a->pl, NULL, "principal", NULL))) goto out;
+        if (a->ac && !(A = uid_arg(s, a->ac, NULL, "action", NULL))) goto out;
+        if (a->rs && !(R = uid_arg(s, a->rs, NULL, "resource", NULL))) goto out;
+        if (a->cx && !(C = read_json(s, a->cx, &src, &text, "error while loading context from", "failed to create a context from")))
+            goto out;
+        if (!P || !A || !R) { report("All three (`principal`, `action`, `resource`) variables must be specified", NULL, NULL); goto out; }
+    }
+    dw_buf err = { 0 };
+    bool validate = s->schema && strcmp(a->reqval, "false") != 0;
+    if (dw_request_from_json(&s->scratch, P, A, R, C, s->schema, validate, req, &err)) {
+        if (C && a->cx) {
+            char what[4200];
+            snprintf(what, sizeof what, "failed to create a context from %s", a->cx);
+            report(what, err.p ? err.p : "invalid context", NULL);
+        } else report(err.p ? err.p : "invalid request", NULL, NULL);
+    } else rc = 0;
+    dw_buf_free(&err);
+out:
+    free(text);
+    return rc;
+}
+
+/* The expression as the one condition of an unconstrained permit. */
+static dw_program *compile_expression(const char *text, dw_policy_set *owner, dw_diags *d)
+{
+    static dw_source src;
+    src = (dw_source){ "<expression>", text, strlen(text) };
+    owner->src = &src;
+    dw_expr *e = dw_parse_expr(owner, &src, d);
+    if (!e || d->nerrors) return NULL;
+    dw_policy *p = dw_arena_alloc(&owner->arena, sizeof *p);
+    dw_clause *c = dw_arena_alloc(&owner->arena, sizeof *c);
+    if (!p || !c) return NULL;
+    memset(p, 0, sizeof *p);
+    memset(c, 0, sizeof *c);
+    c->is_when = true;
+    c->body = e;
+    p->effect = DW_PERMIT;
+    p->clauses = c;
+    p->nclauses = 1;
+    owner->policies = p;
+    owner->npolicies = 1;
+    dw_program *prog = dw_compile(owner, NULL, d);
+    if (prog && (prog->temporal.nleaves || prog->provider.ncalls)) {
+        dw_loc l0 = { 1, 1, 0, (uint32_t)src.len };
+        dw_error(d, &src, l0, "not a Cedar expression: temporal rules and provider calls need a history (dwc authorize)");
+        dw_program_free(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+static int evaluate(dw_session *s, const eval_args *a)
+{
+    if (a->sch && dw_session_load_schema(s, a->sch)) {
+        char what[4200];
+        snprintf(what, sizeof what, "failed to parse schema from file %s", a->sch);
+        return report(what, s->first_error, NULL);
+    }
+    dw_request req;
+    if (build_request(s, a, &req)) return 1;
+    dw_policy_set owner = { 0 };
+    dw_arena_init(&owner.arena, 4096);
+    dw_diags d;
+    dw_diags_init(&d);
+    int rc = 1;
+    dw_program *prog = compile_expression(a->expr, &owner, &d);
+    if (!prog) {
+        const char *msg = "out of memory";
+        for (size_t i = 0; i < d.n; i++) if (d.v[i].sev == DW_SEV_ERROR) { msg = d.v[i].msg; break; }
+        report("failed to parse the expression", msg, NULL);
+        goto out;
+    }
+    if (a->ent) {
+        if (dw_session_load_entities(s, a->ent)) {
+            char what[4200];
+            snprintf(what, sizeof what, "failed to parse entities from file %s", a->ent);
+            report(what, s->first_error, NULL);
+            goto out;
+        }
+    } else if (dw_store_seal(&s->store)) { report("out of memory", NULL, NULL); goto out; }
+    dw_request_bind(&req, prog, &s->store);
+    dw_value *stack = dw_arena_alloc(&s->scratch, (prog->max_stack + 1) * sizeof *stack);
+    if (!stack) { report("out of memory", NULL, NULL); goto out; }
+    dw_eval_ctx cx = { .prog = prog, .store = &s->store, .req = &req, .scratch = &s->scratch, .stack = stack };
+    dw_value v;
+    dw_eval_status st = dw_eval_value(&cx, prog->policies[0].entry, &v);
+    dw_buf b = { 0 };
+    if (st == DW_EVAL_OK) {
+        if (dw_cedar_value_text(&b, &v)) report("out of memory", NULL, NULL);
+        else { printf("%.*s\n", (int)b.len, b.p); rc = 0; }
+    } else {
+        dw_buf help = { 0 };
+        if (dw_eval_error_text(&b, &help, prog, &cx, st)) report("failed to evaluate the expression", "out of memory", NULL);
+        else report("failed to evaluate the expression", b.p, help.p);
+        dw_buf_free(&help);
+    }
+    dw_buf_free(&b);
+out:
+    if (prog) dw_program_free(prog);
+    dw_diags_free(&d);
+    dw_arena_free(&owner.arena);
+    return rc;
+}
+
+int dw_cmd_evaluate(int argc, char **argv)
+{
+    eval_args a = { .reqval = "true" };
+    const dw_cli_opt opts[] = {
+        { "principal", 'l', &a.pl, NULL }, { "action", 'a', &a.ac, NULL }, { "resource", 'r', &a.rs, NULL },
+        { "context", 'c', &a.cx, NULL }, { "request-json", 0, &a.rq, NULL }, { "request-validation", 0, &a.reqval, NULL },
+        { "schema", 's', &a.sch, NULL }, { "schema-format", 0, &a.sf, NULL }, { "entities", 0, &a.ent, NULL }, { 0 },
+    };
+    int pr = dw_cli_parse(argc, argv, opts, &a.expr, dw_evaluate_usage);
+    if (pr) return pr > 0 ? 0 : 1;
+    if (!dw_cli_cedar_form_ok("evaluate", "schema-format", a.sf)) return 1;
+    if (strcmp(a.reqval, "true") && strcmp(a.reqval, "false")) {
+        fprintf(stderr, "dwc evaluate: error: --request-validation must be true or false, not `%s`\n", a.reqval);
+        return 1;
+    }
+    if (!a.expr) { fputs("dwc evaluate: error: the EXPRESSION to evaluate is missing\n", stderr); fputs(dw_evaluate_usage, stderr); return 1; }
+    if (a.rq && (a.pl || a.ac || a.rs || a.cx)) {
+        fputs("dwc evaluate: error: --request-json replaces -l, -a, -r and -c: give one or the other\n", stderr);
+        return 1;
+    }
+    putchar('\n');                      /* Cedar's first line, whatever follows */
+    dw_session s;
+    dw_session_init(&s);
+    s.quiet = true;                     /* failures are reported in Cedar's shape, on stdout */
+    int rc = evaluate(&s, &a);
+    dw_session_free(&s);
+    return rc;
+}
