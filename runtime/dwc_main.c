@@ -25,6 +25,7 @@
 #include "translate_cmd.h"
 #include "check_parse_cmd.h"
 #include "evaluate_cmd.h"
+#include "new_cmd.h"
 #include "../vm/artifact.h"
 
 typedef struct command {
@@ -589,6 +590,7 @@ static const command commands[] = {
     { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "translate-policy", dw_cmd_translate_policy, "Cedar text <-> Cedar's JSON policy format (Cedar's command)", dw_translate_policy_usage },
     { "evaluate", dw_cmd_evaluate, "evaluate a Cedar expression for a request (Cedar's command)", dw_evaluate_usage },
+    { "new", dw_cmd_new, "create a Cedar project directory: schema, policy, entities (Cedar's command)", dw_new_usage },
     { "check-parse", dw_cmd_check_parse, "check that policies, an expression, a schema, entities parse (Cedar's command)", dw_check_parse_usage },
     { "translate-schema", dw_cmd_translate_schema, "Cedar schema text <-> Cedar's JSON schema, resolved (Cedar's command)", dw_translate_schema_usage },
     { "validate", cmd_validate, "strict validation against a schema (exit 0 valid, 3 invalid)", validate_usage },

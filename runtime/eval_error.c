@@ -105,6 +105,12 @@ static int call_error(dw_buf *b, dw_buf *help, const dw_program *p, const dw_val
                       dw_eval_status st, const dw_eval_ctx *cx)
 {
     const char *name = dw_fninfo_table[fn].name;
+    if (st == DW_ERR_ARITY) {
+        char t[160];
+        snprintf(t, sizeof t, "wrong number of arguments provided to extension function `%s`: expected %d, got %u", name,
+                 dw_fninfo_table[fn].arity, argc);
+        return put(b, t);
+    }
     if (st == DW_ERR_TYPE) {
         for (uint32_t i = 0; i < argc; i++) {
             dw_vkind want;

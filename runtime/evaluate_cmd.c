@@ -39,13 +39,22 @@ const char dw_evaluate_usage[] =
     "      --schema-format F      cedar or json: accepted for Cedar's CLI; the form is read from the text\n"
     "      --entities FILE        entities JSON (none: no entities)\n";
 
-/* Cedar's report (miette's): the failure, then each cause under it. */
-static int report(const char *what, const char *cause, const char *help)
+/* Cedar's report (miette's): the failure, then its cause under it. */
+static int report_n(const char *what, const char *cause, size_t ncause, const char *help)
 {
     printf("  \xc3\x97 %s\n", what);                 /* × */
-    if (cause && *cause) printf("  \xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 %s\n", cause);   /* ╰─▶ */
+    if (cause && ncause) {                                /* the cause may hold any byte a string can */
+        fputs("  \xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 ", stdout);   /* ╰─▶ */
+        fwrite(cause, 1, ncause, stdout);
+        putchar('\n');
+    }
     if (help && *help) printf("  help: %s\n", help);
     return 1;
+}
+
+static int report(const char *what, const char *cause, const char *help)
+{
+    return report_n(what, cause, cause ? strlen(cause) : 0, help);
 }
 
 static const dw_json *read_json(dw_session *s, const char *path, dw_source *src, char **text, const char *open_what,
@@ -85,6 +94,32 @@ static const dw_json *uid_arg(dw_session *s, const char *text, const dw_json *j,
     return NULL;
 }
 
+/* Cedar's request validation, in its words; what it does not word
+ * (enumerated ids) is dw_request_check's.  0, or -1 with the message. */
+static int validate_request(const dw_schema *schema, const dw_request *req, dw_buf *err)
+{
+    const dw_uid *p = req->vars[DW_VAR_P].u.uid, *a = req->vars[DW_VAR_A].u.uid, *r = req->vars[DW_VAR_R].u.uid;
+    const dw_action_decl *ad = dw_schema_action(schema, a->type, a->tlen, a->id, a->idlen);
+    char msg[4200];
+    const char *const role[2] = { "principal", "resource" };
+    const dw_uid *u[2] = { p, r };
+    for (int i = 0; i < 2; i++)
+        if (!dw_schema_entity(schema, u[i]->type, u[i]->tlen)) {
+            snprintf(msg, sizeof msg, "%s type `%.*s` is not declared in the schema", role[i], (int)u[i]->tlen, u[i]->type);
+            dw_buf_append(err, msg, strlen(msg) + 1);
+            return -1;
+        }
+    if (ad && ad->has_applies_to)
+        for (int i = 0; i < 2; i++)
+            if (!dw_type_listed(i ? ad->resources : ad->principals, i ? ad->nresources : ad->nprincipals, u[i])) {
+                snprintf(msg, sizeof msg, "%s type `%.*s` is not valid for `%.*s::\"%.*s\"`", role[i], (int)u[i]->tlen, u[i]->type,
+                         (int)a->tlen, a->type, (int)a->idlen, a->id);
+                dw_buf_append(err, msg, strlen(msg) + 1);
+                return -1;
+            }
+    return dw_request_check(schema, ad, true, req, NULL, err);
+}
+
 typedef struct eval_args {
     const char *pl, *ac, *rs, *cx, *rq, *reqval, *sch, *sf, *ent, *expr;
 } eval_args;
@@ -114,13 +149,13 @@ static int build_request(dw_session *s, const eval_args *a, dw_request *req)
     }
     dw_buf err = { 0 };
     bool validate = s->schema && strcmp(a->reqval, "false") != 0;
-    if (dw_request_from_json(&s->scratch, P, A, R, C, s->schema, validate, req, &err)) {
-        if (C && a->cx) {
-            char what[4200];
-            snprintf(what, sizeof what, "failed to create a context from %s", a->cx);
-            report(what, err.p ? err.p : "invalid context", NULL);
-        } else report(err.p ? err.p : "invalid request", NULL, NULL);
-    } else rc = 0;
+    /* the context first (read under the schema), then Cedar's request validation */
+    if (dw_request_from_json(&s->scratch, P, A, R, C, s->schema, false, req, &err)) {
+        char what[4200];
+        snprintf(what, sizeof what, "failed to create a context from %s", a->rq ? a->rq : a->cx ? a->cx : "the request");
+        report(what, err.p ? err.p : "invalid context", NULL);
+    } else if (validate && validate_request(s->schema, req, &err)) report(err.p ? err.p : "invalid request", NULL, NULL);
+    else rc = 0;
     dw_buf_free(&err);
 out:
     free(text);
@@ -128,12 +163,10 @@ out:
 }
 
 /* The expression as the one condition of an unconstrained permit. */
-static dw_program *compile_expression(const char *text, dw_policy_set *owner, dw_diags *d)
+static dw_program *compile_expression(const dw_source *src, dw_policy_set *owner, dw_diags *d)
 {
-    static dw_source src;
-    src = (dw_source){ "<expression>", text, strlen(text) };
-    owner->src = &src;
-    dw_expr *e = dw_parse_expr(owner, &src, d);
+    owner->src = src;
+    dw_expr *e = dw_parse_expr(owner, src, d);
     if (!e || d->nerrors) return NULL;
     dw_policy *p = dw_arena_alloc(&owner->arena, sizeof *p);
     dw_clause *c = dw_arena_alloc(&owner->arena, sizeof *c);
@@ -149,8 +182,8 @@ static dw_program *compile_expression(const char *text, dw_policy_set *owner, dw
     owner->npolicies = 1;
     dw_program *prog = dw_compile(owner, NULL, d);
     if (prog && (prog->temporal.nleaves || prog->provider.ncalls)) {
-        dw_loc l0 = { 1, 1, 0, (uint32_t)src.len };
-        dw_error(d, &src, l0, "not a Cedar expression: temporal rules and provider calls need a history (dwc authorize)");
+        dw_loc l0 = { 1, 1, 0, (uint32_t)src->len };
+        dw_error(d, src, l0, "not a Cedar expression: temporal rules and provider calls need a history (dwc authorize)");
         dw_program_free(prog);
         return NULL;
     }
@@ -171,7 +204,8 @@ static int evaluate(dw_session *s, const eval_args *a)
     dw_diags d;
     dw_diags_init(&d);
     int rc = 1;
-    dw_program *prog = compile_expression(a->expr, &owner, &d);
+    const dw_source src = { "<expression>", a->expr, strlen(a->expr) };
+    dw_program *prog = compile_expression(&src, &owner, &d);
     if (!prog) {
         const char *msg = "out of memory";
         for (size_t i = 0; i < d.n; i++) if (d.v[i].sev == DW_SEV_ERROR) { msg = d.v[i].msg; break; }
@@ -199,7 +233,7 @@ static int evaluate(dw_session *s, const eval_args *a)
     } else {
         dw_buf help = { 0 };
         if (dw_eval_error_text(&b, &help, prog, &cx, st)) report("failed to evaluate the expression", "out of memory", NULL);
-        else report("failed to evaluate the expression", b.p, help.p);
+        else report_n("failed to evaluate the expression", b.p, b.len, help.p);
         dw_buf_free(&help);
     }
     dw_buf_free(&b);

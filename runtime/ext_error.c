@@ -36,6 +36,9 @@ static int decimal_error(dw_buf *b, const char *s, size_t n)
 
 static int ip_error(dw_buf *b, const char *s, size_t n)
 {
+    if (memchr(s, ':', n) && memchr(s, '.', n))
+        return put(b, "error parsing IP address from string: We do not accept IPv4 embedded in IPv6 (e.g., ::ffff:127.0.0.1). Found: `") ||
+               putn(b, s, n) || put(b, "`") ? -1 : 0;
     const char *slash = memchr(s, '/', n);
     if (!slash) return put(b, "invalid IP address: ") || putn(b, s, n) ? -1 : 0;
     size_t an = (size_t)(slash - s), pn = n - an - 1;

@@ -80,6 +80,7 @@ suites() {
     run_suite "check-fast-path$tag" tests/check/fast_path.sh "$PWD/$B/dwc"
     run_suite "check-cache$tag" tests/check/cache.sh "$PWD/$B/dwc"
     run_suite "cedar-cli$tag" tests/cedar_cli.sh "$B/dwc"
+    run_suite "cedar-evaluate$tag" tests/cedar_evaluate.sh "$B/dwc"
     run_suite "dogwood-schema$tag" tests/mcp.sh "$B/dwc"
     # dwc lsp: a scripted editor session over pipes (tests/lsp/session.py)
     run_suite "lsp$tag" tests/lsp/session.py "$B/dwc"
@@ -105,6 +106,7 @@ run_suite "difftest" tests/diff/run.sh "${DIFF_CASES:-10000}"
 DIFF_SUITE=templates run_suite "difftest-templates" tests/diff/run.sh "${DIFF_TEMPLATE_CASES:-300}"
 DIFF_SUITE=est run_suite "difftest-est" tests/diff/run.sh "${DIFF_EST_EVERY:-20}"
 DIFF_SUITE=schema run_suite "difftest-schema" tests/diff/run.sh "${DIFF_SCHEMA_EVERY:-50}"
+DIFF_SUITE=evaluate run_suite "difftest-evaluate" tests/diff/run.sh "${DIFF_EVAL_CASES:-120}"
 # `dwc dogwood lower`'s output parsed and validated by cedar-wasm (installed by the difftests above)
 run_suite "dogwood-lower" tests/dogwood_ref/lower.sh build/dwc "$SHARED"
 

@@ -671,7 +671,28 @@ function genCase(seed, opts = {}) {
   return { seed, schemaText: schemaText(S, R), policies, entities: E.list, requests };
 }
 
-module.exports = { genCase, printPolicy, printExpr, cedarStr, makeRng };
+// A case for `dwc evaluate` (tests/diff/evaluate.js): one request and n expressions of
+// random types over it (its principal, resource, context and the entities' paths).
+function genEvalCase(seed, n) {
+  const R = makeRng(seed);
+  const S = genSchema(R);
+  const E = genEntities(S, R);
+  const request = genRequest(S, E, R);
+  const A = S.actions.find((a) => a.id === request.action.id);
+  const env = { S, E, R, P: [request.principal.type], Rs: [request.resource.type], ctx: A.applies.context,
+    errRate: R.pick([0, 0.05, 0.1]), maxDepth: R.int(1, 4) };
+  if (!S.types[request.principal.type] || !S.types[request.resource.type]) { env.P = A.applies.principals; env.Rs = A.applies.resources; }
+  const exprs = [];
+  for (let i = 0; i < n; i++) {
+    const t = R.chance(0.25) ? T.Bool : randomType(env);
+    const e = gen(env, t, 0);
+    if (R.chance(0.3)) dropParens(e, R, 0.35);
+    exprs.push(printExpr(e));
+  }
+  return { seed, schemaText: schemaText(S, R), entities: E.list, request, exprs };
+}
+
+module.exports = { genCase, genEvalCase, printPolicy, printExpr, cedarStr, makeRng };
 
 if (require.main === module) {
   const seed = Number(process.argv[2] || 1);
