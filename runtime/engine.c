@@ -429,7 +429,7 @@ static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
         return 0;
     }
     v->decided = true;
-    dw_request_bind(&b->req, e->s.prog, &e->s.store);
+    if (b->req.bound_prog != e->s.prog || b->req.bound_store != &e->s.store) dw_request_bind(&b->req, e->s.prog, &e->s.store);
     dw_response resp;
     if (engine_authorize(e, &e->s.store, &b->req, NULL, &resp, v)) {
         if (e->explain) engine_explain_decision(e, &b->req, NULL, v);

@@ -148,7 +148,11 @@ bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_v
  * action's declaration with the declared input and output (NULL without a
  * schema).  aid and kind are NUL-terminated strings of the scratch arena
  * already (the event's JSON or its request's uid): only atype is copied. */
-typedef struct action_of { const dw_action_decl *ad; const dw_attr_decl *in_d, *out_d; } action_of;
+typedef struct action_of { const dw_action_decl *ad; const dw_attr_decl *in_d, *out_d; struct action_memo *memo; } action_of;
+
+/* The gate checks that depend only on the action (and on whether the event
+ * has an input, or Box's fixed scope): once passed, remembered in its memo. */
+enum { MEMO_CTX_NO_INPUT = 1, MEMO_CTX_INPUT = 2, MEMO_PRINCIPAL_SELF = 4, MEMO_RESOURCE_UNUSED = 8 };
 
 static int event_identity(dw_engine *e, built *b, const char *atype, size_t atlen, const char *aid, size_t aidlen,
                           const char *kind, size_t klen, action_of *ac, char *msg, size_t cap)
@@ -166,7 +170,7 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
     const dw_action_decl *ad = m->ad;
     if (ad && m->hash == b->action_hash && m->generation == e->generation && m->schema == e->s.schema &&
         dw_str_eq(ad->uid.type, b->ev.atype) && dw_str_eq(ad->uid.id, b->ev.aid)) {
-        *ac = (action_of){ ad, m->in_d, m->out_d };
+        *ac = (action_of){ ad, m->in_d, m->out_d, m };
         return 0;
     }
     if (!(ad = dw_schema_action(e->s.schema, atype, atlen, aid, aidlen))) {
@@ -176,12 +180,62 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
     ac->ad = ad;
     ac->in_d = record_attr(ad->context, (dw_str){ "input", 5 });
     ac->out_d = record_attr(ad->context, (dw_str){ "output", 6 });
-    *m = (struct action_memo){ b->action_hash, e->generation, e->s.schema, ad, ac->in_d, ac->out_d };
+    *m = (struct action_memo){ .hash = b->action_hash, .generation = e->generation, .schema = e->s.schema, .ad = ad,
+                               .in_d = ac->in_d, .out_d = ac->out_d };
+    ac->memo = m;
     return 0;
 }
 
-static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const dw_uid *principal, const dw_uid *resource,
+static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
                         const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap);
+
+/* dw_request_bind for one uid: the program's canonical copy and the store's entity. */
+static void bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
+{
+    const dw_uid *canon = dw_program_find_uid(p, var->u.uid);
+    if (canon) var->u.uid = canon;
+    *ent = dw_store_get(st, var->u.uid);
+}
+
+/* dw_request_bind of b's request, with the answers that depend only on the
+ * program and the (sealed) store remembered: Box's fixed scope engine-wide,
+ * the action in its memo (both stale after a reload: the generation). */
+static void bind_request(dw_engine *e, built *b, struct action_memo *m)
+{
+    const dw_program *p = e->s.prog;
+    const dw_store *st = &e->s.store;
+    dw_request *r = &b->req;
+    struct scope_bind *sb = &e->scope_bind;
+    if (sb->prog != p || sb->store != st || sb->generation != e->generation) {
+        const dw_uid *fixed[2] = { &e->box_self, &e->box_unused };
+        for (int k = 0; k < 2; k++) {
+            dw_value v = { .kind = DW_V_ENTITY };
+            v.u.uid = fixed[k];
+            bind_uid(p, st, &v, &sb->ent[k]);
+            sb->canon[k] = v.u.uid;
+        }
+        sb->prog = p, sb->store = st, sb->generation = e->generation;
+    }
+    for (int i = 0; i < 3; i += 2) {
+        const dw_uid *fixed = i == DW_VAR_P ? &e->box_self : &e->box_unused;
+        if (r->vars[i].u.uid == fixed) {
+            r->vars[i].u.uid = sb->canon[i / 2];
+            r->ent[i] = sb->ent[i / 2];
+        } else bind_uid(p, st, &r->vars[i], &r->ent[i]);
+    }
+    if (m && m->bound_prog == p) {
+        if (m->canon) r->vars[DW_VAR_A].u.uid = m->canon;
+        r->ent[DW_VAR_A] = m->ent;
+    } else {
+        /* the canonical uid is the program's (NULL: none, the scratch uid stays) */
+        const dw_uid *canon = dw_program_find_uid(p, r->vars[DW_VAR_A].u.uid);
+        if (canon) r->vars[DW_VAR_A].u.uid = canon;
+        r->ent[DW_VAR_A] = dw_store_get(st, r->vars[DW_VAR_A].u.uid);
+        if (m) m->bound_prog = p, m->canon = canon, m->ent = r->ent[DW_VAR_A];
+    }
+    r->bound_prog = p;
+    r->bound_store = st;
+}
 
 /* The common part of both event forms: identity, scope, input/output values.
  * `input_j`/`output_j` may be NULL.  Returns 0, or -1 with msg (a gate
@@ -219,14 +273,15 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_buf_free(&err);
     dw_str rid = { 0 };
     if (request_id && request_id->kind == DW_JSON_STRING) rid = request_id->u.str;
-    return event_finish(e, b, ac.ad, principal, resource, have_in ? &in : NULL, have_out ? &out : NULL,
+    return event_finish(e, b, &ac, principal, resource, have_in ? &in : NULL, have_out ? &out : NULL,
                         request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, msg, cap);
 }
 
 /* After input and output are values: the logged record, the Cedar request and its checks. */
-static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const dw_uid *principal, const dw_uid *resource,
+static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
                         const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap)
 {
+    const dw_action_decl *ad = ac->ad;
     dw_arena *a = &e->scratch;
     bool have_in = in != NULL, have_out = out != NULL;
     /* logged record: input, output, callerPrincipal, callerResource, requestId (§7.1 mirroring) */
@@ -264,7 +319,11 @@ static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const 
     *au = (dw_uid){ .type = b->ev.atype.s, .tlen = (uint32_t)b->ev.atype.len, .id = b->ev.aid.s, .idlen = (uint32_t)b->ev.aid.len,
                     .hash = b->action_hash };
     b->req.vars[DW_VAR_A].u.uid = au;
-    if (ad) {
+    uint8_t ctx_bit = have_in ? MEMO_CTX_INPUT : MEMO_CTX_NO_INPUT;
+    uint8_t scope_bits = (principal == &e->box_self ? MEMO_PRINCIPAL_SELF : 0) | (resource == &e->box_unused ? MEMO_RESOURCE_UNUSED : 0);
+    uint8_t passed = ac->memo ? ac->memo->passed : 0;
+    /* the context is {input} or {}: its checks depend only on the action and have_in */
+    if (ad && !(passed & ctx_bit)) {
         for (size_t k = 0; k < ad->context->nattrs; k++) {
             const dw_attr_decl *d = &ad->context->attrs[k];
             bool present = dw_record_get(&b->req.vars[DW_VAR_C], d->name.s, d->name.len) != NULL;
@@ -275,9 +334,14 @@ static int event_finish(dw_engine *e, built *b, const dw_action_decl *ad, const 
                 snprintf(msg, cap, "request does not conform to the schema: context.%s is not declared", b->req.vars[DW_VAR_C].u.fields[k].key);
                 return -1;
             }
+        if (ac->memo) ac->memo->passed |= ctx_bit;
+    }
+    if (ad && (scope_bits != (MEMO_PRINCIPAL_SELF | MEMO_RESOURCE_UNUSED) || (passed & scope_bits) != scope_bits)) {
         bool pok = dw_type_listed(ad->principals, ad->nprincipals, principal), rok = dw_type_listed(ad->resources, ad->nresources, resource);
         if (!pok || !rok) { snprintf(msg, cap, "request does not conform to the schema: %s type is not allowed for this action", pok ? "resource" : "principal"); return -1; }
+        if (ac->memo) ac->memo->passed |= scope_bits;
     }
+    bind_request(e, b, ac->memo);
     return 0;
 }
 
@@ -380,7 +444,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                            msg, sizeof msg))
             return 0;
     }
-    if (event_finish(e, b, ac.ad, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
+    if (event_finish(e, b, &ac, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
                      have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, msg, sizeof msg) ||
         (e->s.box && dw_box_gate(NULL, NULL, 0, P, R, msg, sizeof msg)))   /* no escape was taken on: no NUL */
         return 0;

@@ -109,7 +109,13 @@ struct dw_engine {
     struct action_memo {     /* engine_event.c: the schema's answers for recent actions, by uid hash */
         uint64_t hash; uint32_t generation; const void *schema;
         const void *ad, *in_d, *out_d;   /* dw_action_decl, dw_attr_decl of "input" and "output" */
+        uint8_t passed;      /* MEMO_* bits: gate checks of this action that passed (they depend on nothing else) */
+        const dw_program *bound_prog; const dw_uid *canon; const dw_entity *ent;   /* dw_request_bind's answer */
     } action_memo[32];
+    struct scope_bind {      /* dw_request_bind's answers for box_self and box_unused */
+        uint32_t generation; const dw_program *prog; const dw_store *store;
+        const dw_uid *canon[2]; const dw_entity *ent[2];
+    } scope_bind;
     struct dw_explanation *explain;   /* dwc explain: the next decision is taken apart into it */
     struct engine_providers *providers;   /* host callbacks (engine_providers.c), NULL: none */
 };

@@ -94,17 +94,22 @@ static bool span(rd *p, const char **s, size_t *len)
     return true;
 }
 
-/* The same as a NUL-terminated copy, as the reader's strings are. */
+/* s[0..len) as a NUL-terminated copy, as the reader's strings are. */
+static bool copy(rd *p, const char *s, size_t len, const char **out)
+{
+    char *o = take(p, len + 1);
+    if (!o) return false;
+    memcpy(o, s, len);
+    o[len] = 0;
+    *out = o;
+    return true;
+}
+
+/* The same as a NUL-terminated copy. */
 static bool str(rd *p, const char **out, size_t *len)
 {
     const char *s;
-    if (!span(p, &s, len)) return false;
-    char *o = take(p, *len + 1);
-    if (!o) return false;
-    memcpy(o, s, *len);
-    o[*len] = 0;
-    *out = o;
-    return true;
+    return span(p, &s, len) && copy(p, s, *len, out);
 }
 
 /* After an entity object's '{': exactly "type" and "id", strings, either order. */
@@ -147,22 +152,24 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
 static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
 {
     dw_field f[FAST_MAX_FIELDS];
-    size_t n = 0;
+    size_t n = 0, required = 0;   /* members naming a required attribute */
     if (!eat(p, '}'))
         for (;;) {
             ws(p);
             if (n == FAST_MAX_FIELDS || !at(p, '"')) return false;
             const char *k;
             size_t kl;
-            if (!str(p, &k, &kl) || !eat(p, ':')) return false;
+            if (!span(p, &k, &kl) || !eat(p, ':')) return false;
             const dw_type *t = NULL;
+            const dw_attr_decl *d = NULL;
             if (expect) {
-                const dw_attr_decl *d = NULL;
                 for (size_t i = 0; i < expect->nattrs; i++)
                     if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
                 if (!d && !expect->additional_attrs) return false;
                 t = d ? d->type : NULL;
+                required += d && d->required;
             }
+            if (!copy(p, k, kl, &k)) return false;
             f[n].key = k;
             f[n].klen = (uint32_t)kl;
             if (!value(p, t, depth + 1, &f[n].v)) return false;
@@ -173,10 +180,10 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
         }
     dw_field *af;
     if (!items(p, f, n, sizeof *f, (void **)&af) || !dw_make_record(af, n, out)) return false;
+    /* every required attribute present: the members are distinct (dw_make_record), so count them */
     if (expect)
-        for (size_t i = 0; i < expect->nattrs; i++)
-            if (expect->attrs[i].required && !dw_record_get(out, expect->attrs[i].name.s, expect->attrs[i].name.len)) return false;
-    return true;
+        for (size_t i = 0; i < expect->nattrs; i++) required -= expect->attrs[i].required;
+    return required == 0;
 }
 
 /* An i64 written plainly: up to 18 digits (longer ones, fractions and
