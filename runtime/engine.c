@@ -191,10 +191,7 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient,
         ev->kind = b->ev.kind;
         ev->logged = b->ev.logged;
     } else {
-        ev->atype = (dw_str){ dw_arena_memdup(&h->arena, b->ev.atype.s, b->ev.atype.len), b->ev.atype.len };
-        ev->aid = (dw_str){ dw_arena_memdup(&h->arena, b->ev.aid.s, b->ev.aid.len), b->ev.aid.len };
-        ev->kind = (dw_str){ dw_arena_memdup(&h->arena, b->ev.kind.s, b->ev.kind.len), b->ev.kind.len };
-        if (!ev->atype.s || !ev->aid.s || !ev->kind.s || !engine_clone_logged(e, &h->arena, &b->ev.logged, &ev->logged)) return -1;
+        if (!engine_clone_event(e, &h->arena, &b->ev, ev)) return -1;
     }
     h->n++;
     e->next_seq++;
@@ -258,10 +255,7 @@ void engine_history_retain(dw_engine *e)
         const dw_event *ev = &h->ev[keep_from + i];
         dw_event *d = &nev[i];
         d->ts = ev->ts;
-        d->atype = (dw_str){ dw_arena_memdup(&fresh, ev->atype.s, ev->atype.len), ev->atype.len };
-        d->aid = (dw_str){ dw_arena_memdup(&fresh, ev->aid.s, ev->aid.len), ev->aid.len };
-        d->kind = (dw_str){ dw_arena_memdup(&fresh, ev->kind.s, ev->kind.len), ev->kind.len };
-        if (!d->atype.s || !d->aid.s || !d->kind.s || !engine_clone_logged(e, &fresh, &ev->logged, &d->logged)) {
+        if (!engine_clone_event(e, &fresh, ev, d)) {
             free(nev);
             nev = NULL;
         }

@@ -118,26 +118,52 @@ static dw_value sorted_record(dw_field *f, size_t n)
     return r;
 }
 
-/* A deep copy of a logged record into a (the history's arena), sharing what
- * lives as long as the engine: the member names above and Box's fixed scope
- * entities (box_self, box_unused).  Anything else is copied. */
-bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_value *out)
+/* A deep copy of an event's identity and logged record into a (the
+ * history's arena) in one block, sharing what lives as long as the engine:
+ * the member names above and Box's fixed scope entities (box_self,
+ * box_unused).  Anything else is copied.  out->ts is the caller's. */
+static bool shared_key(const char *k)
 {
-    if (logged->kind != DW_V_RECORD || !logged->n) return dw_value_clone(a, logged, out);
-    dw_field *f = dw_arena_alloc_raw(a, logged->n * sizeof *f);
-    if (!f) return false;
-    for (uint32_t i = 0; i < logged->n; i++) {
-        const dw_field *src = &logged->u.fields[i];
-        f[i] = *src;
-        const char *k = src->key;
-        if (k != K_INPUT && k != K_OUTPUT && k != K_PRINCIPAL && k != K_RESOURCE && k != K_REQUEST_ID &&
-            !(f[i].key = dw_arena_memdup(a, k, src->klen)))
-            return false;
-        if (src->v.kind == DW_V_ENTITY && (src->v.u.uid == &e->box_self || src->v.u.uid == &e->box_unused)) continue;
-        if (!dw_value_clone(a, &src->v, &f[i].v)) return false;
+    return k == K_INPUT || k == K_OUTPUT || k == K_PRINCIPAL || k == K_RESOURCE || k == K_REQUEST_ID;
+}
+static bool shared_uid(const dw_engine *e, const dw_value *v)
+{
+    return v->kind == DW_V_ENTITY && (v->u.uid == &e->box_self || v->u.uid == &e->box_unused);
+}
+
+bool engine_clone_event(dw_engine *e, dw_arena *a, const dw_event *src, dw_event *out)
+{
+    const dw_value *lg = &src->logged;
+    bool rec = lg->kind == DW_V_RECORD && lg->n;
+    size_t need = dw_packed_len(src->atype.len + 1) + dw_packed_len(src->aid.len + 1) + dw_packed_len(src->kind.len + 1), k;
+    if (!rec) {
+        if ((k = dw_value_packed_size(lg)) == SIZE_MAX) return false;
+        need += k;
+    } else {
+        need += dw_packed_len(lg->n * sizeof(dw_field));
+        for (uint32_t i = 0; i < lg->n; i++) {
+            const dw_field *f = &lg->u.fields[i];
+            if (!shared_key(f->key)) need += dw_packed_len((size_t)f->klen + 1);
+            if (shared_uid(e, &f->v)) continue;
+            if ((k = dw_value_packed_size(&f->v)) == SIZE_MAX) return false;
+            need += k;
+        }
     }
-    *out = *logged;
-    out->u.fields = f;
+    char *cur = dw_arena_alloc_raw(a, need ? need : 1);
+    if (!cur) return false;
+    out->atype = (dw_str){ dw_packed_str(&cur, src->atype.s, src->atype.len), src->atype.len };
+    out->aid = (dw_str){ dw_packed_str(&cur, src->aid.s, src->aid.len), src->aid.len };
+    out->kind = (dw_str){ dw_packed_str(&cur, src->kind.s, src->kind.len), src->kind.len };
+    if (!rec) { dw_value_clone_packed(&cur, lg, &out->logged); return true; }
+    dw_field *f = dw_packed_take(&cur, lg->n * sizeof *f);
+    for (uint32_t i = 0; i < lg->n; i++) {
+        const dw_field *sf = &lg->u.fields[i];
+        f[i] = *sf;
+        if (!shared_key(sf->key)) f[i].key = dw_packed_str(&cur, sf->key, sf->klen);
+        if (!shared_uid(e, &sf->v)) dw_value_clone_packed(&cur, &sf->v, &f[i].v);
+    }
+    out->logged = *lg;
+    out->logged.u.fields = f;
     return true;
 }
 

@@ -157,7 +157,7 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
                        const dw_json *input_j, const dw_json *output_j, const dw_json *request_id,
                        char *msg, size_t cap);
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
-bool engine_clone_logged(dw_engine *e, dw_arena *a, const dw_value *logged, dw_value *out);
+bool engine_clone_event(dw_engine *e, dw_arena *a, const dw_event *src, dw_event *out);
 
 /* engine_open.c */
 int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);

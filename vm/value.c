@@ -288,3 +288,105 @@ static bool clone_at(dw_arena *a, const dw_value *v, dw_value *out, int depth)
 }
 
 bool dw_value_clone(dw_arena *a, const dw_value *v, dw_value *out) { return clone_at(a, v, out, 0); }
+
+/* ---- the same copy in one block ---- */
+
+static size_t al8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static size_t packed_size_at(const dw_value *v, int depth)
+{
+    if (depth > 256) return SIZE_MAX;
+    size_t n = 0, k;
+    switch ((dw_vkind)v->kind) {
+    case DW_V_STRING: return al8((size_t)v->n + 1);
+    case DW_V_ENTITY: return al8(sizeof(dw_uid)) + al8((size_t)v->u.uid->tlen + 1) + al8((size_t)v->u.uid->idlen + 1);
+    case DW_V_IPADDR: return al8(sizeof(dw_ipaddr));
+    case DW_V_SET: case DW_V_ARRAY:
+        if (!v->n) return 0;
+        n = al8((size_t)v->n * sizeof(dw_value));
+        for (uint32_t i = 0; i < v->n; i++) {
+            if ((k = packed_size_at(&v->u.elems[i], depth + 1)) == SIZE_MAX) return SIZE_MAX;
+            n += k;
+        }
+        return n;
+    case DW_V_RECORD:
+        if (!v->n) return 0;
+        n = al8((size_t)v->n * sizeof(dw_field));
+        for (uint32_t i = 0; i < v->n; i++) {
+            if ((k = packed_size_at(&v->u.fields[i].v, depth + 1)) == SIZE_MAX) return SIZE_MAX;
+            n += al8((size_t)v->u.fields[i].klen + 1) + k;
+        }
+        return n;
+    default:
+        return 0;
+    }
+}
+
+size_t dw_value_packed_size(const dw_value *v) { return packed_size_at(v, 0); }
+
+size_t dw_packed_len(size_t n) { return al8(n); }
+
+void *dw_packed_take(char **cur, size_t n)
+{
+    void *p = *cur;
+    *cur += al8(n);
+    return p;
+}
+#define carve dw_packed_take
+
+char *dw_packed_str(char **cur, const char *s, size_t n)
+{
+    char *o = carve(cur, n + 1);
+    if (n) memcpy(o, s, n);
+    o[n] = 0;
+    return o;
+}
+
+/* As clone_at, into the block at *cur (sized by packed_size_at: the depth
+ * was checked there); a uid keeps its hash (it covers the bytes copied). */
+static void packed_at(char **cur, const dw_value *v, dw_value *out)
+{
+    *out = *v;
+    switch ((dw_vkind)v->kind) {
+    case DW_V_STRING:
+        out->u.s = dw_packed_str(cur, v->u.s, v->n);
+        return;
+    case DW_V_ENTITY: {
+        const dw_uid *u = v->u.uid;
+        dw_uid *c = carve(cur, sizeof *c);
+        *c = *u;
+        c->type = dw_packed_str(cur, u->type, u->tlen);
+        c->id = dw_packed_str(cur, u->id, u->idlen);
+        out->u.uid = c;
+        return;
+    }
+    case DW_V_IPADDR: {
+        dw_ipaddr *ip = carve(cur, sizeof *ip);
+        *ip = *v->u.ip;
+        out->u.ip = ip;
+        return;
+    }
+    case DW_V_SET: case DW_V_ARRAY: {
+        if (!v->n) return;
+        dw_value *el = carve(cur, (size_t)v->n * sizeof *el);
+        for (uint32_t i = 0; i < v->n; i++) packed_at(cur, &v->u.elems[i], &el[i]);
+        out->u.elems = el;
+        return;
+    }
+    case DW_V_RECORD: {
+        if (!v->n) return;
+        dw_field *f = carve(cur, (size_t)v->n * sizeof *f);
+        for (uint32_t i = 0; i < v->n; i++) {
+            f[i] = v->u.fields[i];
+            f[i].key = dw_packed_str(cur, v->u.fields[i].key, v->u.fields[i].klen);
+            packed_at(cur, &v->u.fields[i].v, &f[i].v);
+        }
+        out->u.fields = f;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+void dw_value_clone_packed(char **cur, const dw_value *v, dw_value *out) { packed_at(cur, v, out); }

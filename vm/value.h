@@ -76,6 +76,16 @@ bool dw_make_record(dw_field *fields, size_t n, dw_value *out);
 /* Deep copy into arena a (entity uids included).  False on OOM or when the
  * value nests deeper than 256 levels. */
 bool dw_value_clone(dw_arena *a, const dw_value *v, dw_value *out);
+/* The same copy in one block (the history's retained events: one arena call
+ * per event, not one per piece): the bytes it takes, SIZE_MAX when v nests
+ * deeper than 256 levels; then the copy carved from *cur (8-aligned, that
+ * many bytes), *cur advanced past it.  dw_packed_str: n bytes and a NUL. */
+size_t dw_value_packed_size(const dw_value *v);
+void dw_value_clone_packed(char **cur, const dw_value *v, dw_value *out);
+char *dw_packed_str(char **cur, const char *s, size_t n);
+/* n bytes from *cur, and the block bytes they take (n rounded up to 8). */
+void *dw_packed_take(char **cur, size_t n);
+size_t dw_packed_len(size_t n);
 
 /* Lookup in a record value; NULL if absent. */
 const dw_value *dw_record_get(const dw_value *rec, const char *key, size_t klen);
