@@ -203,14 +203,29 @@ REFC=$(dirname "$PWD")/cedar_cli/ref_cedar.sh
 ref_ok=false
 if command -v node >/dev/null && "$REFC" --version >/dev/null 2>&1; then ref_ok=true; else echo "note: cedar-wasm not installed, app/ checked without the reference"; fi
 # same_as_ref NAME ARGS...: dwc as cedar and the reference print the same and exit the same
-# (validate: the exit only; Cedar's report is a miette rendering, dwc's text is its own)
+# (validate: the exit only; Cedar's report is a miette rendering, dwc's text is its own).  dwc
+# runs now; the reference runs every call at the end, in one process (ref_done).
+nref=0
 same_as_ref() {
-    local n=$1; shift
+    local n=$1 a s='['; shift
     $ref_ok || return 0
-    local a b
-    a=$("$tmp/cedar" "$@" 2>/dev/null; echo "exit $?"); b=$("$REFC" "$@" 2>/dev/null; echo "exit $?")
-    if [ "$1" = validate ]; then a=${a##*$'\n'}; b=${b##*$'\n'}; fi
-    if [ "$a" = "$b" ]; then ok; else bad "$n: dwc and cedar-wasm differ:"; diff <(echo "$a") <(echo "$b") | head -6; fi
+    { "$tmp/cedar" "$@" 2>/dev/null; echo "exit $?"; } >"$tmp/dwco.$nref"
+    for a in "$@"; do a=${a//\\/\\\\}; a=${a//\"/\\\"}; s+="\"$a\","; done
+    printf '%s]\n' "${s%,}" >>"$tmp/ref.calls"
+    printf '%s %s\n' "$n" "$1" >>"$tmp/ref.names"
+    nref=$((nref + 1))
+}
+ref_done() {
+    $ref_ok && [ "$nref" -gt 0 ] || return 0
+    "$REFC" --batch "$tmp/ref.calls" >"$tmp/ref.out" 2>&1
+    awk -v d="$tmp/refo" 'BEGIN { n = 0 } { print > (d "." n) } /^exit [0-9]+$/ { close(d "." n); n++ }' "$tmp/ref.out"
+    local i=0 n cmd
+    while read -r n cmd; do
+        if [ "$cmd" = validate ]; then tail -1 "$tmp/dwco.$i" >"$tmp/a"; tail -1 "$tmp/refo.$i" >"$tmp/b" 2>/dev/null
+        else cp "$tmp/dwco.$i" "$tmp/a"; cp "$tmp/refo.$i" "$tmp/b" 2>/dev/null || : >"$tmp/b"; fi
+        if cmp -s "$tmp/a" "$tmp/b"; then ok; else bad "$n: dwc and cedar-wasm differ:"; diff "$tmp/a" "$tmp/b" | head -6; fi
+        i=$((i + 1))
+    done <"$tmp/ref.names"
 }
 AP=(--policies app/policies.cedar --schema app/policies.cedarschema)
 for sf in cedar human; do
@@ -228,6 +243,7 @@ same_as_ref app-ref-format format --policies app/policies.cedar --check
 # without its links a template decides nothing: the linked readers are denied
 expect app-unlinked 2 "DENY" "$tmp/cedar" authorize "${AP[@]}" --entities app/entities.json --request-json app/ALLOW/ana-reads-ward-record.json
 same_as_ref app-ref-unlinked authorize "${AP[@]}" --entities app/entities.json --request-json app/ALLOW/ana-reads-ward-record.json -v
+ref_done
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

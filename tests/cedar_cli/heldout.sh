@@ -3,22 +3,18 @@
 # cedar-policy/cedar-examples, not kept in this repository) run through their own test
 # scripts with DWC (default build/dwc) on PATH as `cedar`.  Not part of `make test`: the
 # data is held out.  Three parts, each check counted as the scripts print it (PASS:/FAIL:):
-#   1. cedar-example-use-cases/run.sh as it is (it sources the checkout's test_utils.sh);
-#   2. every use-case directory run.sh does not name that has policies.cedar, a
-#      policies.cedarschema and ALLOW/ or DENY/ requests, through test_utils.sh's own
-#      validate, authorize and format functions;
+#   1. every DIR/run.sh that sources ../test_utils.sh (cedar-example-use-cases,
+#      cedar-policy-language-in-action), as it is;
+#   2. every directory under those that the run.sh does not name and that has
+#      policies.cedar, a policies.cedarschema and ALLOW/ or DENY/ requests, through
+#      test_utils.sh's own validate, authorize and format functions;
 #   3. every directory with a `linked` file again with its links (`-k`), as Cedar 4's
 #      scripts call it (`validate|authorize --schema-format cedar -k linked`).
-# REF=CMD (say tests/cedar_cli/ref_cedar.sh, or Cedar's own CLI) runs the same checks with
-# CMD as `cedar` and reports, check by check, where dwc's verdict differs from CMD's: a check
-# both fail is the data's (a file the checkout lacks, a policy file not in Cedar's format).
-# Ends with `N passed, N failed` (dwc's checks), and with REF `N agree, N differ`.
 set -u
 CHECKOUT=$(cd "${1:?usage: heldout.sh CHECKOUT [DWC]}" && pwd) || exit 1
 DWC=${2:-build/dwc}
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
-USE=$CHECKOUT/cedar-example-use-cases
-[ -f "$USE/run.sh" ] && [ -f "$CHECKOUT/test_utils.sh" ] || { echo "heldout: $CHECKOUT holds no cedar-example-use-cases/run.sh and test_utils.sh" >&2; exit 1; }
+[ -f "$CHECKOUT/cedar-example-use-cases/run.sh" ] && [ -f "$CHECKOUT/test_utils.sh" ] || { echo "heldout: $CHECKOUT holds no cedar-example-use-cases/run.sh and test_utils.sh" >&2; exit 1; }
 tmp=$(mktemp -d)
 if [ -n "${KEEP:-}" ]; then echo "heldout: outputs kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 
@@ -27,35 +23,42 @@ checks_with() {
     (
         set +u      # the checkout's scripts are not written for nounset
         export PATH="$1:$PATH"
-        cd "$USE" || exit 1
-        echo "== run.sh"
-        bash run.sh
-        echo "== directories run.sh does not name"
-        # shellcheck disable=SC1091
-        source ../test_utils.sh >/dev/null
-        for d in */ */*/; do
-            d=${d%/}
-            [ -f "$d/policies.cedar" ] && [ -f "$d/policies.cedarschema" ] || continue
-            [ -d "$d/ALLOW" ] || [ -d "$d/DENY" ] || continue
-            grep -q "\"$d\"" run.sh && continue
-            echo "Testing $d..."
-            validate "$d" policies.cedar policies.cedarschema
-            authorize "$d" policies.cedar entities.json policies.cedarschema
-            format "$d" policies.cedar
+        for app in "$CHECKOUT"/*/run.sh; do
+            grep -q 'source \.\./test_utils\.sh' "$app" || continue
+            cd "$(dirname "$app")" || exit 1
+            echo "== $(basename "$PWD")/run.sh"
+            bash run.sh
         done
-        echo "== with links (-k)"
-        for d in */linked */*/linked; do
-            [ -f "$d" ] || continue
-            d=${d%/linked}
-            echo "Testing $d with links..."
-            if cedar validate --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar -k "$d/linked" >/dev/null 2>&1
-            then passed "validate -k succeeded"; else failed "validate -k on $d"; fi
-            for decision in ALLOW DENY; do
-                for file in "$d/$decision"/*.json; do
-                    res=$(cedar authorize --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar \
-                        -k "$d/linked" --entities "$d/entities.json" --request-json "$file" 2>/dev/null | grep -m1 -E '^(ALLOW|DENY)$')
-                    if [ "$res" = "$decision" ]; then passed "decision \"$decision\" with links for $file"
-                    else failed "decision \"$res\" with links for $file, expected \"$decision\""; fi
+        for app in "$CHECKOUT"/*/run.sh; do
+            grep -q 'source \.\./test_utils\.sh' "$app" || continue
+            cd "$(dirname "$app")" || exit 1
+            echo "== $(basename "$PWD"): directories run.sh does not name"
+            # shellcheck disable=SC1091
+            source ../test_utils.sh >/dev/null
+            for d in */ */*/; do
+                d=${d%/}
+                [ -f "$d/policies.cedar" ] && [ -f "$d/policies.cedarschema" ] || continue
+                [ -d "$d/ALLOW" ] || [ -d "$d/DENY" ] || continue
+                grep -q "\"$d\"" run.sh && continue
+                echo "Testing $d..."
+                validate "$d" policies.cedar policies.cedarschema
+                authorize "$d" policies.cedar entities.json policies.cedarschema
+                format "$d" policies.cedar
+            done
+            echo "== $(basename "$PWD"): with links (-k)"
+            for d in */linked */*/linked; do
+                [ -f "$d" ] || continue
+                d=${d%/linked}
+                echo "Testing $d with links..."
+                if cedar validate --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar -k "$d/linked" >/dev/null 2>&1
+                then passed "validate -k succeeded"; else failed "validate -k on $d"; fi
+                for decision in ALLOW DENY; do
+                    for file in "$d/$decision"/*.json; do
+                        res=$(cedar authorize --policies "$d/policies.cedar" --schema "$d/policies.cedarschema" --schema-format cedar \
+                            -k "$d/linked" --entities "$d/entities.json" --request-json "$file" 2>/dev/null | grep -m1 -E '^(ALLOW|DENY)$')
+                        if [ "$res" = "$decision" ]; then passed "decision \"$decision\" with links for $file"
+                        else failed "decision \"$res\" with links for $file, expected \"$decision\""; fi
+                    done
                 done
             done
         done
