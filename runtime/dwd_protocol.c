@@ -130,79 +130,248 @@ static void principal_text(dwd_buf *b, const char *line, const dw_json *pr)
     dwd_buf_puts(b, "\"");
 }
 
+/* The input's top-level members subject_of reads: from the JSON tree (j),
+ * or as the one-pass reader found them (m[0, n): strings with no escape,
+ * integers; any other value a member of another kind).  The first member
+ * of a name counts, as dw_json_get finds it. */
+typedef struct in_member { const char *k; size_t kn; dw_json_kind kind; const char *s; size_t sn; int64_t i; } in_member;
+typedef struct in_view { const dw_json *j; const in_member *m; size_t n; } in_view;
+
+static const in_member *in_get(const in_view *v, const char *key, dw_json_kind kind, in_member *tmp)
+{
+    if (v->j) {
+        const dw_json *x = dw_json_get(v->j, key);
+        if (!x || x->kind != kind) return NULL;
+        *tmp = (in_member){ key, 0, kind, kind == DW_JSON_STRING ? x->u.str.s : NULL, kind == DW_JSON_STRING ? x->u.str.len : 0,
+                            kind == DW_JSON_INT ? x->u.i : 0 };
+        return tmp;
+    }
+    size_t kl = strlen(key);
+    for (size_t k = 0; k < v->n; k++)
+        if (v->m[k].kn == kl && !memcmp(v->m[k].k, key, kl)) return v->m[k].kind == kind ? &v->m[k] : NULL;
+    return NULL;
+}
+
+/* the string member key: true with *s, *n */
+static bool in_str(const in_view *v, const char *key, const char **s, size_t *n)
+{
+    in_member t;
+    const in_member *m = in_get(v, key, DW_JSON_STRING, &t);
+    if (!m) return false;
+    *s = m->s;
+    *n = m->sn;
+    return true;
+}
+
 /* box.md §10.3: the subject string and, when want_attrs (they are for the
  * decision log only), the subject attributes. */
-static void subject_of(dwd_request *rq, const dw_json *in, bool want_attrs)
+static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
 {
-    const char *a = rq->action;
-    const dw_json *s;
-    if (!in || in->kind != DW_JSON_OBJECT) return;
+    const char *a = rq->action, *s, *s2;
+    size_t n, n2;
     dwd_buf *attrs = want_attrs ? &rq->attrs : NULL;   /* NULL: attr_str and attr_int do nothing */
     if (!strncmp(a, "fs:", 3)) {
         memcpy(rq->category, "fs", 3);
-        if ((s = str_member(in, "path"))) {
-            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(attrs, "file.path", s->u.str.s, s->u.str.len);
+        if (in_str(in, "path", &s, &n)) {
+            dwd_buf_put(&rq->subject, s, n);
+            attr_str(attrs, "file.path", s, n);
         }
     } else if (!strcmp(a, "net:connect") || !strcmp(a, "http:request")) {
         bool http = a[0] == 'h';
         memcpy(rq->category, http ? "http" : "net", http ? 5 : 4);
-        const dw_json *port = dw_json_get(in, "port"), *path = str_member(in, "path"), *m = str_member(in, "method");
-        if ((s = str_member(in, "host"))) {
-            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(attrs, "server.address", s->u.str.s, s->u.str.len);
+        if (in_str(in, "host", &s, &n)) {
+            dwd_buf_put(&rq->subject, s, n);
+            attr_str(attrs, "server.address", s, n);
         }
-        if (port && port->kind == DW_JSON_INT) {
+        in_member t;
+        const in_member *port = in_get(in, "port", DW_JSON_INT, &t);
+        if (port) {
             char num[24];
             size_t k = sizeof num;
-            uint64_t v = port->u.i < 0 ? 0 - (uint64_t)port->u.i : (uint64_t)port->u.i;
+            uint64_t v = port->i < 0 ? 0 - (uint64_t)port->i : (uint64_t)port->i;
             do num[--k] = (char)('0' + v % 10); while ((v /= 10) && k > 1);
-            if (port->u.i < 0) num[--k] = '-';
+            if (port->i < 0) num[--k] = '-';
             num[--k] = ':';
             dwd_buf_put(&rq->subject, num + k, sizeof num - k);
-            attr_int(attrs, "server.port", port->u.i);
+            attr_int(attrs, "server.port", port->i);
         }
-        if (http && path) {
-            if (!path->u.str.len || path->u.str.s[0] != '/') dwd_buf_put(&rq->subject, "/", 1);
-            dwd_buf_put(&rq->subject, path->u.str.s, path->u.str.len);
+        if (http && in_str(in, "path", &s, &n)) {
+            if (!n || s[0] != '/') dwd_buf_put(&rq->subject, "/", 1);
+            dwd_buf_put(&rq->subject, s, n);
         }
-        if (http && m) attr_str(attrs, "http.request.method", m->u.str.s, m->u.str.len);
+        if (http && in_str(in, "method", &s, &n)) attr_str(attrs, "http.request.method", s, n);
     } else if (!strcmp(a, "shell:exec") || !strcmp(a, "shell:spawn")) {
         memcpy(rq->category, "shell", 6);
-        s = str_member(in, a[6] == 'e' ? "program" : "program_path");
-        if (s) {
-            dwd_buf_put(&rq->subject, s->u.str.s, s->u.str.len);
-            attr_str(attrs, "process.command", s->u.str.s, s->u.str.len);
+        if (in_str(in, a[6] == 'e' ? "program" : "program_path", &s, &n)) {
+            dwd_buf_put(&rq->subject, s, n);
+            attr_str(attrs, "process.command", s, n);
         }
         /* the arguments Box's input carries (program, arg1, arg2), each
          * capped so the attribute stays within 4 KiB; and the directory */
-        const dw_json *prog = str_member(in, "program"), *a1 = str_member(in, "arg1"), *a2 = str_member(in, "arg2");
-        if (prog && attrs) {
-            const dw_json *args[3] = { prog, a1, a2 };
+        if (attrs && in_str(in, "program", &s2, &n2)) {
+            static const char *const names[3] = { "program", "arg1", "arg2" };
             if (attrs->len) dwd_buf_put(attrs, ",", 1);
             dwd_buf_puts(attrs, "{\"key\":\"process.command_args\",\"value\":{\"arrayValue\":{\"values\":[");
-            for (int k = 0, n = 0; k < 3; k++) {
-                if (!args[k]) continue;
-                dwd_buf_puts(attrs, n++ ? ",{\"stringValue\":" : "{\"stringValue\":");
+            for (int k = 0, c = 0; k < 3; k++) {
+                if (!in_str(in, names[k], &s, &n)) continue;
+                dwd_buf_puts(attrs, c++ ? ",{\"stringValue\":" : "{\"stringValue\":");
                 dwd_buf cap = { 0 };
-                put_capped(&cap, args[k]->u.str.s, args[k]->u.str.len, 1300);
+                put_capped(&cap, s, n, 1300);
                 dwd_buf_json_string(attrs, cap.p ? cap.p : "", cap.len);
                 dwd_buf_free(&cap);
                 dwd_buf_puts(attrs, "}");
             }
             dwd_buf_puts(attrs, "]}}}");
         }
-        if ((s = str_member(in, "cwd"))) attr_str(attrs, "process.working_directory", s->u.str.s, s->u.str.len);
+        if (in_str(in, "cwd", &s, &n)) attr_str(attrs, "process.working_directory", s, n);
     } else if (!strncmp(a, "mcp:", 4)) {
         memcpy(rq->category, "mcp", 4);
-        const dw_json *srv = str_member(in, "server"), *item = str_member(in, "tool");
-        if (!item) item = str_member(in, "prompt");
-        if (!item) item = str_member(in, "uri");
-        if (!item) item = str_member(in, "method");
-        if (srv) dwd_buf_put(&rq->subject, srv->u.str.s, srv->u.str.len);
+        if (in_str(in, "server", &s, &n)) dwd_buf_put(&rq->subject, s, n);
         dwd_buf_put(&rq->subject, "/", 1);
-        if (item) dwd_buf_put(&rq->subject, item->u.str.s, item->u.str.len);
+        if (in_str(in, "tool", &s, &n) || in_str(in, "prompt", &s, &n) || in_str(in, "uri", &s, &n) || in_str(in, "method", &s, &n))
+            dwd_buf_put(&rq->subject, s, n);
     }
+}
+
+/* ---- the one-pass reader of the common decide line ----
+ * {"op":"decide","action":A,"input":{...}} with an optional "request_id", in
+ * any order, each once, every string without an escape in plain ASCII,
+ * numbers integers: read without a JSON tree.  Anything else (another op or
+ * member, an escape, a byte >= 0x80, a float, any error) is not taken on and
+ * goes to the general path from the start, so its errors stay that path's. */
+typedef struct fscan { const char *s; size_t n, i; } fscan;
+
+static void fs_ws(fscan *f)
+{
+    while (f->i < f->n && (f->s[f->i] == ' ' || f->s[f->i] == '\t' || f->s[f->i] == '\n' || f->s[f->i] == '\r')) f->i++;
+}
+
+static bool fs_str(fscan *f, const char **s, size_t *n)
+{
+    if (f->i >= f->n || f->s[f->i] != '"') return false;
+    size_t st = f->i + 1, e = dw_json_scan_plain(f->s, st, f->n);
+    if (e >= f->n || f->s[e] != '"') return false;   /* an escape, a control or non-ASCII byte, the end */
+    *s = f->s + st;
+    *n = e - st;
+    f->i = e + 1;
+    return true;
+}
+
+/* an integer of at most 18 digits (exact in an int64_t), not a float */
+static bool fs_int(fscan *f, int64_t *out)
+{
+    size_t i = f->i;
+    bool neg = i < f->n && f->s[i] == '-';
+    if (neg) i++;
+    size_t d = i;
+    while (i < f->n && f->s[i] >= '0' && f->s[i] <= '9') i++;
+    if (i == d || i - d > 18 || (f->s[d] == '0' && i - d > 1)) return false;
+    if (i < f->n && (f->s[i] == '.' || f->s[i] == 'e' || f->s[i] == 'E')) return false;
+    int64_t v = 0;
+    for (size_t k = d; k < i; k++) v = v * 10 + (f->s[k] - '0');
+    *out = neg ? -v : v;
+    f->i = i;
+    return true;
+}
+
+static bool fs_value(fscan *f, int depth, in_member *m);
+
+/* an object or array (open '{' or '['), its members or elements read by fs_value */
+static bool fs_container(fscan *f, int depth, char close, in_member *mem, size_t cap, size_t *nmem)
+{
+    f->i++;
+    fs_ws(f);
+    if (f->i < f->n && f->s[f->i] == close) { f->i++; return true; }
+    for (;;) {
+        fs_ws(f);
+        in_member m = { 0 };
+        if (close == '}') {
+            if (!fs_str(f, &m.k, &m.kn)) return false;
+            fs_ws(f);
+            if (f->i >= f->n || f->s[f->i] != ':') return false;
+            f->i++;
+        }
+        if (!fs_value(f, depth + 1, &m)) return false;
+        if (mem) {
+            if (*nmem == cap) return false;
+            mem[(*nmem)++] = m;
+        }
+        fs_ws(f);
+        if (f->i < f->n && f->s[f->i] == ',') { f->i++; continue; }
+        if (f->i < f->n && f->s[f->i] == close) { f->i++; return true; }
+        return false;
+    }
+}
+
+static bool fs_value(fscan *f, int depth, in_member *m)
+{
+    fs_ws(f);
+    if (f->i >= f->n || depth > 32) return false;
+    char c = f->s[f->i];
+    m->kind = DW_JSON_NULL;     /* not a string or an integer: no subject reads it */
+    if (c == '"') { m->kind = DW_JSON_STRING; return fs_str(f, &m->s, &m->sn); }
+    if (c == '-' || (c >= '0' && c <= '9')) { m->kind = DW_JSON_INT; return fs_int(f, &m->i); }
+    if (c == '{') return fs_container(f, depth, '}', NULL, 0, NULL);
+    if (c == '[') return fs_container(f, depth, ']', NULL, 0, NULL);
+    static const char *const lit[3] = { "true", "false", "null" };
+    for (int k = 0; k < 3; k++) {
+        size_t l = strlen(lit[k]);
+        if (f->n - f->i >= l && !memcmp(f->s + f->i, lit[k], l)) { f->i += l; return true; }
+    }
+    return false;
+}
+
+/* 1: line taken on, rq filled as the general path fills it; 0: not taken on */
+static int fast_decide(const char *line, size_t len, unsigned flags, dwd_request *rq)
+{
+    fscan f = { line, len, 0 };
+    const char *op = NULL, *act = NULL, *rid = NULL, *k;
+    size_t opn = 0, actn = 0, ridn = 0, kn, act_at = 0, rid_at = 0, in_at = 0, in_end = 0;
+    in_member mem[64];
+    size_t nmem = 0;
+    fs_ws(&f);
+    if (f.i >= len || line[f.i] != '{') return 0;
+    f.i++;
+    for (;;) {
+        fs_ws(&f);
+        if (!fs_str(&f, &k, &kn)) return 0;
+        fs_ws(&f);
+        if (f.i >= len || line[f.i] != ':') return 0;
+        f.i++;
+        fs_ws(&f);
+        size_t at = f.i;
+        if (kn == 2 && !memcmp(k, "op", 2)) { if (op || !fs_str(&f, &op, &opn)) return 0; }
+        else if (kn == 6 && !memcmp(k, "action", 6)) { if (act || !fs_str(&f, &act, &actn)) return 0; act_at = at; }
+        else if (kn == 10 && !memcmp(k, "request_id", 10)) { if (rid || !fs_str(&f, &rid, &ridn)) return 0; rid_at = at; }
+        else if (kn == 5 && !memcmp(k, "input", 5)) {
+            if (in_end || at >= len || line[at] != '{' || !fs_container(&f, 1, '}', mem, sizeof mem / sizeof *mem, &nmem)) return 0;
+            in_at = at;
+            in_end = f.i;
+        } else return 0;
+        fs_ws(&f);
+        if (f.i < len && line[f.i] == ',') { f.i++; continue; }
+        if (f.i < len && line[f.i] == '}') { f.i++; break; }
+        return 0;
+    }
+    fs_ws(&f);
+    if (f.i != len || !op || opn != 6 || memcmp(op, "decide", 6) || !act || !actn || actn >= sizeof rq->action || !in_end) return 0;
+    rq->op = DWD_OP_DECIDE;
+    memcpy(rq->action, act, actn);
+    rq->action[actn] = 0;
+    dwd_buf *e = &rq->event;
+    dwd_buf_puts(e, "{\"action\":");
+    dwd_buf_put(e, line + act_at, actn + 2);
+    dwd_buf_puts(e, ",\"kind\":\"request\",\"input\":");
+    dwd_buf_put(e, line + in_at, in_end - in_at);
+    if (rid) {
+        dwd_buf_puts(e, ",\"request_id\":");
+        dwd_buf_put(e, line + rid_at, ridn + 2);
+        dwd_buf_put(&rq->request_id, rid, ridn);
+    }
+    dwd_buf_puts(e, "}");
+    in_view v = { NULL, mem, nmem };
+    subject_of(rq, &v, flags & DWD_REQ_LOG_ATTRS);
+    return 1;
 }
 
 static bool member_allowed(const char *k, size_t n, dwd_op op)
@@ -257,6 +426,11 @@ int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request 
         spare_bufs[k] = (dwd_buf){ 0 };
     }
     if (len > DWD_MAX_LINE) { snprintf(err, errcap, "request line longer than %u bytes", DWD_MAX_LINE); return -1; }
+    if (!(flags & DWD_REQ_GENERAL_ONLY) && fast_decide(line, len, flags, rq)) {
+        if (!rq->event.oom && !rq->subject.oom && !rq->attrs.oom && !rq->request_id.oom) return 0;
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
     /* the line's NUL-terminated copy and the JSON arena are kept from one
      * request to the next (per thread): no allocation per request once warm */
     static __thread char *text;
@@ -400,7 +574,8 @@ int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request 
     if (rs) { dwd_buf_puts(e, ",\"resource\":"); put_span(e, text, rs); }
     if (time) { dwd_buf_puts(e, ",\"time\":"); put_span(e, text, time); }
     dwd_buf_puts(e, "}");
-    if (!rq->per_tool) subject_of(rq, input, flags & DWD_REQ_LOG_ATTRS);
+    in_view iv = { input, NULL, 0 };
+    if (!rq->per_tool) subject_of(rq, &iv, flags & DWD_REQ_LOG_ATTRS);
     else {   /* the subject of a per-tool MCP action: <namespace>/<tool> (as mcp:call's server/tool) */
         memcpy(rq->category, "mcp", 4);
         dwd_buf_put(&rq->subject, ns->u.str.s, ns->u.str.len);

@@ -52,8 +52,10 @@ typedef struct dwd_request {
 /* Parse one request line (without its newline).  0 on success; -1 with a
  * message in err (the reply is {"ok":false,"error":err}).  Always call
  * dwd_request_free afterwards.  flags: DWD_REQ_ALLOW_TIME accepts "time"
- * (tests), DWD_REQ_LOG_ATTRS fills attrs (only the decision log needs them). */
-enum { DWD_REQ_ALLOW_TIME = 1, DWD_REQ_LOG_ATTRS = 2 };
+ * (tests), DWD_REQ_LOG_ATTRS fills attrs (only the decision log needs them),
+ * DWD_REQ_GENERAL_ONLY skips the one-pass reader of the common decide line
+ * (tests compare the two). */
+enum { DWD_REQ_ALLOW_TIME = 1, DWD_REQ_LOG_ATTRS = 2, DWD_REQ_GENERAL_ONLY = 4 };
 int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request *rq, char *err, size_t errcap);
 void dwd_request_free(dwd_request *rq);
 

@@ -4,7 +4,9 @@
  * reused by the next request carry nothing of it over; the subject
  * attributes are built only when the decision log asks for them; "time"
  * only with DWD_REQ_ALLOW_TIME; a denial message written into a reused
- * buffer is whole. */
+ * buffer is whole; the one-pass reader of the common decide line gives
+ * what the general path gives (result or error) on assorted lines, every
+ * prefix of them and every one-byte change. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +145,97 @@ static void test_denial_messages_whole(void **st)
     dwd_buf_free(&m);
 }
 
+/* ---- the one-pass reader of the common decide line agrees with the general path ---- */
+
+static void same_request(const dwd_request *a, const dwd_request *b)
+{
+    assert_int_equal(a->op, b->op);
+    assert_string_equal(a->action, b->action);
+    assert_string_equal(a->category, b->category);
+    const dwd_buf *x[] = { &a->event, &a->subject, &a->attrs, &a->request_id, &a->jsonrpc_id, &a->artifact, &a->principal };
+    const dwd_buf *y[] = { &b->event, &b->subject, &b->attrs, &b->request_id, &b->jsonrpc_id, &b->artifact, &b->principal };
+    for (int k = 0; k < 7; k++) {
+        assert_int_equal(x[k]->len, y[k]->len);
+        if (x[k]->len) assert_memory_equal(x[k]->p, y[k]->p, x[k]->len);
+    }
+    assert_int_equal(a->per_tool, b->per_tool);
+    assert_int_equal(a->has_parent_span, b->has_parent_span);
+    assert_int_equal(a->has_trace_id, b->has_trace_id);
+}
+
+/* line parsed with and without the one-pass reader: the same result, the same error */
+static void agree(const char *line, size_t len)
+{
+    for (unsigned fl = 0; fl < 4; fl++) {
+        dwd_request a, b;
+        char ea[512] = "", eb[512] = "";
+        int ra = dwd_parse_request(line, len, fl, &a, ea, sizeof ea);
+        int rb = dwd_parse_request(line, len, fl | DWD_REQ_GENERAL_ONLY, &b, eb, sizeof eb);
+        if (ra != rb || (ra && strcmp(ea, eb))) fail_msg("%.*s: %d '%s' vs %d '%s'", (int)len, line, ra, ea, rb, eb);
+        if (!ra) same_request(&a, &b);
+        dwd_request_free(&a);
+        dwd_request_free(&b);
+    }
+}
+
+static const char *const lines[] = {
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"path\":\"~/project/src/main.c\",\"operation\":\"read_content\"}}",
+    "{\"op\":\"decide\",\"action\":\"fs:write\",\"input\":{\"path\":\"/tmp/x\",\"operation\":\"write\",\"bytes\":-12}}",
+    "{\"op\":\"decide\",\"action\":\"http:request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/repos\",\"body_bytes\":0,\"intercepted\":true}}",
+    "{\"op\":\"decide\",\"action\":\"http:request\",\"input\":{\"host\":\"h\",\"port\":\"443\",\"path\":\"nolead\",\"method\":7}}",
+    "{\"op\":\"decide\",\"action\":\"net:connect\",\"input\":{\"host\":\"10.0.0.1\",\"port\":0,\"proto\":\"tcp\"}}",
+    "{\"op\":\"decide\",\"action\":\"shell:exec\",\"request_id\":\"req-9\",\"input\":{\"program\":\"git\",\"arg1\":\"status\",\"arg2\":\"-s\",\"cwd\":\"/w\",\"env\":{\"A\":[1,2,{\"b\":null}],\"c\":false}}}",
+    "{\"op\":\"decide\",\"action\":\"shell:spawn\",\"input\":{\"program_path\":\"/bin/sh\",\"program\":\"sh\",\"arg2\":\"x\"}}",
+    "{\"op\":\"decide\",\"action\":\"mcp:call\",\"input\":{\"server\":\"s\",\"tool\":\"t\"}}",
+    "{\"op\":\"decide\",\"action\":\"mcp:read\",\"input\":{\"uri\":\"file:///a\"}}",
+    "{\"op\":\"decide\",\"action\":\"mcp:list\",\"input\":{}}",
+    " { \"input\" : { \"path\" : \"a\" , \"path\" : 7 } , \"action\" : \"fs:read\" ,\t\"op\" : \"decide\" }\r\n ",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"path\":7,\"path\":\"second\"}}",
+    "{\"action\":\"fs:read\",\"input\":{\"path\":\"a\"},\"request_id\":\"\",\"op\":\"decide\"}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"path\":\"caf\\u00e9\",\"n\":1.5}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"path\":\"esc\\\"aped\"}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"path\":\"caf\xc3\xa9\"}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"n\":123456789012345678901}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"n\":-9223372036854775808,\"m\":1e3}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"namespace\":\"Box\",\"input\":{\"path\":\"a\"}}",
+    "{\"op\":\"record\",\"action\":\"http:request\",\"kind\":\"response\",\"input\":{\"host\":\"h\"},\"output\":{\"status\":200}}",
+    "{\"op\":\"stats\"}",
+    "{\"op\":\"decide\",\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{}}",
+    "{\"op\":\"decide\",\"action\":\"\",\"input\":{}}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":[]}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\"}",
+    "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}",
+};
+
+static void test_fast_path_agrees(void **st)
+{
+    (void)st;
+    static const char subst[] = { '"', '\\', '{', '}', '[', ']', ',', ':', ' ', '0', '-', 'a', 'e', '.', 't', (char)0x80, 0x01, 0x7f };
+    char buf[512];
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *l = lines[i];
+        size_t n = strlen(l);
+        assert_true(n < sizeof buf);
+        agree(l, n);
+        for (size_t k = 0; k < n; k++) agree(l, k);                 /* every prefix */
+        for (size_t k = 0; k < n; k++)                              /* one byte changed */
+            for (size_t c = 0; c < sizeof subst; c++) {
+                memcpy(buf, l, n);
+                buf[k] = subst[c];
+                agree(buf, n);
+            }
+    }
+    /* 64 input members are read in one pass, 65 go the general way: both agree */
+    char wide[2048];
+    for (int m = 60; m <= 66; m++) {
+        size_t o = (size_t)snprintf(wide, sizeof wide, "{\"op\":\"decide\",\"action\":\"fs:read\",\"input\":{");
+        for (int k = 0; k < m; k++) o += (size_t)snprintf(wide + o, sizeof wide - o, "%s\"%c%c\":%d", k ? "," : "", 'a' + k / 26, 'a' + k % 26, k);
+        o += (size_t)snprintf(wide + o, sizeof wide - o, ",\"path\":\"p\"}}");
+        assert_true(o < sizeof wide);
+        agree(wide, o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_attrs_only_for_the_log),
         cmocka_unit_test(test_time_needs_the_flag),
         cmocka_unit_test(test_denial_messages_whole),
+        cmocka_unit_test(test_fast_path_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
