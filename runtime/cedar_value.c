@@ -41,14 +41,17 @@ static void decimal_text(const dw_value *v, char *out, size_t cap)
     char frac[8];
     snprintf(frac, sizeof frac, "%04u", (unsigned)(mag % 10000));
     frac[digits] = 0;
-    snprintf(out, cap, "%s%llu.%s", v->u.i < 0 ? "-" : "", (unsigned long long)(mag / 10000), frac);
+    snprintf(out, cap, "%s%0*llu.%s", v->u.i < 0 ? "-" : "", (int)dw_spell_decimal_int_digits(v->n),
+             (unsigned long long)(mag / 10000), frac);
 }
 
-static void ip_text(const dw_ipaddr *ip, char *out, size_t cap)
+/* The prefix as written; unknown: a host address without one. */
+static void ip_text(const dw_value *v, char *out, size_t cap)
 {
+    const dw_ipaddr *ip = v->u.ip;
     dw_ip_format(ip, out, cap);
     char *slash = strrchr(out, '/');
-    if (slash && (unsigned)atoi(slash + 1) == (ip->v6 ? 128u : 32u)) *slash = 0;   /* a host: written without */
+    if (slash && v->n != DW_SPELL_IP_PREFIX && (unsigned)atoi(slash + 1) == (ip->v6 ? 128u : 32u)) *slash = 0;
 }
 
 /* The datetime as written (form and offset from its spelling); false when it
@@ -104,7 +107,7 @@ static int ext_text(dw_buf *b, const dw_value *v)
     char t[96];
     switch ((dw_vkind)v->kind) {
     case DW_V_DECIMAL: decimal_text(v, t, sizeof t); return putf(b, "decimal(\"%s\")", t);
-    case DW_V_IPADDR: ip_text(v->u.ip, t, sizeof t); return putf(b, "ip(\"%s\")", t);
+    case DW_V_IPADDR: ip_text(v, t, sizeof t); return putf(b, "ip(\"%s\")", t);
     case DW_V_DATETIME:
         if (v->n != DW_SPELL_COMPUTED && datetime_written(v->u.i, v->n, t, sizeof t)) return putf(b, "datetime(\"%s\")", t);
         return putf(b, "datetime(\"1970-01-01\").offset(duration(\"%lldms\"))", (long long)v->u.i);

@@ -30,9 +30,10 @@ uint32_t dw_ext_spelling(dw_vkind k, const char *s, size_t n)
     switch (k) {
     case DW_V_DECIMAL: {
         const char *dot = memchr(s, '.', n);
-        size_t digits = dot ? n - (size_t)(dot - s) - 1 : 0;
-        return digits >= 1 && digits <= 4 ? (uint32_t)digits : DW_SPELL_UNKNOWN;
+        size_t digits = dot ? n - (size_t)(dot - s) - 1 : 0, ints = dot ? (size_t)(dot - s) - (s[0] == '-') : 0;
+        return digits >= 1 && digits <= 4 && ints < 64 ? (uint32_t)(digits | ints << 3) : DW_SPELL_UNKNOWN;
     }
+    case DW_V_IPADDR: return memchr(s, '/', n) ? DW_SPELL_IP_PREFIX : DW_SPELL_IP_BARE;
     case DW_V_DATETIME: return n >= 10 ? datetime_spelling(s, n) : DW_SPELL_UNKNOWN;
     case DW_V_DURATION: return duration_spelling(s, n);
     default: return DW_SPELL_UNKNOWN;

@@ -17,8 +17,12 @@ enum { DW_SPELL_UNKNOWN = 0, DW_SPELL_COMPUTED = 1 };
 /* The spelling of a value of kind k that parsed from s[0..n). */
 uint32_t dw_ext_spelling(dw_vkind k, const char *s, size_t n);
 
-/* Decoders.  decimal: digits after the point (1-4), 0 unknown. */
-static inline unsigned dw_spell_decimal_digits(uint32_t sp) { return sp <= 4 ? sp : 0; }
+/* Decoders.  decimal: digits after the point (1-4), 0 unknown; digits
+ * before it (leading zeros kept: "007.5"). */
+static inline unsigned dw_spell_decimal_digits(uint32_t sp) { return sp & 7; }
+static inline unsigned dw_spell_decimal_int_digits(uint32_t sp) { return sp >> 3; }
+/* ipaddr: written with a /prefix (a host address may be written either way). */
+enum { DW_SPELL_IP_PREFIX = 2, DW_SPELL_IP_BARE = 3 };
 /* datetime written (sp >= 2): its form and, with an offset, the offset as
  * written (sign, hhmm). */
 typedef enum dw_dt_form { DW_DT_DATE, DW_DT_Z, DW_DT_MS_Z, DW_DT_OFFSET, DW_DT_MS_OFFSET } dw_dt_form;

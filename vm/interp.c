@@ -42,7 +42,7 @@ dw_eval_status dw_call_extfn(dw_arena *scratch, const dw_store *store, dw_extfn 
             if (!ip) return DW_ERR_OOM;
             if (!dw_ip_parse(a->u.s, a->n, ip)) return DW_ERR_EXTENSION;
             out->kind = DW_V_IPADDR;
-            out->n = 0;
+            out->n = dw_ext_spelling(DW_V_IPADDR, a->u.s, a->n);
             out->u.ip = ip;
             return DW_EVAL_OK;
         }
