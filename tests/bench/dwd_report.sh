@@ -10,7 +10,8 @@
 #   * durable appends: `record` ops under full at 8 and 64 clients, against write + fdatasync per
 #     append measured in the same run on the same file system (one thread, and 8 threads);
 #   * the bounds: fsync latency, server and client CPU per request.
-# Knobs: DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
+# Knobs: DWC (the dwc dwd compiles the policy with; default the one beside DWD),
+# DWD_LOAD_SECONDS (measured seconds per run, default 5), DWD_LOAD_CLIENTS ("1 8 64"),
 # DWD_LOAD_TMP (directory for state and the fsync baseline, default build/bench), DWD_LOAD_PAIRS (the
 # back-to-back dwd/echo pairs, default 5), DWD_LOAD_REUSE=1
 # (report the results of the previous run, rerunning only what is missing), CEDAR_PEER (a Cedar
@@ -31,6 +32,9 @@ mkdir -p "$TMPD"
 # measure a private copy, so that a rebuild during the run cannot swap binaries under it
 DWD=$TMPD/dwd-under-test
 cp "$DWD_SRC" "$DWD"
+# the copy has no dwc beside it to compile the policy text: the one beside DWD, unless DWC names one
+: "${DWC:=$(cd "$(dirname "$DWD_SRC")" && pwd)/dwc}"
+export DWC
 POLICY=$TMPD/dwd-load-policy.dw
 for b in 01-project-read 02-no-deletes 03-model-egress 04-shell-allowlist; do cat "$ex/$b/policy.dw"; echo; done > "$POLICY"
 REQ=()
@@ -122,7 +126,7 @@ the rate does.
 |---:|---:|---:|---:|---:|---:|---:|---:|
 EOF
 ratios="" cpus="" ecpus=""
-med_of() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+med_of() { [ $# -gt 0 ] || { echo "?"; return; }; printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
 for r in $(seq 1 "$PAIRS"); do
     a=$(get "pair-batch-$r" decisions_per_s); b=$(get "pair-echo-$r" decisions_per_s)
     if [ -z "$a" ] || [ -z "$b" ]; then echo "| $r | failed | | | | | | |"; continue; fi
