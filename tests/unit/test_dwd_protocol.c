@@ -6,7 +6,7 @@
  * only with DWD_REQ_ALLOW_TIME; a denial message written into a reused
  * buffer is whole; the one-pass reader of the common decide line gives
  * what the general path gives (result or error) on assorted lines, every
- * prefix of them and every one-byte change. */
+ * prefix of them, every one-byte change and random edits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -224,6 +224,24 @@ static void test_fast_path_agrees(void **st)
                 buf[k] = subst[c];
                 agree(buf, n);
             }
+    }
+    /* 20,000 lines with 1-4 random edits (a byte replaced, inserted or removed) */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int it = 0; it < 20000; it++) {
+        const char *l = lines[it % (sizeof lines / sizeof *lines)];
+        size_t n = strlen(l);
+        memcpy(buf, l, n);
+        for (int e = 0, ne = 1 + it % 4; e < ne; e++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            size_t at = n ? (size_t)(x % n) : 0;
+            char c = (x >> 32) & 1 ? subst[(x >> 40) % sizeof subst] : (char)(x >> 48);
+            switch ((x >> 56) % 3) {
+            case 0: if (n) buf[at] = c; break;
+            case 1: if (n + 1 < sizeof buf) { memmove(buf + at + 1, buf + at, n - at); buf[at] = c; n++; } break;
+            default: if (n) { memmove(buf + at, buf + at + 1, n - at - 1); n--; } break;
+            }
+        }
+        agree(buf, n);
     }
     /* 64 input members are read in one pass, 65 go the general way: both agree */
     char wide[2048];
