@@ -88,5 +88,35 @@ if [ -n "${REF:-}" ]; then
         echo "reference: $(grep -c 'PASS:' "$tmp/ref.out") passed, $(grep -c 'FAIL:' "$tmp/ref.out") failed; $both checks fail with both (the data's)"
     fi
     echo "$agree agree, $differ differ"
+    # call by call: every directory of the checkout with policies.cedar, entities.json and
+    # request folders, authorize -v with and without its schema and links: the exit, the
+    # decision and the determining policies must be the reference's (error texts are dwc's
+    # own; Cedar prints a refusal on stdout, dwc on stderr)
+    calls=0; cdiff=0
+    while IFS= read -r pol; do
+        d=$(dirname "$pol")
+        [ -f "$d/entities.json" ] || continue
+        for sf in "" "$d/policies.cedarschema"; do
+            [ -z "$sf" ] || [ -f "$sf" ] || continue
+            for k in "" "$d/linked"; do
+                [ -z "$k" ] || [ -f "$k" ] || continue
+                args=(authorize --policies "$pol" --entities "$d/entities.json" -v)
+                [ -n "$sf" ] && args+=(--schema "$sf")
+                [ -n "$k" ] && args+=(-k "$k")
+                for q in "$d"/ALLOW/*.json "$d"/DENY/*.json "$d"/allow_requests/*.json "$d"/deny_requests/*.json; do
+                    [ -f "$q" ] || continue
+                    a=$("$tmp/dwc/cedar" "${args[@]}" --request-json "$q" 2>/dev/null; echo "exit $?")
+                    b=$("$tmp/ref/cedar" "${args[@]}" --request-json "$q" 2>/dev/null; echo "exit $?")
+                    calls=$((calls + 1))
+                    # a refused call (exit 1) is compared by its exit: the message is dwc's own
+                    [ "${a##*$'\n'}" = "exit 1" ] && a="exit 1"; [ "${b##*$'\n'}" = "exit 1" ] && b="exit 1"
+                    if [ "$(grep -v '^error while' <<<"$a" | sort)" != "$(grep -v '^error while' <<<"$b" | sort)" ]; then
+                        cdiff=$((cdiff + 1)); echo "CALL DIFFERS: ${args[*]} --request-json $q"
+                    fi
+                done
+            done
+        done
+    done < <(find "$CHECKOUT" -name policies.cedar | sort)
+    echo "authorize calls: $calls compared, $cdiff differ"
 fi
 echo "$pass passed, $fail failed"

@@ -36,13 +36,26 @@ function run(argv) {
     const uid = (s) => { const m = /^(.*)::(".*")$/s.exec(s); if (!m) fail({ bad_uid: s }); return { type: m[1], id: JSON.parse(m[2]) }; };
     const policySet = () => {
       const text = read(o.policies, 'policies');
-      const parts = cedar.policySetTextToParts(text);
+      const parts = cedar.policySetTextToParts(text);   // for Cedar's parse errors
       if (parts.type !== 'success') fail(parts);
-      // Cedar's CLI names a policy by its @id annotation, else by position (policy0, ...)
-      const name = (t, i) => { const m = /@id\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(t); return m ? JSON.parse('"' + m[1] + '"') : 'policy' + i; };
-      const staticPolicies = {}, templates = {}; let n = 0;
-      for (const t of parts.policies) staticPolicies[name(t, n++)] = t;
-      for (const t of parts.policy_templates) templates[name(t, n++)] = t;
+      // Cedar's parser names items policy0, policy1, ... in text order, templates counted too, and
+      // the CLI renames one with an @id annotation to it: split the text into its items
+      const items = []; let depth = 0, start = 0, slot = false, id = null;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '/' && text[i + 1] === '/') { while (i < text.length && text[i] !== '\n') i++; continue; }
+        if (c === '"') {
+          const j0 = i; i++;
+          while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+          if (depth === 1 && id === null && /@id\s*\(\s*$/.test(text.slice(start, j0))) id = JSON.parse(text.slice(j0, i + 1));
+          continue;
+        }
+        if ('([{'.includes(c)) depth++; else if (')]}'.includes(c)) depth--;
+        else if (c === '?' && /^\?(principal|resource)\b/.test(text.slice(i))) slot = true;
+        else if (c === ';' && depth === 0) { items.push({ t: text.slice(start, i + 1), slot, id }); start = i + 1; slot = false; id = null; }
+      }
+      const staticPolicies = {}, templates = {};
+      items.forEach((it, n) => { (it.slot ? templates : staticPolicies)[it.id !== null ? it.id : 'policy' + n] = it.t; });
       const ps = { staticPolicies, templates };
       if (o.links) ps.templateLinks = JSON.parse(read(o.links, 'template-linked')).map(l => ({ templateId: l.template_id, newId: l.link_id,
         values: Object.fromEntries(Object.entries(l.args).map(([k, v]) => [k, uid(v)])) }));
@@ -71,7 +84,7 @@ function run(argv) {
       if (r.type !== 'success') fail(r);
       say(''); say(r.response.decision === 'allow' ? 'ALLOW' : 'DENY');
       const d = r.response.diagnostics;
-      if (d.errors.length) { say(''); for (const e of d.errors) say(JSON.stringify(e)); }
+      if (d.errors.length) { say(''); for (const e of d.errors) say(`error while evaluating policy \`${e.policyId}\`: ${e.error.message}`); }
       if (o.verbose) { say(''); if (!d.reason.length) say('note: no policies applied to this request');
         else { say('note: this decision was due to the following policies:'); for (const x of d.reason) say('  ' + x); say(''); } }
       exit(r.response.decision === 'allow' ? 0 : 2);
