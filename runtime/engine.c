@@ -131,6 +131,7 @@ void engine_reset_history_locked(dw_engine *e)
     e->h.dropped = 0;
     e->h.scan = 0;
     e->h.retry_at = 0;
+    engine_history_carve_reset(e);
     dw_arena_reset(&e->h.arena);
     dw_monitors_reset(e->mon);   /* monitors follow the history */
     e->have_ts = false;
@@ -191,7 +192,13 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient,
         ev->kind = b->ev.kind;
         ev->logged = b->ev.logged;
     } else {
-        if (!engine_clone_event(e, &h->arena, &b->ev, ev)) return -1;
+        if (b->in_hist) {            /* read into the history's carve: kept where it is */
+            ev->atype = b->ev.atype;
+            ev->aid = b->ev.aid;
+            ev->kind = b->ev.kind;
+            ev->logged = b->ev.logged;
+            h->carve_pending = false;
+        } else if (!engine_clone_event(e, &h->arena, &b->ev, ev)) return -1;
     }
     h->n++;
     e->next_seq++;
@@ -268,6 +275,7 @@ void engine_history_retain(dw_engine *e)
     memcpy(h->ev, nev, w * sizeof *nev);
     memmove(h->seq, h->seq + keep_from, w * sizeof *h->seq);
     free(nev);
+    engine_history_carve_reset(e);
     dw_arena_free(&h->arena);
     h->arena = fresh;
     h->n = w;

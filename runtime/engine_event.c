@@ -167,6 +167,42 @@ bool engine_clone_event(dw_engine *e, dw_arena *a, const dw_event *src, dw_event
     return true;
 }
 
+/* The history's carve (engine_int.h): an event whose values were read into
+ * it and that was not kept gives them back, unless the carve moved on to a
+ * new block meanwhile (then those few bytes stay unused). */
+void engine_history_uncarve(dw_engine *e)
+{
+    history *h = &e->h;
+    if (h->carve_pending && h->carve.lim == h->mark_lim) h->carve.cur = h->mark;
+    h->carve_pending = false;
+}
+
+void engine_history_carve_reset(dw_engine *e)
+{
+    e->h.carve = (dw_carve){ NULL, NULL };
+    e->h.carve_pending = false;
+}
+
+/* The carve for an event line's input and output values: the history's when
+ * some leaf may keep the event (room for the line's values made first, so
+ * that they rarely straddle two blocks), else NULL (the scratch's). */
+static dw_carve *values_carve(dw_engine *e, size_t len)
+{
+    history *h = &e->h;
+    if (!dw_retention_keeps_any(&e->ret)) return NULL;
+    size_t want = 4 * len + 512;         /* json_request.c's bound for a line's values */
+    if ((size_t)(h->carve.lim - h->carve.cur) < want) {
+        size_t sz = want > 65536 ? want : 65536;
+        char *blk = dw_arena_alloc_raw(&h->arena, sz);
+        if (!blk) return NULL;
+        h->carve = (dw_carve){ blk, blk + sz };
+    }
+    h->mark = h->carve.cur;
+    h->mark_lim = h->carve.lim;
+    h->carve_pending = true;
+    return &h->carve;
+}
+
 /* The common part of both event forms: identity, scope, input/output values.
  * `input_j`/`output_j` may be NULL.  Returns 0, or -1 with msg (a gate
  * failure for decision kinds). */
@@ -213,7 +249,7 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
 }
 
 static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
-                        const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap);
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, char *msg, size_t cap);
 
 /* dw_request_bind for one uid: the program's canonical copy and the store's entity. */
 static void bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
@@ -300,19 +336,20 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_str rid = { 0 };
     if (request_id && request_id->kind == DW_JSON_STRING) rid = request_id->u.str;
     return event_finish(e, b, &ac, principal, resource, have_in ? &in : NULL, have_out ? &out : NULL,
-                        request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, msg, cap);
+                        request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, NULL, msg, cap);
 }
 
 /* After input and output are values: the logged record, the Cedar request and its checks. */
 static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
-                        const dw_value *in, const dw_value *out, const dw_str *request_id, char *msg, size_t cap)
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, char *msg, size_t cap)
 {
     const dw_action_decl *ad = ac->ad;
     dw_arena *a = &e->scratch;
     bool have_in = in != NULL, have_out = out != NULL;
     /* logged record: input, output, callerPrincipal, callerResource, requestId (§7.1 mirroring) */
     pthread_once(&logged_keys_once, hash_logged_keys);
-    dw_field *lf = dw_arena_alloc_raw(a, F__N * sizeof *lf);
+    /* with hc (the history's carve) the logged record is built there whole: kept as it is */
+    dw_field *lf = hc ? dw_carve_take(hc, &e->h.arena, F__N * sizeof *lf, 4096) : dw_arena_alloc_raw(a, F__N * sizeof *lf);
     if (!lf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nf = 0;
     dw_value pv = { .kind = DW_V_ENTITY }, rv = { .kind = DW_V_ENTITY };
@@ -323,8 +360,13 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
     if (have_in) put_field(lf, &nf, F_INPUT, *in);
     if (have_out) put_field(lf, &nf, F_OUTPUT, *out);
     if (request_id) {
-        dw_value s;
-        if (!dw_make_string(a, request_id->s, request_id->len, &s)) { snprintf(msg, cap, "out of memory"); return -1; }
+        dw_value s = { .kind = DW_V_STRING, .n = (uint32_t)request_id->len };
+        char *c = hc ? dw_carve_take(hc, &e->h.arena, request_id->len + 1, 4096) : NULL;
+        if (c) {
+            memcpy(c, request_id->s, request_id->len);
+            c[request_id->len] = 0;
+            s.u.s = c;
+        } else if (hc || !dw_make_string(a, request_id->s, request_id->len, &s)) { snprintf(msg, cap, "out of memory"); return -1; }
         put_field(lf, &nf, F_REQUEST_ID, s);
     }
     b->ev.logged = sorted_record(lf, nf);
@@ -425,6 +467,9 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     bool typed = false;                      /* the action's declaration is read: it may not change */
     char msg[8];
     dw_carve carve = { NULL, NULL };
+    /* the event's strings and values: in the history's carve when a leaf may keep it */
+    dw_carve *hc = values_carve(e, len), *vc = hc ? hc : &carve;
+    dw_arena *va = hc ? &e->h.arena : a;
     size_t i = skip_ws(json, 0, len);
     if (i >= len || json[i] != '{') return 0;
     i++;
@@ -441,7 +486,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
         if (m < 0) {                         /* read and ignored, as the general path does (a trace's "expect") */
             if (!dw_json_fast_value(a, &carve, json, len, &i, NULL, &skipped)) return 0;
         } else if (m == M_PRINCIPAL || m == M_RESOURCE) {
-            const dw_uid *u = dw_json_fast_uid(a, &carve, json, len, &i);
+            const dw_uid *u = dw_json_fast_uid(va, vc, json, len, &i);
             if (!u) return 0;
             *(m == M_PRINCIPAL ? &P : &R) = u;
         } else if (m == M_INPUT || m == M_OUTPUT) {
@@ -454,8 +499,8 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                 typed = true;
             }
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
-            if (!dw_json_fast_value(a, &carve, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
-        } else if (!dw_json_fast_string(a, &carve, json, len, &i, &str[m].s, &str[m].len)) return 0;
+            if (!dw_json_fast_value(va, vc, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
+        } else if (!dw_json_fast_string(va, vc, json, len, &i, &str[m].s, &str[m].len)) return 0;
         i = skip_ws(json, i, len);
         if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }
         if (i < len && json[i] == '}') break;
@@ -470,11 +515,20 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                            msg, sizeof msg))
             return 0;
     }
+    if (!b->ev.atype.s) return 0;        /* out of memory: the general path says so */
+    if (hc) {                            /* the action type too (event_identity made it in the scratch) */
+        char *at = dw_carve_take(hc, &e->h.arena, b->ev.atype.len + 1, 4096);
+        if (!at) return 0;
+        memcpy(at, b->ev.atype.s, b->ev.atype.len);
+        at[b->ev.atype.len] = 0;
+        b->ev.atype.s = at;
+    }
     if (event_finish(e, b, &ac, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
-                     have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, msg, sizeof msg) ||
+                     have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, hc, msg, sizeof msg) ||
         (e->s.box && dw_box_gate(NULL, NULL, 0, P, R, msg, sizeof msg)))   /* no escape was taken on: no NUL */
         return 0;
     *ts = t;
+    b->in_hist = hc != NULL;
     return 1;
 }
 
@@ -485,8 +539,10 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v)
 {
     dw_arena_reset(&e->scratch);
+    engine_history_uncarve(e);           /* the last event's values, if it was not kept */
     if (event_fast(e, json, len, ts, b)) return 0;
     dw_arena_reset(&e->scratch);
+    engine_history_uncarve(e);
     dw_source src = { "event", json, len };
     dw_diags d;
     dw_diags_init(&d);

@@ -44,6 +44,13 @@ typedef struct history {
                                 (retention's cursor: each event is tested once, not per decision) */
     uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
     bool last_transient;     /* the last event points into the scratch arena (history_append_decision) */
+    /* Box's event lines are read straight into the arena (engine_event.c's
+     * one pass) when some leaf may keep events: a retained event is then
+     * kept as it was read, no copy; one that is not kept gives the bytes
+     * back (engine_history_uncarve) */
+    dw_carve carve;
+    char *mark, *mark_lim;   /* carve's position when the event began */
+    bool carve_pending;      /* the last event's values are in the carve, not yet kept */
     int8_t last_needed;      /* whether a leaf needs the last event (retention): 1, 0, -1 not asked yet */
 } history;
 
@@ -125,6 +132,7 @@ typedef struct built {
     dw_request req;          /* the Cedar request (decision kinds) */
     bool decision;
     uint64_t action_hash;    /* dw_uid_hash of the action */
+    bool in_hist;            /* ev's strings and logged record live in the history's carve (history.carve) */
 } built;
 
 /* State buffers (engine_state.c); log records are built in one too. */
@@ -158,6 +166,8 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
                        char *msg, size_t cap);
 int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v);
 bool engine_clone_event(dw_engine *e, dw_arena *a, const dw_event *src, dw_event *out);
+void engine_history_uncarve(dw_engine *e);
+void engine_history_carve_reset(dw_engine *e);
 
 /* engine_open.c */
 int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);

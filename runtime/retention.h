@@ -27,6 +27,8 @@ typedef struct dw_retention {
 /* The needs of p's leaves (retired leaves kept).  0, or -1 on OOM (then
  * everything is kept: r stays usable). */
 int dw_retention_install(dw_retention *r, const dw_program *p);
+/* May some leaf need some event (false: every event is dropped after its decision)? */
+static inline bool dw_retention_keeps_any(const dw_retention *r) { return r->set.keep_all || r->set.nslots; }
 /* Does some leaf need events like ev? */
 bool dw_retention_needs(const dw_retention *r, const dw_event *ev);
 /* Seconds of history the leaves reach back. */

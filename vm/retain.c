@@ -4,6 +4,8 @@
 #include "teval.h"             /* dw_tval_eq: predicate matching's equality */
 #include <stdlib.h>
 #include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #define MAX_DEPTH 1024
 
@@ -305,15 +307,12 @@ void dw_retain_leaf_free(dw_retain_leaf *l)
 
 static uint64_t id_hash(dw_str atype, dw_str aid, dw_str kind)
 {
-    /* FNV-1a over program-defined keys: lookups of other keys only probe the
-     * clusters the program's keys form, so agent input cannot lengthen them */
-    uint64_t h = 1469598103934665603ull;
-    const dw_str *p[3] = { &atype, &aid, &kind };
-    for (int k = 0; k < 3; k++) {
-        for (size_t i = 0; i < p[k]->len; i++) h = (h ^ (unsigned char)p[k]->s[i]) * 1099511628211ull;
-        h = (h ^ 0xff) * 1099511628211ull;
-    }
-    return h;
+    /* over program-defined keys: lookups of other keys only probe the
+     * clusters the program's keys form, so agent input cannot lengthen
+     * them; XXH3 (inlined) as it is asked once per appended event */
+    uint64_t h = XXH3_64bits(atype.s, atype.len);
+    h = XXH3_64bits_withSeed(aid.s, aid.len, h);
+    return XXH3_64bits_withSeed(kind.s, kind.len, h);
 }
 
 int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n)

@@ -165,11 +165,56 @@ static void test_variants(void **state)
     dw_engine_close(b);
 }
 
+/* A leaf that keeps some events of an identity and not others (a pattern),
+ * events of other identities in between, lines long enough that the
+ * history's carve moves on to new blocks, and a window that slides (the
+ * history compacts): the one pass reads each line into the history's carve
+ * and gives back what is not kept, so a kept record must come out of the
+ * exported state byte for byte as the general path copied it, and every
+ * verdict must agree. */
+static void test_kept_and_given_back(void **state)
+{
+    (void)state;
+    char pol[512];
+    snprintf(pol, sizeof pol, "%s/examples/box/05-tests-before-release/policy.dw", shared());
+    dw_engine *a = open_engine(pol), *b = open_engine(pol);
+    int64_t ts = 1748865600LL * 1000000000LL;
+    char line[1024], where[64], pad[300];
+    for (int i = 0; i < 3000; i++) {
+        int w = 20 + (i * 37) % 250;       /* strings of varying length */
+        for (int k = 0; k < w; k++) pad[k] = (char)('a' + (i + k) % 26);
+        pad[w] = 0;
+        switch (i % 5) {
+        case 0: case 3:                   /* kept: python3, status 0 */
+            snprintf(line, sizeof line, "{\"action\":\"shell:exec\",\"kind\":\"response\",\"request_id\":\"r%d-%s\",\"input\":{\"command\":\"python3 %s\",\"program\":\"python3\",\"arg1\":\"%s\",\"arg_count\":1,\"cwd\":\"~/project\"},\"output\":{\"status\":0}}", i, pad, pad, pad);
+            break;
+        case 1:                           /* same identity, not kept: status 1 */
+            snprintf(line, sizeof line, "{\"action\":\"shell:exec\",\"kind\":\"response\",\"input\":{\"command\":\"python3 %s\",\"program\":\"python3\",\"arg1\":\"%s\",\"arg_count\":1,\"cwd\":\"~/project\"},\"output\":{\"status\":1}}", pad, pad);
+            break;
+        case 2:                           /* a decision no leaf keeps */
+            snprintf(line, sizeof line, "{\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{\"path\":\"~/project/%s/RELEASE.md\",\"operation\":{\"__entity\":{\"type\":\"Box::FsWriteOperation\",\"id\":\"write_content\"}}}}", pad);
+            break;
+        default:                          /* a gate failure, and a line the pass hands back */
+            snprintf(line, sizeof line, i % 2 ? "{\"action\":\"fs:write\",\"kind\":\"request\",\"input\":{\"path\":\"%s\"}}"
+                                              : "{\"action\":\"shell:exec\",\"kind\":\"response\",\"input\":{\"command\":\"p\\u0079 %s\",\"program\":\"python3\",\"arg1\":\"x\",\"arg_count\":1,\"cwd\":\"~\"},\"output\":{\"status\":0}}", pad);
+            break;
+        }
+        snprintf(where, sizeof where, "event %d", i);
+        both(a, b, line, strlen(line), (ts += 5LL * 1000000000LL), where);   /* 3000 x 5 s: the 1 h window slides */
+        if (i % 500 == 499) same_state(a, b, where);
+    }
+    same_state(a, b, "kept and given back");
+    assert_true(dw_engine_history_length(a) > 100);
+    dw_engine_close(a);
+    dw_engine_close(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_kept_and_given_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
