@@ -444,6 +444,8 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     p->st->pairs_solved += nu;
     p->st->pairs_pruned += n_eff - nu;
     p->st->pairs_pruned_disjoint += p->nenv[e] - (nc < p->nenv[e] ? nc : p->nenv[e]) + refined;
+    /* --cache: this step read back, unchanged since (prove_cache.h) */
+    if (dw_prove_cache_cover(p, i, same, ncand, p->cand, nb, all)) return;
     Z3_ast u = dw_smt_or_n(p->x, p->uv, nu);
     Z3_ast goal = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, u));
     /* a candidate with i's very condition covers it: no query; else i's own
@@ -583,6 +585,27 @@ static void assert_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *av)
     }
 }
 
+/* The steps of a rule through --cache (prove_cache.h): one read back is not proved */
+static void cover_step(P *p, size_t i, dw_effect effect, bool *all)
+{
+    cover_check(p, i, effect, all);
+    dw_prove_cache_done(p, i, all);
+}
+
+static void error_step(P *p, size_t i)
+{
+    if (dw_prove_cache_part(p, i, DW_PROVE_PART_ERR)) return;
+    forbid_may_error(p, i);
+    dw_prove_cache_done(p, i, NULL);
+}
+
+static void match_step(P *p, size_t i)
+{
+    if (dw_prove_cache_part(p, i, DW_PROVE_PART_MATCH)) return;
+    match_check(p, i);
+    dw_prove_cache_done(p, i, NULL);
+}
+
 /* ------------------------------------------------------------------ environments */
 
 typedef struct env_ref { size_t a, pi, ri; dw_smt_env env; } env_ref;
@@ -601,41 +624,29 @@ static int prove_env(P *p, const env_ref *e, bool merge)
              (int)A->uid.id.len, A->uid.id.s, (int)A->resources[e->ri].len, A->resources[e->ri].s);
     p->env_name = env_name;
     encode_all(p, DW_PROVE_SET, &p->o->set, p->cur);
-    /* --cache: an environment proved before, unchanged, is read back */
-    bool cacheable = p->o->cache_dir && !p->o->old.ps && !p->o->asserts.ps;
-    uint8_t key[16];
-    if (cacheable) {
-        dw_prove_env_key(p, key);
-        for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);
-        if (dw_prove_env_load(p, key)) {
-            p->st->envs_cached++;
-            if (merge) for (size_t i = 0; i < p->np; i++) merge_one(p, i);
-            return 0;
-        }
-        for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);   /* what a bad entry left */
-    }
     env_index(p);
+    dw_prove_cache_env_begin(p);
     if (p->o->old.ps) encode_all(p, DW_PROVE_OLD, &p->o->old, p->cur_old);
     if (p->o->asserts.ps) encode_all(p, DW_PROVE_ASSERT, &p->o->asserts, p->cur_as);
     for (size_t i = 0; i < p->np; i++) pstate_clear(p->x, &p->ps[i]);
     for (size_t i = 0; i < p->np; i++) {
         p->ps[i].shadow_here = false;
         if (!p->cur[i].applies || !p->cur[i].sat) continue;
-        forbid_may_error(p, i);
-        if (p->o->set.ps->policies[i].effect == DW_PERMIT) cover_check(p, i, DW_FORBID, &p->ps[i].overridden_all);
+        error_step(p, i);
+        if (p->o->set.ps->policies[i].effect == DW_PERMIT) cover_step(p, i, DW_FORBID, &p->ps[i].overridden_all);
     }
     /* later rules first: of two rules that cover each other the later is the shadowed one */
     for (size_t i = p->np; i-- > 0;) {
         if (!p->cur[i].applies || !p->cur[i].sat) continue;
         const dw_policy *pol = &p->o->set.ps->policies[i];
-        if (pol->effect != DW_PERMIT || !p->ps[i].overridden_all) cover_check(p, i, pol->effect, &p->ps[i].shadowed_all);
+        if (pol->effect != DW_PERMIT || !p->ps[i].overridden_all) cover_step(p, i, pol->effect, &p->ps[i].shadowed_all);
     }
     p->forbid_any = dw_smt_bool(p->x, false);
     for (size_t i = 0; i < p->np; i++)
         if (p->cur[i].applies && p->cur[i].sat && p->o->set.ps->policies[i].effect == DW_FORBID)
             p->forbid_any = dw_smt_or(p->x, p->forbid_any, p->cur[i].sat);
-    for (size_t i = 0; i < p->np; i++) match_check(p, i);
-    if (cacheable) dw_prove_env_store(p, key);
+    for (size_t i = 0; i < p->np; i++) match_step(p, i);
+    dw_prove_cache_env_end(p);
     if (merge) for (size_t i = 0; i < p->np; i++) merge_one(p, i);
     if (p->o->old.ps) diff_env(p, p->cur, p->cur_old);
     if (p->o->asserts.ps) assert_env(p, p->cur, p->cur_as);
@@ -807,6 +818,7 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
      * split: the reference the fast path is compared with (tests/check/fast_path.sh) */
     p.guards = getenv("DWC_CHECK_NO_PRUNE") ? NULL : calloc(p.np + 1, sizeof *p.guards);
     for (size_t i = 0; p.guards && i < p.np; i++) dw_guards_of_policy(&o->set.ps->policies[i], &p.guards[i]);
+    if (dw_prove_cache_init(&p)) goto done;
     p.env_rules[0] = calloc(p.np + 1, sizeof *p.env_rules[0]);
     p.env_rules[1] = calloc(p.np + 1, sizeof *p.env_rules[1]);
     p.cand = calloc(p.np + 1, sizeof *p.cand);
@@ -887,6 +899,7 @@ done:;
     free(p.cur_as);
     free(p.as_state);
     free(p.as_cex);
+    dw_prove_cache_free(&p);
     dw_smt_free(p.x);
     st->total_ms = now_ms() - t0;
     return rc;

@@ -66,6 +66,7 @@ typedef struct P {
     int *as_state;                /* per assertion: 0 proved so far, 1 refuted, -1 unknown */
     cex *as_cex;
     bool diff_inexact;
+    struct dw_prove_cache *cache; /* --cache (prove_cache.h; NULL: none) */
 } P;
 
 void dw_prove_cex_free(cex *c);
