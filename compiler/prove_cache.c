@@ -229,8 +229,9 @@ static void h_digest(XXH3_state_t *h, uint8_t out[16])
 }
 
 /* A rule's content: what its encoding and its lint flags are made of -- its
- * text (annotations included), its expanded form (a macro's body changes
- * it), effect, temporal leaves and lint flags. */
+ * text and its expanded form (a macro's body changes it), both without the
+ * annotations (no proof reads them: the findings name rules when they are
+ * reported), effect, temporal leaves and lint flags. */
 static void rule_content(P *p, size_t i, uint8_t out[16])
 {
     XXH3_state_t *h = p->cache->h;
@@ -238,14 +239,16 @@ static void rule_content(P *p, size_t i, uint8_t out[16])
     const dw_policy *pol = &in->ps->policies[i];
     XXH3_128bits_reset(h);
     h_bytes(h, "dwc check rule 1", 16);
-    uint32_t off = pol->loc.off, end = pol->loc.end;
-    for (size_t a = 0; a < pol->nannots; a++) if (pol->annots[a].loc.off < off) off = pol->annots[a].loc.off;
+    uint32_t off = pol->effect_loc.off, end = pol->loc.end;
+    if (off < pol->loc.off || off > end) off = pol->loc.off;
     if (end > in->src->len || off > end) off = end = 0;
     h_bytes(h, in->src->text + off, end - off);
     char *ir = NULL;
     size_t nir = 0;
+    dw_policy bare = *pol;
+    bare.nannots = 0;
     FILE *f = open_memstream(&ir, &nir);
-    if (f) { dw_policy_print(f, pol); fclose(f); }
+    if (f) { dw_policy_print(f, &bare); fclose(f); }
     h_bytes(h, ir ? ir : "?", ir ? nir : 1);
     free(ir);
     h_u64(h, pol->effect);

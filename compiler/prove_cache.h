@@ -5,8 +5,8 @@
  *
  * The steps (parts) of rule i in an environment, and what their keys hash
  * besides the environment and the salt (dwc release, ISA, schema digest,
- * Z3's version) and i's content (text with annotations, expanded form,
- * effect, temporal leaves, lint flags):
+ * Z3's version) and i's content (text and expanded form without the
+ * annotations, which no proof reads; effect, temporal leaves, lint flags):
  *   overridden (a permit): the content of every forbid the cover query and
  *     the rule-by-rule breakdown pair i with, in order, and how many rules
  *     of scope not disjoint from i there are (up to 9);
