@@ -142,6 +142,18 @@ static bool literal_value(compiler *c, const dw_expr *e, dw_value *out)
     }
 }
 
+/* Whether e holds a temporal leaf or a provider call: those are numbered in
+ * source order (the hoisted names of §14.3), so their record keeps it. */
+static bool hoists(const dw_expr *e)
+{
+    if (e->kind == DW_E_TEMPORAL || (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) ||
+        (e->kind == DW_E_METHOD && !dw_is_cedar_method(e->u.call.name.s, e->u.call.name.len, NULL)))
+        return true;
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) if (hoists(k)) return true;
+    return false;
+}
+
 static void compile_expr(compiler *c, const dw_expr *e)
 {
     if (c->failed) return;
@@ -238,13 +250,30 @@ static void compile_expr(compiler *c, const dw_expr *e)
         break;
     case DW_E_RECORD: {
         /* values first (they may contain records of their own), then this
-         * record's keys as one contiguous run */
-        for (size_t i = 0; i < e->u.rec.n; i++) compile_expr(c, e->u.rec.v[i].value);
-        dw_keylist kl = { c->keyidx.n, (uint32_t)e->u.rec.n };
-        for (size_t i = 0; i < e->u.rec.n; i++) {
-            uint32_t k = dw_emit_str(c, e->u.rec.v[i].key.s, e->u.rec.v[i].key.len);
+         * record's keys as one contiguous run; both in key order, the order
+         * Cedar evaluates a record's values in (its literal is a sorted map),
+         * so the first error is Cedar's */
+        size_t n = e->u.rec.n;
+        uint32_t *ord = n ? malloc(n * sizeof *ord) : NULL;
+        if (n && !ord) { dw_compile_oom(c); break; }
+        bool keyed = true;
+        for (size_t i = 0; i < n && keyed; i++) keyed = !hoists(e->u.rec.v[i].value);
+        for (size_t i = 0; i < n; i++) {
+            size_t j = i;
+            for (; keyed && j > 0; j--) {
+                const dw_str *a = &e->u.rec.v[ord[j - 1]].key, *b = &e->u.rec.v[i].key;
+                if (dw_bytes_cmp(a->s, a->len, b->s, b->len) <= 0) break;
+                ord[j] = ord[j - 1];
+            }
+            ord[j] = (uint32_t)i;
+        }
+        for (size_t i = 0; i < n; i++) compile_expr(c, e->u.rec.v[ord[i]].value);
+        dw_keylist kl = { c->keyidx.n, (uint32_t)n };
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = dw_emit_str(c, e->u.rec.v[ord[i]].key.s, e->u.rec.v[ord[i]].key.len);
             if (dw_vec_push(&c->keyidx, &k, sizeof k)) dw_compile_oom(c);
         }
+        free(ord);
         if (dw_vec_push(&c->keylists, &kl, sizeof kl)) { dw_compile_oom(c); break; }
         emit(c, DW_OP_MKRECORD, c->keylists.n - 1);
         break;

@@ -57,16 +57,30 @@ static int report(const char *what, const char *cause, const char *help)
     return report_n(what, cause, cause ? strlen(cause) : 0, help);
 }
 
+/* Cedar's words for a file it cannot open: std's error text and number. */
+static int os_error(const char *what, const char *path, int err)
+{
+    char w[4200], cause[256];
+    snprintf(w, sizeof w, "%s %s", what, path);
+    snprintf(cause, sizeof cause, "%s (os error %d)", strerror(err), err);
+    return report(w, cause, NULL);
+}
+
+/* True (reported) when path cannot be opened for reading. */
+static bool unopenable(const char *what, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f) { fclose(f); return false; }
+    os_error(what, path, errno);
+    return true;
+}
+
 static const dw_json *read_json(dw_session *s, const char *path, dw_source *src, char **text, const char *open_what,
                                 const char *parse_what)
 {
     size_t len;
     char what[4200];
-    if (dw_read_file(path, text, &len)) {
-        snprintf(what, sizeof what, "%s %s", open_what, path);
-        report(what, strerror(errno), NULL);
-        return NULL;
-    }
+    if (dw_read_file(path, text, &len)) { os_error(open_what, path, errno); return NULL; }
     *src = (dw_source){ path, *text, len };
     const dw_json *j = dw_json_parse(&s->scratch, src, &s->diags);
     if (!j || s->diags.nerrors) {
@@ -192,6 +206,7 @@ static dw_program *compile_expression(const dw_source *src, dw_policy_set *owner
 
 static int evaluate(dw_session *s, const eval_args *a)
 {
+    if (a->sch && strcmp(a->sch, "box") && unopenable("failed to open schema file", a->sch)) return 1;
     if (a->sch && dw_session_load_schema(s, a->sch)) {
         char what[4200];
         snprintf(what, sizeof what, "failed to parse schema from file %s", a->sch);
@@ -213,6 +228,7 @@ static int evaluate(dw_session *s, const eval_args *a)
         goto out;
     }
     if (a->ent) {
+        if (unopenable("failed to open entities file", a->ent)) goto out;
         if (dw_session_load_entities(s, a->ent)) {
             char what[4200];
             snprintf(what, sizeof what, "failed to parse entities from file %s", a->ent);

@@ -111,6 +111,9 @@ ev ext-datetime 1 'error while evaluating `datetime` extension function: invalid
 ev ext-duration 1 'error while evaluating `duration` extension function: invalid duration pattern' 'duration("1h1d")'
 ev ext-offset 1 'error while evaluating `offset` extension function: overflows when adding an offset: datetime("1970-01-01").offset(duration("1704067200000ms"))+(9223372036854775807ms)' \
    'datetime("2024-01-01").offset(duration("9223372036854775807ms"))'
+# a record's values are evaluated in key order, as Cedar's (sorted) record literal is: its first error
+ev record-order 1 'integer overflow while attempting to multiply the values `9223372036854775807` and `2`' \
+   '{b: decimal("1.0", "2.0"), a: 9223372036854775807 * 2}'
 ev parse 1 'failed to parse the expression' 'principal.'
 ev parse-arity 1 'call to `contains` requires exactly 1 argument, but got 0 arguments' '[1].contains()'
 
@@ -129,6 +132,10 @@ run request-undeclared 1 'principal type `Nope` is not declared in the schema' \
     -s schema.cedarschema -l 'Nope::"x"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json '1'
 run context-bad 1 "failed to create a context from context.json" -s schema.cedarschema -l 'User::"alice"' -a 'Action::"edit"' -r 'Photo::"p1"' -c context.json '1'
 run no-file 1 'failed to open request-json file none.json' --request-json none.json '1'
+run no-file-cause 1 'No such file or directory (os error 2)' --request-json none.json '1'
+run no-context-file 1 'error while loading context from none.json' -l 'User::"a"' -a 'Action::"view"' -r 'Photo::"p"' -c none.json '1'
+run no-schema-file 1 'failed to open schema file none.cedarschema' -s none.cedarschema -l 'User::"a"' -a 'Action::"view"' -r 'Photo::"p"' '1'
+run no-entities-file 1 'failed to open entities file none.json' --entities none.json -l 'User::"a"' -a 'Action::"view"' -r 'Photo::"p"' '1'
 run schema-bad 1 "failed to parse schema from file entities.json" -s entities.json -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1'
 run entities-bad 1 "failed to parse entities from file schema.cedarschema" --entities schema.cedarschema -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1'
 run schema-format 0 '3' -s schema.cedarschema --schema-format cedar -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json '1 + 2'
