@@ -163,12 +163,21 @@ static int build_request(dw_session *s, const eval_args *a, dw_request *req)
     }
     dw_buf err = { 0 };
     bool validate = s->schema && strcmp(a->reqval, "false") != 0;
-    /* the context first (read under the schema), then Cedar's request validation */
-    if (dw_request_from_json(&s->scratch, P, A, R, C, s->schema, false, req, &err)) {
-        char what[4200];
-        snprintf(what, sizeof what, "failed to create a context from %s", a->rq ? a->rq : a->cx ? a->cx : "the request");
-        report(what, err.p ? err.p : "invalid context", NULL);
-    } else if (validate && validate_request(s->schema, req, &err)) report(err.p ? err.p : "invalid request", NULL, NULL);
+    /* the context first (read under the schema, which must declare the
+     * action), then Cedar's request validation */
+    const dw_json *at = dw_json_get(A, "type"), *aid = dw_json_get(A, "id");
+    const dw_schema *sch = s->schema;
+    char what[4200], undeclared[4200] = "";
+    if (sch && at && aid && at->kind == DW_JSON_STRING && aid->kind == DW_JSON_STRING &&
+        !dw_schema_action(sch, at->u.str.s, at->u.str.len, aid->u.str.s, aid->u.str.len)) {
+        snprintf(undeclared, sizeof undeclared, "action `%.*s::\"%.*s\"` does not exist in the supplied schema",
+                 (int)at->u.str.len, at->u.str.s, (int)aid->u.str.len, aid->u.str.s);
+        if (!C && !validate) sch = NULL;            /* Cedar needs the action for neither */
+    }
+    snprintf(what, sizeof what, "failed to create a context from %s", a->rq ? a->rq : a->cx ? a->cx : "the request");
+    if (sch && undeclared[0]) report(C ? what : undeclared, C ? undeclared : NULL, NULL);
+    else if (dw_request_from_json(&s->scratch, P, A, R, C, sch, false, req, &err)) report(what, err.p ? err.p : "invalid context", NULL);
+    else if (validate && validate_request(s->schema, req, &err)) report(err.p ? err.p : "invalid request", NULL, NULL);
     else rc = 0;
     dw_buf_free(&err);
 out:

@@ -130,6 +130,11 @@ run request-invalid 1 'principal type `Group` is not valid for `Action::"view"`'
 run request-validation-off 0 '2' -s schema.cedarschema --request-validation false -l 'Group::"all"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json '1 + 1'
 run request-undeclared 1 'principal type `Nope` is not declared in the schema' \
     -s schema.cedarschema -l 'Nope::"x"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json '1'
+run action-undeclared 1 'action `Action::"nope"` does not exist in the supplied schema' \
+    -s schema.cedarschema -l 'User::"alice"' -a 'Action::"nope"' -r 'Photo::"p1"' '1'
+run action-undeclared-context 1 'failed to create a context from context.json' \
+    -s schema.cedarschema -l 'User::"alice"' -a 'Action::"nope"' -r 'Photo::"p1"' -c context.json '1'
+run action-undeclared-unvalidated 0 '1' -s schema.cedarschema --request-validation false -l 'User::"alice"' -a 'Action::"nope"' -r 'Photo::"p1"' '1'
 run context-bad 1 "failed to create a context from context.json" -s schema.cedarschema -l 'User::"alice"' -a 'Action::"edit"' -r 'Photo::"p1"' -c context.json '1'
 run no-file 1 'failed to open request-json file none.json' --request-json none.json '1'
 run no-file-cause 1 'No such file or directory (os error 2)' --request-json none.json '1'
