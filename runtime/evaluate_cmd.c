@@ -39,15 +39,21 @@ const char dw_evaluate_usage[] =
     "      --schema-format F      cedar or json: accepted for Cedar's CLI; the form is read from the text\n"
     "      --entities FILE        entities JSON (none: no entities)\n";
 
-/* Cedar's report (miette's): the failure, then its cause under it. */
+/* The last cause of Cedar's report (miette's); it may hold any byte a string can. */
+static void report_cause_n(const char *cause, size_t ncause)
+{
+    fputs("  \xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 ", stdout);   /* ╰─▶ */
+    fwrite(cause, 1, ncause, stdout);
+    putchar('\n');
+}
+
+static void report_cause(const char *cause) { report_cause_n(cause, strlen(cause)); }
+
+/* Cedar's report: the failure, then its cause under it. */
 static int report_n(const char *what, const char *cause, size_t ncause, const char *help)
 {
     printf("  \xc3\x97 %s\n", what);                 /* × */
-    if (cause && ncause) {                                /* the cause may hold any byte a string can */
-        fputs("  \xe2\x95\xb0\xe2\x94\x80\xe2\x96\xb6 ", stdout);   /* ╰─▶ */
-        fwrite(cause, 1, ncause, stdout);
-        putchar('\n');
-    }
+    if (cause && ncause) report_cause_n(cause, ncause);
     if (help && *help) printf("  help: %s\n", help);
     return 1;
 }
@@ -168,14 +174,22 @@ static int build_request(dw_session *s, const eval_args *a, dw_request *req)
     const dw_json *at = dw_json_get(A, "type"), *aid = dw_json_get(A, "id");
     const dw_schema *sch = s->schema;
     char what[4200], undeclared[4200] = "";
-    if (sch && at && aid && at->kind == DW_JSON_STRING && aid->kind == DW_JSON_STRING &&
-        !dw_schema_action(sch, at->u.str.s, at->u.str.len, aid->u.str.s, aid->u.str.len)) {
+    bool named = at && aid && at->kind == DW_JSON_STRING && aid->kind == DW_JSON_STRING;   /* else dw_request_from_json says why */
+    if (sch && named && !dw_schema_action(sch, at->u.str.s, at->u.str.len, aid->u.str.s, aid->u.str.len)) {
         snprintf(undeclared, sizeof undeclared, "action `%.*s::\"%.*s\"` does not exist in the supplied schema",
                  (int)at->u.str.len, at->u.str.s, (int)aid->u.str.len, aid->u.str.s);
         if (!C && !validate) sch = NULL;            /* Cedar needs the action for neither */
     }
     snprintf(what, sizeof what, "failed to create a context from %s", a->rq ? a->rq : a->cx ? a->cx : "the request");
-    if (sch && undeclared[0]) report(C ? what : undeclared, C ? undeclared : NULL, NULL);
+    const dw_action_decl *ad = sch && named && !undeclared[0] ? dw_schema_action(sch, at->u.str.s, at->u.str.len, aid->u.str.s, aid->u.str.len) : NULL;
+    bool required = false;            /* no context given: Cedar's is empty, parsed under nothing */
+    for (size_t k = 0; !C && ad && k < ad->context->nattrs; k++) required |= ad->context->attrs[k].required;
+    if (!C && sch && named && !undeclared[0]) sch = NULL;
+    if (required && validate) {
+        snprintf(what, sizeof what, "context `{}` is not valid for `%.*s::\"%.*s\"`", (int)at->u.str.len, at->u.str.s,
+                 (int)aid->u.str.len, aid->u.str.s);
+        report(what, NULL, NULL);
+    } else if (sch && undeclared[0]) report(C ? what : undeclared, C ? undeclared : NULL, NULL);
     else if (dw_request_from_json(&s->scratch, P, A, R, C, sch, false, req, &err)) report(what, err.p ? err.p : "invalid context", NULL);
     else if (validate && validate_request(s->schema, req, &err)) report(err.p ? err.p : "invalid request", NULL, NULL);
     else rc = 0;
@@ -241,7 +255,8 @@ static int evaluate(dw_session *s, const eval_args *a)
         if (dw_session_load_entities(s, a->ent)) {
             char what[4200];
             snprintf(what, sizeof what, "failed to parse entities from file %s", a->ent);
-            report(what, s->first_error, NULL);
+            printf("  \xc3\x97 %s\n  \xe2\x94\x9c\xe2\x94\x80\xe2\x96\xb6 error during entity deserialization\n", what);   /* ├─▶ */
+            report_cause(s->first_error);
             goto out;
         }
     } else if (dw_store_seal(&s->store)) { report("out of memory", NULL, NULL); goto out; }

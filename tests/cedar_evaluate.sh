@@ -135,6 +135,10 @@ run action-undeclared 1 'action `Action::"nope"` does not exist in the supplied 
 run action-undeclared-context 1 'failed to create a context from context.json' \
     -s schema.cedarschema -l 'User::"alice"' -a 'Action::"nope"' -r 'Photo::"p1"' -c context.json '1'
 run action-undeclared-unvalidated 0 '1' -s schema.cedarschema --request-validation false -l 'User::"alice"' -a 'Action::"nope"' -r 'Photo::"p1"' '1'
+run context-missing 1 'context `{}` is not valid for `Action::"view"`' -s schema.cedarschema -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1'
+run context-missing-unvalidated 0 '{}' -s schema.cedarschema --request-validation false -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' context
+printf '%s\n' '{"principal": "User::\"alice\"", "action": {"x": 1}, "resource": "Photo::\"p1\"", "context": {}}' >"$tmp/rq.json"
+run action-not-uid 1 "failed to create a context from $tmp/rq.json" -s schema.cedarschema --request-json "$tmp/rq.json" '1'
 run context-bad 1 "failed to create a context from context.json" -s schema.cedarschema -l 'User::"alice"' -a 'Action::"edit"' -r 'Photo::"p1"' -c context.json '1'
 run no-file 1 'failed to open request-json file none.json' --request-json none.json '1'
 run no-file-cause 1 'No such file or directory (os error 2)' --request-json none.json '1'
@@ -142,6 +146,9 @@ run no-context-file 1 'error while loading context from none.json' -l 'User::"a"
 run no-schema-file 1 'failed to open schema file none.cedarschema' -s none.cedarschema -l 'User::"a"' -a 'Action::"view"' -r 'Photo::"p"' '1'
 run no-entities-file 1 'failed to open entities file none.json' --entities none.json -l 'User::"a"' -a 'Action::"view"' -r 'Photo::"p"' '1'
 run schema-bad 1 "failed to parse schema from file entities.json" -s entities.json -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1'
+out=$("$DWC" evaluate --entities context.json -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1')
+if [ $? = 1 ] && [ "$(sed -n 2,3p <<<"$out")" = $'  × failed to parse entities from file context.json\n  ├─▶ error during entity deserialization' ]; then ok
+else bad "entities-chain: $out"; fi
 run entities-bad 1 "failed to parse entities from file schema.cedarschema" --entities schema.cedarschema -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' '1'
 run schema-format 0 '3' -s schema.cedarschema --schema-format cedar -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json '1 + 2'
 run temporal 1 'failed to parse the expression' -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' 'temporal { once(true) }'
