@@ -246,7 +246,26 @@ static int evaluate(dw_session *s, const eval_args *a)
     dw_program *prog = compile_expression(&src, &owner, &d);
     if (!prog) {
         const char *msg = "out of memory";
-        for (size_t i = 0; i < d.n; i++) if (d.v[i].sev == DW_SEV_ERROR) { msg = d.v[i].msg; break; }
+        char named[512];
+        for (size_t i = 0; i < d.n; i++) {
+            const dw_diag *g = &d.v[i];
+            if (g->sev != DW_SEV_ERROR) continue;
+            msg = g->msg;
+            /* Cedar's words for a name that is no function or method (a provider's, to dwc): the
+             * name is the one the message quotes, else the diagnostic's span */
+            bool fn = !strncmp(msg, "unknown function", 16) || (!strncmp(msg, "provider `", 10) && strstr(msg, "is not present"));
+            bool method = !strncmp(msg, "unknown method", 14);
+            const char *q = strchr(msg, '`'), *qe = q ? strchr(q + 1, '`') : NULL;
+            if ((fn || method) && qe) {
+                snprintf(named, sizeof named, "`%.*s` is not a valid %s", (int)(qe - q - 1), q + 1, fn ? "function" : "method");
+                msg = named;
+            } else if ((fn || method) && g->loc.end > g->loc.off && g->loc.end <= src.len) {
+                snprintf(named, sizeof named, "`%.*s` is not a valid %s", (int)(g->loc.end - g->loc.off), src.text + g->loc.off,
+                         fn ? "function" : "method");
+                msg = named;
+            }
+            break;
+        }
         report("failed to parse the expression", msg, NULL);
         goto out;
     }

@@ -115,6 +115,9 @@ ev ext-offset 1 'error while evaluating `offset` extension function: overflows w
 ev record-order 1 'integer overflow while attempting to multiply the values `9223372036854775807` and `2`' \
    '{b: decimal("1.0", "2.0"), a: 9223372036854775807 * 2}'
 ev parse 1 'failed to parse the expression' 'principal.'
+ev parse-function 1 '`foo` is not a valid function' 'foo(1)'
+ev parse-method 1 '`foo` is not a valid method' 'principal.foo(1)'
+ev parse-path-function 1 '`a::b` is not a valid function' 'a::b(1)'
 ev parse-arity 1 'call to `contains` requires exactly 1 argument, but got 0 arguments' '[1].contains()'
 
 # ---- the request's forms
