@@ -349,7 +349,8 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
     /* logged record: input, output, callerPrincipal, callerResource, requestId (§7.1 mirroring) */
     pthread_once(&logged_keys_once, hash_logged_keys);
     /* with hc (the history's carve) the logged record is built there whole: kept as it is */
-    dw_field *lf = hc ? dw_carve_take(hc, &e->h.arena, F__N * sizeof *lf, 4096) : dw_arena_alloc_raw(a, F__N * sizeof *lf);
+    size_t nlf = (principal != NULL) + (resource != NULL) + have_in + have_out + (request_id != NULL);   /* exactly: a kept one stays */
+    dw_field *lf = hc ? dw_carve_take(hc, &e->h.arena, nlf * sizeof *lf, 4096) : dw_arena_alloc_raw(a, nlf * sizeof *lf);
     if (!lf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nf = 0;
     dw_value pv = { .kind = DW_V_ENTITY }, rv = { .kind = DW_V_ENTITY };

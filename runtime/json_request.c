@@ -75,7 +75,7 @@ static inline bool key_is(rd *p, const char *quoted, size_t ql)
 
 /* p at '"': the bytes of a string with no escape and no control byte (valid
  * UTF-8, as the reader checks it), in place.  False for any other string. */
-static bool span(rd *p, const char **s, size_t *len)
+static inline __attribute__((always_inline)) bool span(rd *p, const char **s, size_t *len)
 {
     size_t b = p->i + 1, i = b;
     for (;;) {
@@ -95,7 +95,7 @@ static bool span(rd *p, const char **s, size_t *len)
 }
 
 /* s[0..len) as a NUL-terminated copy, as the reader's strings are. */
-static bool copy(rd *p, const char *s, size_t len, const char **out)
+static inline __attribute__((always_inline)) bool copy(rd *p, const char *s, size_t len, const char **out)
 {
     char *o = take(p, len + 1);
     if (!o) return false;
@@ -232,10 +232,16 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
         if (KEY(p, "__extn")) return false;
         bool wrapped = KEY(p, "__entity");
         if (wrapped || want == DW_T_ENTITY) {
-            p->i = open;
-            const dw_uid *u = entity(p);
+            const dw_uid *u;
+            if (wrapped) {               /* entity()'s wrapped form, from past its key */
+                u = eat(p, '{') ? uid_members(p) : NULL;
+                if (u && !eat(p, '}')) u = NULL;
+            } else {
+                p->i = open;
+                u = entity(p);
+            }
             if (!u) return false;
-            if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || memcmp(u->type, expect->name.s, u->tlen) != 0))
+            if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || !dw_mem_eq(u->type, expect->name.s, u->tlen)))
                 return false;
             *out = (dw_value){ .kind = DW_V_ENTITY };
             out->u.uid = u;
