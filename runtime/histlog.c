@@ -18,8 +18,9 @@
  * Under DW_DURABILITY_BATCH a flusher thread syncs every batch_ms (or when
  * signalled after batch_records unsynced records) without leadership, so
  * appenders never wait for it; the active segment's fd only changes in a
- * checkpoint, which holds leadership, sets `rotating` and waits for an
- * in-flight flusher sync first. */
+ * checkpoint, which holds leadership (while it syncs the records and starts
+ * the new segment, not while it writes the checkpoint file), sets
+ * `rotating` and waits for an in-flight flusher sync first. */
 #include "histlog_int.h"
 
 #include <errno.h>
@@ -476,27 +477,15 @@ static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, c
     pthread_cond_broadcast(&log->cv);       /* their records are durable */
     pthread_mutex_unlock(&log->mu);
 
-    /* 2. the checkpoint, atomically */
-    if (keep_from_seq > Sc) keep_from_seq = Sc;
+    /* 2. a new segment starting at S (unless the active one is empty),
+     * still as the leader: no record >= S may reach the old one */
     int ret = 0;
     int newfd = -1;
-    bool written = false;
-    if (write_ckpt_file(log, Sc, keep_from_seq, ckpt_ts, state, len) != 0) {
-        e = errno;
-        pthread_mutex_lock(&log->mu);
-        hl_fmt(log->errmsg, sizeof log->errmsg, "dogwood history: checkpoint failed: %s", strerror(e));
-        ret = -1;
-        goto release;
-    }
-    written = true;
-    /* 3. a new segment starting at S (unless the active one is empty) */
     if (old_base != S) {
         newfd = hl_create_segment(log, S, last_ts);
         if (newfd < 0) e = errno;
     }
     pthread_mutex_lock(&log->mu);
-    log->has_ckpt = true;
-    log->ckpt_seq = Sc;
     if (old_base != S && newfd < 0) {
         /* the old segment stays active; records >= S simply continue in it */
         hl_fmt(log->errmsg, sizeof log->errmsg, "dogwood history: cannot start a new segment: %s", strerror(e));
@@ -515,11 +504,32 @@ static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, c
             log->file_off = SEG_HDR;
         }
     }
-release:
+    /* appends go on from here: the checkpoint file's syncs are not theirs
+     * to wait for (a round waiting for its records to be written waited
+     * behind the whole checkpoint) */
     log->leader = log->rotating = false;
     pthread_cond_broadcast(&log->cv);
     pthread_mutex_unlock(&log->mu);
-    if (log->fd != fd) close(fd);
+    if (log->fd != fd) close(fd);    /* only a checkpoint changes log->fd (ckpt_mu) */
+
+    /* 3. the checkpoint, atomically (also when no new segment could be
+     * started): records < S are durable, and a crash before it leaves the
+     * previous checkpoint and every segment */
+    if (keep_from_seq > Sc) keep_from_seq = Sc;
+    bool written = false;
+    if (write_ckpt_file(log, Sc, keep_from_seq, ckpt_ts, state, len) != 0) {
+        e = errno;
+        pthread_mutex_lock(&log->mu);
+        hl_fmt(log->errmsg, sizeof log->errmsg, "dogwood history: checkpoint failed: %s", strerror(e));
+        pthread_mutex_unlock(&log->mu);
+        ret = -1;
+    } else {
+        written = true;
+        pthread_mutex_lock(&log->mu);
+        log->has_ckpt = true;
+        log->ckpt_seq = Sc;
+        pthread_mutex_unlock(&log->mu);
+    }
     if (written && hl_acked_write(log, 0, keep_from_seq) != 0) {
         /* retiring segments the witness does not know are retired would
          * look like a loss at the next open: keep them */

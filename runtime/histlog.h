@@ -187,7 +187,9 @@ int dw_histlog_sync(dw_histlog *log);
 /* Write a checkpoint of the caller's state, which must cover every record
  * enqueued before the call (seq < dw_histlog_next_seq at the call: hold the
  * engine lock), atomically (temp + fsync + rename + fsync dir), start a new
- * segment and retire segments whose records are all < keep_from_seq (the
+ * segment (first: the records before it synced and the new segment created
+ * as the log's leader; the checkpoint file after, while appends go on) and
+ * retire segments whose records are all < keep_from_seq (the
  * oldest record any window can still reach; clamped to the checkpoint).
  * Reopening then loads this state and replays only later records; should the
  * checkpoint ever be unreadable, the records from keep_from_seq on are

@@ -141,6 +141,15 @@ static dw_histlog *open_ok(const char *dir, dw_durability mode, collect *c, dw_h
     return log;
 }
 
+/* reopened: recovery starts from a checkpoint at ckpt_seq */
+static dw_histlog *reopen_at_ckpt(const char *dir, dw_durability mode, collect *c, dw_histlog_recovery *rec, uint64_t ckpt_seq)
+{
+    dw_histlog *log = open_ok(dir, mode, c, rec);
+    assert_true(c->have_ckpt);
+    assert_int_equal(c->ckpt_seq, ckpt_seq);
+    return log;
+}
+
 static dw_histlog *open_salvage(const char *dir, dw_durability mode, collect *c, dw_histlog_recovery *rec)
 {
     dw_histlog_options o = opts(mode, c);
@@ -621,9 +630,7 @@ static void test_checkpoint_retention_reopen(void **state)
 
     collect c = { 0 };
     dw_histlog_recovery rec;
-    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
-    assert_true(c.have_ckpt);
-    assert_int_equal(c.ckpt_seq, 2000);
+    log = reopen_at_ckpt(dir, DW_DURABILITY_FULL, &c, &rec, 2000);
     assert_int_equal(c.ckpt_len, 10);
     assert_memory_equal(c.ckpt, "state@2000", 10);
     assert_true(rec.has_checkpoint);
@@ -1119,6 +1126,115 @@ static void test_checkpoint_during_appends(void **state)
     }
 }
 
+/* A checkpoint file's syncs and rename are not the appenders' to wait for:
+ * while the rename of ckpt.tmp is held (file operations that block it),
+ * a batch-mode append is written and returns. */
+typedef struct held_ops {
+    int dirfd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool in_rename, release;
+} held_ops;
+
+static int held_open(void *ctx, const char *name, int flags)
+{
+    return openat(((held_ops *)ctx)->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+static int held_rename(void *ctx, const char *from, const char *to)
+{
+    held_ops *h = ctx;
+    if (!strcmp(from, "ckpt.tmp")) {
+        pthread_mutex_lock(&h->mu);
+        h->in_rename = true;
+        pthread_cond_broadcast(&h->cv);
+        while (!h->release) pthread_cond_wait(&h->cv, &h->mu);
+        pthread_mutex_unlock(&h->mu);
+    }
+    return renameat(h->dirfd, from, h->dirfd, to);
+}
+
+static int held_unlink(void *ctx, const char *name) { return unlinkat(((held_ops *)ctx)->dirfd, name, 0); }
+
+typedef struct ckpt_arg { dw_histlog *log; int rc; } ckpt_arg;
+
+static void *ckpt_main(void *a)
+{
+    ckpt_arg *c = a;
+    uint64_t n = dw_histlog_next_seq(c->log);
+    c->rc = dw_histlog_checkpoint(c->log, &n, sizeof n, n);
+    return NULL;
+}
+
+typedef struct append_arg { dw_histlog *log; held_ops *h; int rc; bool done; } append_arg;
+
+static void *append_main(void *a)
+{
+    append_arg *x = a;
+    uint64_t seq;
+    x->rc = dw_histlog_enqueue(x->log, "after", 5, &seq, NULL);
+    if (!x->rc) x->rc = dw_histlog_wait(x->log, seq);
+    pthread_mutex_lock(&x->h->mu);
+    x->done = true;
+    pthread_cond_broadcast(&x->h->cv);
+    pthread_mutex_unlock(&x->h->mu);
+    return NULL;
+}
+
+static void test_appends_do_not_wait_for_the_checkpoint_file(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/ckpt-held", g_root);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    held_ops h = { .dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+    assert_true(h.dirfd >= 0);
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    dw_histlog_fileops ops = { held_open, held_rename, held_unlink, &h };
+    dw_histlog_options o = opts(DW_DURABILITY_BATCH, NULL);
+    o.fileops = &ops;
+    dw_histlog *log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+    assert_non_null(log);
+    for (int i = 0; i < 10; i++) assert_int_equal(dw_histlog_append(log, "before", 6, NULL), 0);
+    ckpt_arg c = { log, -1 };
+    pthread_t ct, at;
+    assert_int_equal(pthread_create(&ct, NULL, ckpt_main, &c), 0);
+    pthread_mutex_lock(&h.mu);
+    while (!h.in_rename) pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+    /* the checkpoint is inside its file's rename: an append must not wait for it */
+    append_arg a = { log, &h, -1, false };
+    assert_int_equal(pthread_create(&at, NULL, append_main, &a), 0);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 10;                          /* a loaded machine: seconds, not the forever of a wait behind it */
+    pthread_mutex_lock(&h.mu);
+    while (!a.done && pthread_cond_timedwait(&h.cv, &h.mu, &dl) == 0) {}
+    bool appended = a.done;
+    h.release = true;                         /* let the checkpoint finish either way */
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(at, NULL);
+    pthread_join(ct, NULL);
+    assert_true(appended);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(dw_histlog_close(log), 0);
+    /* the checkpoint covers the 10 records; the one appended during it replays after it */
+    collect col = { 0 };
+    dw_histlog_recovery rec;
+    log = reopen_at_ckpt(dir, DW_DURABILITY_NONE, &col, &rec, 10);
+    assert_int_equal(col.n, 1);
+    assert_memory_equal(col.v[0].bytes, "after", 5);
+    assert_int_equal(rec.next_seq, 11);
+    dw_histlog_close(log);
+    collect_free(&col);
+    close(h.dirfd);
+    pthread_mutex_destroy(&h.mu);
+    pthread_cond_destroy(&h.cv);
+}
+
 static void test_durability_modes(void **state)
 {
     (void)state;
@@ -1318,6 +1434,7 @@ int main(void)
         cmocka_unit_test(test_retention_bounds_history),
         cmocka_unit_test(test_concurrent_appends),
         cmocka_unit_test(test_checkpoint_during_appends),
+        cmocka_unit_test(test_appends_do_not_wait_for_the_checkpoint_file),
         cmocka_unit_test(test_durability_modes),
         cmocka_unit_test(test_write_error_fails_append),
         cmocka_unit_test(test_lock_and_limits),
