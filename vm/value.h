@@ -36,7 +36,8 @@ typedef struct dw_uid {
 
 struct dw_value {
     uint8_t kind;            /* dw_vkind */
-    uint32_t n;              /* STRING: byte length; SET/RECORD: element count */
+    uint32_t n;              /* STRING: byte length; SET/RECORD: element count; DECIMAL, IPADDR,
+                                DATETIME, DURATION: how it was written (vm/ext_spelling.h), never compared */
     union {
         bool b;
         int64_t i;           /* LONG, DECIMAL (x10^4), DATETIME (ms), DURATION (ms) */
