@@ -88,20 +88,24 @@ if [ -n "${REF:-}" ]; then
         echo "reference: $(grep -c 'PASS:' "$tmp/ref.out") passed, $(grep -c 'FAIL:' "$tmp/ref.out") failed; $both checks fail with both (the data's)"
     fi
     echo "$agree agree, $differ differ"
-    # call by call: every directory of the checkout with policies.cedar, entities.json and
-    # request folders, authorize -v with and without its schema and links: the exit, the
-    # decision and the determining policies must be the reference's (error texts are dwc's
-    # own; Cedar prints a refusal on stdout, dwc on stderr)
+    # call by call: every directory of the checkout with requests (ALLOW/, DENY/, allow_requests/,
+    # deny_requests/), one *.cedar policy file and an entities file, authorize -v without a
+    # schema and with each schema it holds (*.cedarschema, *.cedarschema.json as json), with and
+    # without its links: the exit, the decision and the determining policies (in any order:
+    # Cedar's are a hash set) must be the reference's (error texts are dwc's own; Cedar prints a
+    # refusal on stdout, dwc on stderr)
     calls=0; cdiff=0
-    while IFS= read -r pol; do
-        d=$(dirname "$pol")
-        [ -f "$d/entities.json" ] || continue
-        for sf in "" "$d/policies.cedarschema"; do
-            [ -z "$sf" ] || [ -f "$sf" ] || continue
+    while IFS= read -r d; do
+        pols=("$d"/*.cedar); ents=("$d"/*entities.json)
+        [ ${#pols[@]} = 1 ] && [ -f "${pols[0]}" ] && [ -f "${ents[0]}" ] || continue
+        schemas=("")
+        for sf in "$d"/*.cedarschema; do [ -f "$sf" ] && schemas+=("--schema $sf --schema-format cedar"); done
+        for sf in "$d"/*.cedarschema.json; do [ -f "$sf" ] && schemas+=("--schema $sf --schema-format json"); done
+        for sa in "${schemas[@]}"; do
             for k in "" "$d/linked"; do
                 [ -z "$k" ] || [ -f "$k" ] || continue
-                args=(authorize --policies "$pol" --entities "$d/entities.json" -v)
-                [ -n "$sf" ] && args+=(--schema "$sf")
+                # shellcheck disable=SC2206
+                args=(authorize --policies "${pols[0]}" --entities "${ents[0]}" -v $sa)
                 [ -n "$k" ] && args+=(-k "$k")
                 for q in "$d"/ALLOW/*.json "$d"/DENY/*.json "$d"/allow_requests/*.json "$d"/deny_requests/*.json; do
                     [ -f "$q" ] || continue
@@ -116,7 +120,7 @@ if [ -n "${REF:-}" ]; then
                 done
             done
         done
-    done < <(find "$CHECKOUT" -name policies.cedar | sort)
+    done < <(find "$CHECKOUT" -type d \( -name ALLOW -o -name DENY -o -name allow_requests -o -name deny_requests \) -exec dirname {} \; | sort -u)
     echo "authorize calls: $calls compared, $cdiff differ"
 fi
 echo "$pass passed, $fail failed"
