@@ -109,7 +109,7 @@ $(BUILD)/libdogwood.a: $(LIB_OBJS)
 	ar rcs $@ $^
 # `dwc check`'s proofs (Z3) are linked into dwc only, not into the shared library or dwd
 PROVE_OBJS = $(BUILD)/obj/compiler/smt.o $(BUILD)/obj/compiler/smt_wire.o $(BUILD)/obj/compiler/smt_worker.o \
-             $(BUILD)/obj/compiler/prove.o $(BUILD)/obj/compiler/prove_guard.o $(BUILD)/obj/compiler/prove_report.o $(BUILD)/obj/compiler/prove_cache.o $(BUILD)/obj/runtime/check.o
+             $(BUILD)/obj/compiler/prove.o $(BUILD)/obj/compiler/prove_guard.o $(BUILD)/obj/compiler/prove_scope.o $(BUILD)/obj/compiler/prove_report.o $(BUILD)/obj/compiler/prove_cache.o $(BUILD)/obj/runtime/check.o
 
 # ---- the shared library: libdogwood.so.MAJOR, exporting dogwood.h only ----
 # The release is defined once, in runtime/dogwood.h (DW_VERSION_MAJOR/MINOR/PATCH).

@@ -63,16 +63,21 @@ static int take_cex(P *p, int which, cex *c)
     return 0;
 }
 
-/* Run c on program `which`; outcome has one byte per policy. */
-int dw_prove_vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
+int dw_prove_vm_run_some(P *p, int which, const cex *c, const uint32_t *only, uint32_t nonly, bool *allow, uint8_t **outcome)
 {
     const dw_prove_input *in = which == DW_PROVE_SET ? &p->o->set : which == DW_PROVE_OLD ? &p->o->old : &p->o->asserts;
     uint8_t *o = calloc(in->prog->npolicies + 1, 1);
     if (!o) return -1;
     /* the leaf values were taken for this program's tags */
-    if (p->o->vm.decide(p->o->vm.ud, which, c->req, c->ents, c->leaves, c->nleaves, allow, o)) { free(o); return -1; }
+    if (p->o->vm.decide(p->o->vm.ud, which, c->req, c->ents, c->leaves, c->nleaves, only, nonly, allow, o)) { free(o); return -1; }
     *outcome = o;
     return 0;
+}
+
+/* Run c on program `which`; outcome has one byte per policy. */
+int dw_prove_vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome)
+{
+    return dw_prove_vm_run_some(p, which, c, NULL, 0, allow, outcome);
 }
 
 void dw_prove_add_finding(P *p, const dw_source *src, const char *rule, int sev, dw_loc loc, long policy, const char *hint,
@@ -209,9 +214,9 @@ static void forbid_may_error(P *p, size_t i)
     if (r == 0) return;
     cex c;
     if (take_cex(p, DW_PROVE_SET, &c)) { p->st->vm_rejected++; return; }
-    bool allow;
     uint8_t *o = NULL;
-    if (dw_prove_vm_run(p, DW_PROVE_SET, &c, &allow, &o) || o[i] != DW_OUT_ERROR) {
+    uint32_t me = (uint32_t)i;
+    if (dw_prove_vm_run_some(p, DW_PROVE_SET, &c, &me, 1, NULL, &o) || o[i] != DW_OUT_ERROR) {
         free(o);
         p->st->vm_rejected++;
         dw_prove_cex_free(&c);
@@ -314,9 +319,9 @@ static void match_check(P *p, size_t i)
     s->may_match = true;
     cex c;
     if (take_cex(p, DW_PROVE_SET, &c)) return;
-    bool allow;
     uint8_t *o = NULL;
-    if (!dw_prove_vm_run(p, DW_PROVE_SET, &c, &allow, &o) && o[i] == DW_OUT_TRUE) { s->witness = c; s->have_witness = true; }
+    uint32_t me = (uint32_t)i;
+    if (!dw_prove_vm_run_some(p, DW_PROVE_SET, &c, &me, 1, NULL, &o) && o[i] == DW_OUT_TRUE) { s->witness = c; s->have_witness = true; }
     else { dw_prove_cex_free(&c); p->st->vm_rejected++; }
     free(o);
 }
@@ -408,6 +413,18 @@ static int cover_solve(P *p, size_t i, const size_t *uj, size_t nu, Z3_ast goal)
     return unknown ? -1 : 0;
 }
 
+/* solve_for, its answer kept by the condition terms a, b of a pair of rules
+ * of one free scope (`memo`; prove_scope.h) for the environment's other
+ * pairs with those conditions */
+static int pair_solve(P *p, Z3_ast goal, size_t i, long j, bool memo, unsigned a, unsigned b, int kind)
+{
+    int r = memo && p->memo ? dw_pair_memo_get(p->memo, a, b, kind) : -1;
+    if (r >= 0) { p->st->pairs_memo++; return r; }
+    r = solve_for(p, goal, i, j);
+    if (memo && p->memo) dw_pair_memo_put(p->memo, a, b, kind, r);
+    return r;
+}
+
 /* covered: is every request policy i matches also matched by a policy of
  * `effect` (other than i) in this environment?  A candidate disjoint from i
  * by its literal guard cannot cover any request i matches: it is left out of
@@ -431,19 +448,36 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
     }
     size_t n_eff = p->neffect[e] - (ps->policies[i].effect == effect);
     if (!ncand) { *all = false; p->st->pairs_pruned += n_eff; return; }
-    size_t nc = env_candidates(p, i, e), nb = 0, nu = 0, refined = 0;
+    /* candidates scoped `in` other groups cannot help cover i (prove_scope.h):
+     * left out of the query; with more than eight candidates, where the
+     * breakdown below takes rules of i's scope only, not even paired */
+    bool scoped = p->scope_env && dw_scope_env_usable(p->scope_env, i, e);
+    uint32_t kpi = 0, kri = 0;
+    if (scoped) dw_scope_env_keys(p->scope_env, i, &kpi, &kri);
+    size_t nc, nb = 0, nu = 0, refined = 0, by_scope = 0;
+    bool bucketed = scoped && ncand > 8 && dw_scope_env_count(p->scope_env, i, e) < p->nenv[e];
+    if (bucketed) {
+        nc = dw_scope_env_query(p->scope_env, i, e, p->cand);
+        by_scope = p->nenv[e] - nc;
+    } else nc = env_candidates(p, i, e);
     for (size_t k = 0; k < nc; k++) {
         size_t j = p->cand[k];
         if (j == i || disjoint(&ps->policies[i], &ps->policies[j])) continue;
         if (guard_disjoint(p, i, j)) { refined++; continue; }
         p->cand[nb++] = j;                  /* for the breakdown below */
         if (same && p->ps[j].shadow_here) continue;
+        if (scoped) {
+            uint32_t kpj, krj;
+            dw_scope_env_keys(p->scope_env, j, &kpj, &krj);
+            if (dw_scope_drops(kpi, kri, kpj, krj)) { by_scope++; continue; }
+        }
         p->uj[nu] = j;
         p->uv[nu++] = p->cur[j].sat;
     }
     p->st->pairs_solved += nu;
     p->st->pairs_pruned += n_eff - nu;
-    p->st->pairs_pruned_disjoint += p->nenv[e] - (nc < p->nenv[e] ? nc : p->nenv[e]) + refined;
+    p->st->pairs_pruned_scope += by_scope;
+    p->st->pairs_pruned_disjoint += (bucketed ? 0 : p->nenv[e] - (nc < p->nenv[e] ? nc : p->nenv[e])) + refined;
     /* --cache: this step read back, unchanged since (prove_cache.h) */
     if (dw_prove_cache_cover(p, i, same, ncand, p->cand, nb, all)) return;
     Z3_ast u = dw_smt_or_n(p->x, p->uv, nu);
@@ -495,20 +529,24 @@ static void cover_check(P *p, size_t i, dw_effect effect, bool *all)
             if (same) { s->covers[j] = first || keep_c[j]; s->equiv[j] = first || keep_e[j]; }
             continue;
         }
+        /* two rules of one free scope: the answers are those of their conditions (prove_scope.h) */
+        bool memo = p->scope_env && same_scope(&ps->policies[i], &ps->policies[j]) && p->cur[i].cond && p->cur[j].cond &&
+                    dw_scope_env_is_free(p->scope_env, i) && dw_scope_env_is_free(p->scope_env, j);
+        unsigned ci = memo ? dw_smt_term_id(p->x, p->cur[i].cond) : 0, cj = memo ? dw_smt_term_id(p->x, p->cur[j].cond) : 0;
         Z3_ast both = dw_smt_and(p->x, p->cur[i].sat, p->cur[j].sat);
-        if (solve_for(p, both, i, (long)j) == 1) (*ov)[j] = true;
+        if (pair_solve(p, both, i, (long)j, memo, ci < cj ? ci : cj, ci < cj ? cj : ci, 0) == 1) (*ov)[j] = true;
         if (!same) continue;
         Z3_ast inotj = dw_smt_and(p->x, p->cur[i].sat, dw_smt_not(p->x, p->cur[j].sat));
-        bool c = solve_for(p, inotj, i, -1) == 0;
+        bool c = pair_solve(p, inotj, i, -1, memo, ci, cj, 1) == 0;
         s->covers[j] = (first || keep_c[j]) && c;
         Z3_ast jnoti = dw_smt_and(p->x, p->cur[j].sat, dw_smt_not(p->x, p->cur[i].sat));
-        bool eq = c && (first || keep_e[j]) && solve_for(p, jnoti, j, -1) == 0;
+        bool eq = c && (first || keep_e[j]) && pair_solve(p, jnoti, j, -1, memo, cj, ci, 1) == 0;
         s->equiv[j] = eq;
     }
 }
 
 /* the environment's rules of each effect that apply here, and their guard indexes */
-static void env_index(P *p)
+static void env_index(P *p, const dw_smt_env *env)
 {
     const dw_policy_set *ps = p->o->set.ps;
     for (int e = 0; e < 2; e++) {
@@ -522,6 +560,10 @@ static void env_index(P *p)
         p->env_rules[e][p->nenv[e]++] = j;
     }
     for (int e = 0; e < 2 && p->guards; e++) p->ix[e] = dw_guard_index_new(p->guards, p->env_rules[e], p->nenv[e], p->np);
+    dw_scope_env_free(p->scope_env);
+    p->scope_env = p->scope ? dw_scope_env_new(p->scope, env->P->name, env->R->name, p->env_rules, p->nenv) : NULL;
+    dw_pair_memo_free(p->memo);
+    p->memo = p->scope_env ? dw_pair_memo_new() : NULL;
 }
 
 static void diff_env(P *p, const dw_smt_policy *nv, const dw_smt_policy *ov)
@@ -624,7 +666,7 @@ static int prove_env(P *p, const env_ref *e, bool merge)
              (int)A->uid.id.len, A->uid.id.s, (int)A->resources[e->ri].len, A->resources[e->ri].s);
     p->env_name = env_name;
     encode_all(p, DW_PROVE_SET, &p->o->set, p->cur);
-    env_index(p);
+    env_index(p, &env);
     dw_prove_cache_env_begin(p);
     if (p->o->old.ps) encode_all(p, DW_PROVE_OLD, &p->o->old, p->cur_old);
     if (p->o->asserts.ps) encode_all(p, DW_PROVE_ASSERT, &p->o->asserts, p->cur_as);
@@ -664,14 +706,14 @@ static int prove_env(P *p, const env_ref *e, bool merge)
 
 typedef struct env_job { int pid, fd; dw_buf out; bool done, ok; } env_job;
 
-enum { NSTAT = 13 };
+enum { NSTAT = 15 };
 
 static void stats_of(P *p, double *v)
 {
     const dw_smt_stats *z = dw_smt_get_stats(p->x);
     double w[NSTAT] = { (double)z->queries, (double)z->sat, (double)z->unsat, (double)z->unknown, (double)z->over_budget, z->solver_ms,
                         (double)p->st->pairs_pruned, (double)p->st->pairs_pruned_disjoint, (double)p->st->pairs_solved,
-                        (double)p->st->confirmed, (double)p->st->vm_rejected, (double)p->st->envs, (double)p->st->envs_cached };
+                        (double)p->st->confirmed, (double)p->st->vm_rejected, (double)p->st->envs, (double)p->st->envs_cached, (double)p->st->pairs_pruned_scope, (double)p->st->pairs_memo };
     memcpy(v, w, sizeof w);
 }
 
@@ -787,6 +829,8 @@ static int prove_parallel(P *p, const env_ref *envs, size_t n, unsigned jobs)
     p->st->vm_rejected += (size_t)stat[10];
     p->st->envs += (size_t)stat[11];
     p->st->envs_cached += (size_t)stat[12];
+    p->st->pairs_pruned_scope += (size_t)stat[13];
+    p->st->pairs_memo += (size_t)stat[14];
     return rc;
 }
 /* ------------------------------------------------------------------ driver */
@@ -815,10 +859,12 @@ int dw_prove_run(const dw_prove_options *o, dw_findings *out, dw_prove_stats *st
     int rc = -1;
     if (!p.ps || !p.acc || !p.uv || !p.cur || !p.cur_old || !p.cur_as || !p.as_state || !p.as_cex) goto done;
     /* DWC_CHECK_NO_PRUNE: no literal guards, so no guard pruning, index or
-     * split: the reference the fast path is compared with (tests/check/fast_path.sh) */
+     * split, and no scope keys, so no scope pruning or shared pair answers:
+     * the reference the fast path is compared with (tests/check/fast_path.sh) */
     p.guards = getenv("DWC_CHECK_NO_PRUNE") ? NULL : calloc(p.np + 1, sizeof *p.guards);
     for (size_t i = 0; p.guards && i < p.np; i++) dw_guards_of_policy(&o->set.ps->policies[i], &p.guards[i]);
     if (dw_prove_cache_init(&p)) goto done;
+    p.scope = getenv("DWC_CHECK_NO_PRUNE") ? NULL : dw_scope_info_new(o->set.ps->policies, p.np);
     p.env_rules[0] = calloc(p.np + 1, sizeof *p.env_rules[0]);
     p.env_rules[1] = calloc(p.np + 1, sizeof *p.env_rules[1]);
     p.cand = calloc(p.np + 1, sizeof *p.cand);
@@ -893,6 +939,9 @@ done:;
     free(p.meet);
     dw_guard_index_free(p.ix[0]);
     dw_guard_index_free(p.ix[1]);
+    dw_scope_env_free(p.scope_env);
+    dw_pair_memo_free(p.memo);
+    dw_scope_info_free(p.scope);
     free(p.uv);
     free(p.cur);
     free(p.cur_old);

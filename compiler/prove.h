@@ -21,12 +21,14 @@ enum { DW_OUT_FALSE = 0, DW_OUT_TRUE = 1, DW_OUT_ERROR = 2 };
 /* The VM, supplied by the runtime (compiler/ never parses request JSON).
  * decide: run `request` (Cedar request JSON) with `entities` (Cedar entities
  * JSON) on program `which` with the given temporal leaf values; set *allow
- * and outcome[i] (DW_OUT_*) for every policy of that program.  0, or -1 when
+ * (unless allow is NULL) and outcome[i] (DW_OUT_*) for every policy of that
+ * program, or, when `only` is not NULL, for the policies only[0..nonly)
+ * alone (the others' bytes are left DW_OUT_FALSE: not run).  0, or -1 when
  * the request or the store is refused. */
 typedef struct dw_prove_vm {
     void *ud;
     int (*decide)(void *ud, int which, const char *request, const char *entities, const uint8_t *leaves,
-                  uint32_t nleaves, bool *allow, uint8_t *outcome);
+                  uint32_t nleaves, const uint32_t *only, uint32_t nonly, bool *allow, uint8_t *outcome);
 } dw_prove_vm;
 
 typedef struct dw_prove_input {
@@ -57,6 +59,8 @@ typedef struct dw_prove_stats {
     size_t envs_cached;                 /* of envs: read back from --cache */
     size_t pairs_pruned, pairs_solved;
     size_t pairs_pruned_disjoint;       /* of pairs_pruned: by their literal guards (docs/CHECK.md) */
+    size_t pairs_pruned_scope;          /* of pairs_pruned: scoped `in` other groups (prove_scope.h) */
+    size_t pairs_memo;                  /* pair queries answered by another pair's conditions (prove_scope.h) */
     size_t queries, sat, unsat, unknown;
     size_t over_budget;                 /* of unknown: not asked, the budget was spent */
     size_t confirmed, vm_rejected;      /* candidates the VM agreed with / did not */

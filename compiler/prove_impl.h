@@ -5,6 +5,7 @@
 #define DW_PROVE_IMPL_H
 #include "prove.h"
 #include "prove_guard.h"
+#include "prove_scope.h"
 #include "smt.h"
 
 typedef struct cex { char *req, *ents; uint8_t *leaves; uint32_t nleaves; } cex;
@@ -48,6 +49,9 @@ typedef struct P {
     size_t *env_rules[2], nenv[2];  /* this environment's rules that apply, permits [0] and forbids [1] */
     size_t neffect[2];            /* the set's permits and forbids */
     dw_guard_index *ix[2];        /* the guard index of env_rules[e] (NULL: none) */
+    dw_scope_info *scope;         /* the set's scope targets (NULL: no scope pruning) */
+    dw_scope_env *scope_env;      /* this environment's scope keys and index (NULL: none) */
+    dw_pair_memo *memo;           /* this environment's answers of pair queries by their conditions */
     size_t *cand;                 /* scratch: candidates of a rule */
     size_t *uj;                   /* scratch: the rules of a cover query */
     Z3_ast *uv2;                  /* scratch: the terms of one alternative's cover query */
@@ -74,6 +78,10 @@ void dw_prove_cex_free(cex *c);
 const char *dw_prove_pname(const dw_policy *p, size_t i, char *buf, size_t cap);
 /* Run c on program `which`; *outcome (heap): one byte per policy. */
 int dw_prove_vm_run(P *p, int which, const cex *c, bool *allow, uint8_t **outcome);
+/* The same for the policies only[0..nonly) (the other bytes DW_OUT_FALSE),
+ * and the decision only when allow is not NULL: a witness is re-run for the
+ * few rules its fact names, not for every rule of a large set. */
+int dw_prove_vm_run_some(P *p, int which, const cex *c, const uint32_t *only, uint32_t nonly, bool *allow, uint8_t **outcome);
 void dw_prove_add_finding(P *p, const dw_source *src, const char *rule, int sev, dw_loc loc, long policy, const char *hint,
                           const char *msg, const cex *c);
 void dw_prove_report_set(P *p);

@@ -24,15 +24,13 @@ static char *list_rules(P *p, const bool *who, size_t skip)
     return b.p;
 }
 
-/* The witness must show the fact on the VM: the rule matches it and the
- * decision (or the covering rule) is as proved. */
-static bool witness_agrees(P *p, size_t i, int kind, long other)
+/* Does the witness show the fact, run for the rules only[0..nonly) (NULL:
+ * every rule)? */
+static bool witness_shows(P *p, size_t i, int kind, long other, const uint32_t *only, uint32_t nonly)
 {
-    pstate *s = &p->acc[i];
-    if (!s->have_witness) return false;
-    bool allow;
+    bool allow = false;
     uint8_t *o = NULL;
-    if (dw_prove_vm_run(p, DW_PROVE_SET, &s->witness, &allow, &o)) return false;
+    if (dw_prove_vm_run_some(p, DW_PROVE_SET, &p->acc[i].witness, only, nonly, kind == 0 ? &allow : NULL, &o)) return false;
     bool ok = o[i] == DW_OUT_TRUE;
     if (kind == 0) ok = ok && !allow;                         /* overridden: denied */
     if (kind == 1) {                                          /* shadowed: another rule of the effect matches */
@@ -43,6 +41,31 @@ static bool witness_agrees(P *p, size_t i, int kind, long other)
     }
     if (kind == 2) ok = ok && other >= 0 && o[other] == DW_OUT_TRUE;   /* redundant: the twin matches too */
     free(o);
+    return ok;
+}
+
+/* The witness must show the fact on the VM: the rule matches it and the
+ * decision (or the covering rule) is as proved.  It is run for the rules the
+ * fact names first -- the rule, its twin, the rules found covering or
+ * overlapping it -- and for every rule only when those do not show it (a
+ * shadowing rule the breakdown did not pair with it). */
+static bool witness_agrees(P *p, size_t i, int kind, long other)
+{
+    pstate *s = &p->acc[i];
+    if (!s->have_witness) return false;
+    uint32_t *only = calloc(p->np + 1, sizeof *only), n = 0;
+    bool ok = false;
+    if (only) {
+        only[n++] = (uint32_t)i;
+        if (kind == 2 && other >= 0) only[n++] = (uint32_t)other;
+        for (size_t j = 0; kind == 1 && j < p->np; j++)
+            if (j != i && ((s->covers && s->covers[j]) || (s->overlap && s->overlap[j])) &&
+                p->o->set.ps->policies[j].effect == p->o->set.ps->policies[i].effect)
+                only[n++] = (uint32_t)j;
+        ok = witness_shows(p, i, kind, other, only, n);
+    }
+    if (!ok && (kind == 1 || !only)) ok = witness_shows(p, i, kind, other, NULL, 0);
+    free(only);
     if (ok) p->st->confirmed++;
     else p->st->vm_rejected++;
     return ok;

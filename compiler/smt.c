@@ -105,6 +105,7 @@ const dw_smt_stats *dw_smt_get_stats(const dw_smt *x) { return &x->st; }
 
 Z3_ast dw_smt_bool(dw_smt *x, bool b) { return b ? Z3_mk_true(C) : Z3_mk_false(C); }
 bool dw_smt_same_term(dw_smt *x, Z3_ast a, Z3_ast b) { return a && b && Z3_is_eq_ast(C, a, b); }
+unsigned dw_smt_term_id(dw_smt *x, Z3_ast a) { return Z3_get_ast_id(C, a); }
 static bool is_true(dw_smt *x, Z3_ast a) { return Z3_is_eq_ast(C, a, Z3_mk_true(C)); }
 static bool is_false(dw_smt *x, Z3_ast a) { return Z3_is_eq_ast(C, a, Z3_mk_false(C)); }
 Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b)
@@ -1129,17 +1130,20 @@ int dw_smt_encode_policy(dw_smt *x, const dw_policy *p, unsigned tag, dw_smt_pol
     Z3_ast rs = scope_con(x, &p->resource, &x->resource);
     if (!rs) return 0;
     out->applies = true;
-    Z3_ast v = AND(ps, rs), err = FALSE_;
+    Z3_ast v = AND(ps, rs), err = FALSE_, v0 = TRUE_, err0 = FALSE_;   /* v0, err0: without the scope */
     for (size_t k = 0; k < p->nclauses; k++) {
         sv c = enc_bool(x, p->clauses[k].body);
         Z3_ast cv = p->clauses[k].is_when ? c.v : NOT(c.v);
         /* a clause runs only when everything before it held */
         err = OR(err, AND(v, c.err));
         v = AND(v, cv);
+        err0 = OR(err0, AND(v0, c.err));
+        v0 = AND(v0, cv);
     }
     if (Z3_get_error_code(C) != Z3_OK) FAIL();
     out->err = err;
     out->sat = AND(NOT(err), v);
+    out->cond = AND(NOT(err0), v0);
     out->approx = x->approx;
     return 0;
 }

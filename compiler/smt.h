@@ -61,6 +61,7 @@ typedef struct dw_smt_policy {
     bool applies;      /* false: the scope excludes the environment (no SMT term) */
     bool approx;       /* some term was over-approximated */
     Z3_ast sat, err;
+    Z3_ast cond;       /* sat with an unconstrained principal and resource scope: the conditions alone */
 } dw_smt_policy;
 
 /* Encode policy p in the current environment.  `tag` names its temporal
@@ -120,6 +121,8 @@ unsigned dw_smt_leaf_count(dw_smt *x, unsigned tag);
  * condition encode to the same term), so that each holds exactly when the
  * other does, without a query? */
 bool dw_smt_same_term(dw_smt *x, Z3_ast a, Z3_ast b);
+/* a number for term a, the same for equal terms (Z3 shares them) */
+unsigned dw_smt_term_id(dw_smt *x, Z3_ast a);
 Z3_ast dw_smt_and(dw_smt *x, Z3_ast a, Z3_ast b);
 Z3_ast dw_smt_or(dw_smt *x, Z3_ast a, Z3_ast b);
 /* v[0] or ... or v[n-1] (false when n is 0) */

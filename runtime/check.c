@@ -176,11 +176,11 @@ static void print_json(FILE *out, const dw_source *src, const dw_findings *f, co
     if (ri->proofs) {
         const dw_prove_stats *s = &ri->ps;
         fprintf(out, ", \"environments\": %zu, \"policies\": %zu, \"unencodable\": %zu, \"approximated\": %zu, "
-                     "\"environments_cached\": %zu, \"pairs_pruned\": %zu, \"pairs_pruned_disjoint\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
+                     "\"environments_cached\": %zu, \"pairs_pruned\": %zu, \"pairs_pruned_disjoint\": %zu, \"pairs_pruned_scope\": %zu, \"pairs_memo\": %zu, \"pairs_solved\": %zu, \"queries\": %zu, \"sat\": %zu, \"unsat\": %zu, "
                      "\"unknown\": %zu, \"unknown_over_budget\": %zu, \"vm_confirmed\": %zu, \"vm_rejected\": %zu, \"solver_ms\": %.1f, \"total_ms\": %.1f, "
                      "\"index_dominance\": %s, \"temporal_leaves\": \"free booleans (over-approximation)\", "
                      "\"hierarchy\": \"free ancestor relation per schema memberOf type pair, depth unbounded, transitivity not encoded\"",
-                s->envs, s->policies, s->unencodable, s->approximated, s->envs_cached, s->pairs_pruned, s->pairs_pruned_disjoint, s->pairs_solved, s->queries, s->sat,
+                s->envs, s->policies, s->unencodable, s->approximated, s->envs_cached, s->pairs_pruned, s->pairs_pruned_disjoint, s->pairs_pruned_scope, s->pairs_memo, s->pairs_solved, s->queries, s->sat,
                 s->unsat, s->unknown, s->over_budget, s->confirmed, s->vm_rejected, s->solver_ms, s->total_ms,
                 ri->index_verified ? "\"verified\"" : "\"refused\"");
     } else if (ri->skipped) {
@@ -356,7 +356,7 @@ static int load_quiet(loaded *l, const char *path, const char *text, size_t len,
 typedef struct vm_hook { const dw_schema *schema; const dw_program *prog[3]; } vm_hook;
 
 static int vm_decide(void *ud, int which, const char *request, const char *entities, const uint8_t *leaves, uint32_t nleaves,
-                     bool *allow, uint8_t *outcome)
+                     const uint32_t *only, uint32_t nonly, bool *allow, uint8_t *outcome)
 {
     vm_hook *h = ud;
     const dw_program *prog = h->prog[which];
@@ -383,16 +383,19 @@ static int vm_decide(void *ud, int which, const char *request, const char *entit
     dw_request_bind(&req, prog, &st);
     dw_response resp;
     /* the decision index's candidates: a policy it leaves out has a scope the
-     * request does not match, so it is false (10,000 rules: most of them) */
+     * request does not match, so it is false (10,000 rules: most of them);
+     * or only the policies asked for (a witness of one rule's fact) */
     dw_candidates c = { NULL, 0 };
-    if (dw_index_candidates(prog, &st, &req, &a, &c) || dw_authorize_candidates(prog, &st, &req, &a, &c, &resp)) goto out;
-    *allow = resp.allow;
+    if ((allow || !only) && dw_index_candidates(prog, &st, &req, &a, &c)) goto out;
+    if (allow && dw_authorize_candidates(prog, &st, &req, &a, &c, &resp)) goto out;
+    if (allow) *allow = resp.allow;
     stack = calloc(prog->max_stack + 1, sizeof *stack);
     if (!stack) goto out;
     memset(outcome, DW_OUT_FALSE, prog->npolicies);
-    bool every = !prog->index.nslots;   /* (no index: c.v is NULL, every policy runs) */
-    for (uint32_t k = 0; k < (every ? prog->npolicies : c.n); k++) {
-        uint32_t i = every ? k : c.v[k];
+    bool every = !only && !prog->index.nslots;   /* (no index: c.v is NULL, every policy runs) */
+    for (uint32_t k = 0; k < (only ? nonly : every ? prog->npolicies : c.n); k++) {
+        uint32_t i = only ? only[k] : every ? k : c.v[k];
+        if (i >= prog->npolicies) continue;
         dw_eval_ctx cx = { .prog = prog, .store = &st, .req = &req, .scratch = &a, .stack = stack };
         bool res = false;
         dw_eval_status s = dw_eval_policy(&cx, i, &res);

@@ -3,7 +3,8 @@
 # a schema, and generated sets (tests/bench/gen_box_shaped.py; gen.js's Box
 # and RBAC styles when node is installed), are checked twice -- as usual, and
 # with DWC_CHECK_NO_PRUNE=1 --timeout 0 (no literal guards: no guard pruning,
-# no guard index, no split of cover queries by alternative; no time limit) --
+# no guard index, no split of cover queries by alternative; no scope keys,
+# no pair answers shared by conditions, compiler/prove_scope.c; no time limit) --
 # and the findings (rule, policy, position, message) must be the same.
 # Counterexamples may differ (they are models of differently shaped queries).
 # Lint's scope analysis likewise: through its index (compiler/lint_scope.c)
