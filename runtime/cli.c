@@ -128,3 +128,31 @@ bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value)
     fprintf(stderr, "dwc %s: error: --%s must be cedar or json (or human, Cedar 3.x's name for cedar), not `%s`\n", cmd, opt, value);
     return false;
 }
+
+int dw_cli_take_error_format(int argc, char **argv, int from)
+{
+    int out = from;
+    for (int i = from; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "--")) {           /* the rest are operands */
+            while (i < argc) argv[out++] = argv[i++];
+            break;
+        }
+        if (!strcmp(a, "-f") || !strcmp(a, "--error-format")) {
+            if (i + 1 >= argc) { fprintf(stderr, "dwc: error: %s wants a value (human, plain or json)\n", a); return -1; }
+            v = argv[++i];
+        } else if (!strncmp(a, "--error-format=", 15)) v = a + 15;
+        else if (!strncmp(a, "-f", 2)) v = a + 2;
+        else { argv[out++] = argv[i]; continue; }
+        if (!strcmp(v, "json")) {
+            fputs("dwc: error: --error-format json: dwc reports errors as text only (human or plain)\n", stderr);
+            return -1;
+        }
+        if (strcmp(v, "human") && strcmp(v, "plain")) {
+            fprintf(stderr, "dwc: error: --error-format must be human, plain or json, not `%s`\n", v);
+            return -1;
+        }
+    }
+    argv[out] = NULL;
+    return out;
+}

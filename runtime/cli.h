@@ -37,12 +37,18 @@ int dw_cli_parse_lists(int argc, char **argv, const dw_cli_opt *opts, const dw_c
  * appended to *operands (free operands->v after use). */
 int dw_cli_parse_operands(int argc, char **argv, const dw_cli_opt *opts, dw_cli_list *operands, const char *usage);
 
-/* A decimal count in [min, max] into *out; false (message printed) if the
- * text is anything else. */
-/* Cedar's --schema-format / --policy-format value: absent, cedar or json;
- * else "dwc CMD: error: --OPT must be cedar or json" and false. */
+/* Cedar's --schema-format / --policy-format value: absent, cedar, json or
+ * human (Cedar 3.x's cedar); else "dwc CMD: error: --OPT must be ..." and false. */
 bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value);
 
+/* Cedar's CLI takes a global `-f/--error-format human|plain|json` anywhere on
+ * its command line.  Take it out of argv[from..argc) (up to a `--`) and return
+ * the new argc: human and plain are dwc's text reports already; json, a
+ * missing or another value is refused ("dwc: error: ...", -1). */
+int dw_cli_take_error_format(int argc, char **argv, int from);
+
+/* A decimal count in [min, max] into *out; false (message printed) if the
+ * text is anything else. */
 bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long min, long long max, long long *out);
 
 #endif

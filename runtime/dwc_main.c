@@ -604,6 +604,16 @@ static const command commands[] = {
     { "help", cmd_help, "show help for a command", "usage: dwc help [COMMAND]\n" },
 };
 
+/* The commands Cedar's CLI has too: they take its global options */
+static bool cedar_command(const char *name)
+{
+    static const char *const cedar[] = { "authorize", "validate", "check-parse", "format", "link", "translate-policy",
+                                         "translate-schema", "evaluate", "new" };
+    for (size_t i = 0; i < sizeof cedar / sizeof *cedar; i++)
+        if (!strcmp(cedar[i], name)) return true;
+    return false;
+}
+
 static const command *find_command(const char *name)
 {
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
@@ -637,6 +647,9 @@ int main(int argc, char **argv)
     as_cedar = strcmp(base ? base + 1 : argv[0], "cedar") == 0;
     /* installed as `dogwood` too (a link): the reference's command set */
     if (!strcmp(base ? base + 1 : argv[0], "dogwood")) return dw_cmd_dogwood(argc, argv);
+    /* Cedar's global -f/--error-format, before the command (and among a Cedar command's options below) */
+    if (argc > 1 && (!strncmp(argv[1], "-f", 2) || !strncmp(argv[1], "--error-format", 14))
+        && (argc = dw_cli_take_error_format(argc, argv, 1)) < 0) return 1;
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
     if (strcmp(argv[1], "--version") == 0) { printf("dwc %s\n", dw_version()); return 0; }
@@ -649,5 +662,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "dwc: unknown command `%s`\n  hint: `dwc help` lists the commands\n", argv[1]);
         return 1;
     }
+    if (cedar_command(c->name) && (argc = dw_cli_take_error_format(argc, argv, 2)) < 0) return 1;
     return c->run(argc - 1, argv + 1);
 }

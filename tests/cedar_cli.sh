@@ -140,6 +140,15 @@ expect schema-format-human 0 "ALLOW" "$tmp/cedar" "${HG[@]}" --request-validatio
 expect validate-schema-format-human 0 "validation passed" "$tmp/cedar" "${V[@]}" --schema-format human
 expect policy-format-human 0 "ALLOW" "$DWC" "${HG[@]}" --request-validation=false --policy-format human
 expect check-parse-human 0 "" "$DWC" check-parse -p hotel.cedar -s hotel.cedarschema --schema-format human
+# Cedar's global -f/--error-format human|plain (before the command or among its options); json
+# (Cedar's JSON error reports) is refused, dwc's reports being text; dwc's own commands keep -f unknown
+expect error-format-first 0 "ALLOW" "$tmp/cedar" -f plain "${HG[@]}" --request-validation=false
+expect error-format-after 0 "ALLOW" "$tmp/cedar" "${HG[@]}" --request-validation=false --error-format=human
+expect error-format-short 3 "" "$DWC" validate -fplain -p hotel.cedar -s photo.cedarschema
+expect error-format-json 1 "dwc reports errors as text only" "$DWC" "${HG[@]}" -f json
+expect error-format-bad 1 "--error-format must be human, plain or json, not \`yaml\`" "$DWC" --error-format yaml "${HG[@]}"
+expect error-format-missing 1 "-f wants a value" "$DWC" "${HG[@]}" -f
+expect error-format-dwc-own 1 "unknown option \`-f\`" "$DWC" check -f plain -p hotel.cedar
 expect version 0 "dwc " "$tmp/cedar" --version
 
 # Cedar's JSON policy format: translate-policy both ways, and --policy-format json deciding
