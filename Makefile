@@ -133,7 +133,7 @@ SO_EXCLUDE += $(BUILD)/obj/runtime/format_cmd.o $(addprefix $(BUILD)/obj/lang/,f
 # ... and Cedar's JSON policy format and `dwc dogwood lower` (runtime/est_read.c escapes by ICU's tables)
 SO_EXCLUDE += $(addprefix $(BUILD)/obj/runtime/,est_read.o est_write.o translate_cmd.o check_parse_cmd.o dogwood_lower.o dogwood_schema.o mcp_schema.o)
 # ... and `dwc evaluate` and `dwc new` (Cedar's display of values escapes by ICU's tables too)
-SO_EXCLUDE += $(addprefix $(BUILD)/obj/runtime/,rust_escape.o cedar_value.o eval_error.o ext_error.o evaluate_cmd.o new_cmd.o)
+SO_EXCLUDE += $(addprefix $(BUILD)/obj/runtime/,rust_escape.o cedar_value.o eval_error.o ext_error.o expression.o evaluate_cmd.o new_cmd.o)
 # -z defs: nothing left undefined (sanitizer runtimes come from the executable)
 SO_DEFS = $(if $(findstring -fsanitize,$(OPT)),,-Wl,-z,defs)
 $(BUILD)/$(SO_REAL): $(filter-out $(SO_EXCLUDE),$(LIB_OBJS)) runtime/libdogwood.map

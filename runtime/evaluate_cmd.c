@@ -7,10 +7,8 @@
  * --request-validation false), the expression, the entities (none given:
  * an empty store, without the schema's actions), the evaluation.
  *
- * The expression is compiled as the one condition of
- * `permit(principal, action, resource) when { EXPRESSION };` and run by the
- * VM's dw_eval_value, which hands back whatever value the condition leaves:
- * the same code every decision runs, not a second evaluator. */
+ * The expression is compiled and run by runtime/expression.h: the VM's own
+ * code, as every decision runs it, not a second evaluator. */
 #include "evaluate_cmd.h"
 #include <errno.h>
 #include <stdio.h>
@@ -18,8 +16,7 @@
 #include <string.h>
 #include "cli.h"
 #include "load.h"
-#include "cedar_value.h"
-#include "eval_error.h"
+#include "expression.h"
 
 const char dw_evaluate_usage[] =
     "usage: dwc evaluate [-l PRINCIPAL -a ACTION -r RESOURCE [-c CONTEXT] | --request-json FILE]\n"
@@ -199,34 +196,6 @@ out:
     return rc;
 }
 
-/* The expression as the one condition of an unconstrained permit. */
-static dw_program *compile_expression(const dw_source *src, dw_policy_set *owner, dw_diags *d)
-{
-    owner->src = src;
-    dw_expr *e = dw_parse_expr(owner, src, d);
-    if (!e || d->nerrors) return NULL;
-    dw_policy *p = dw_arena_alloc(&owner->arena, sizeof *p);
-    dw_clause *c = dw_arena_alloc(&owner->arena, sizeof *c);
-    if (!p || !c) return NULL;
-    memset(p, 0, sizeof *p);
-    memset(c, 0, sizeof *c);
-    c->is_when = true;
-    c->body = e;
-    p->effect = DW_PERMIT;
-    p->clauses = c;
-    p->nclauses = 1;
-    owner->policies = p;
-    owner->npolicies = 1;
-    dw_program *prog = dw_compile(owner, NULL, d);
-    if (prog && (prog->temporal.nleaves || prog->provider.ncalls)) {
-        dw_loc l0 = { 1, 1, 0, (uint32_t)src->len };
-        dw_error(d, src, l0, "not a Cedar expression: temporal rules and provider calls need a history (dwc authorize)");
-        dw_program_free(prog);
-        return NULL;
-    }
-    return prog;
-}
-
 static int evaluate(dw_session *s, const eval_args *a)
 {
     if (a->sch && strcmp(a->sch, "box") && unopenable("failed to open schema file", a->sch)) return 1;
@@ -237,36 +206,14 @@ static int evaluate(dw_session *s, const eval_args *a)
     }
     dw_request req;
     if (build_request(s, a, &req)) return 1;
-    dw_policy_set owner = { 0 };
-    dw_arena_init(&owner.arena, 4096);
-    dw_diags d;
-    dw_diags_init(&d);
+    dw_expression x;
+    dw_buf b = { 0 }, help = { 0 };
     int rc = 1;
-    const dw_source src = { "<expression>", a->expr, strlen(a->expr) };
-    dw_program *prog = compile_expression(&src, &owner, &d);
-    if (!prog) {
-        const char *msg = "out of memory";
-        char named[512];
-        for (size_t i = 0; i < d.n; i++) {
-            const dw_diag *g = &d.v[i];
-            if (g->sev != DW_SEV_ERROR) continue;
-            msg = g->msg;
-            /* Cedar's words for a name that is no function or method (a provider's, to dwc): the
-             * name is the one the message quotes, else the diagnostic's span */
-            bool fn = !strncmp(msg, "unknown function", 16) || (!strncmp(msg, "provider `", 10) && strstr(msg, "is not present"));
-            bool method = !strncmp(msg, "unknown method", 14);
-            const char *q = strchr(msg, '`'), *qe = q ? strchr(q + 1, '`') : NULL;
-            if ((fn || method) && qe) {
-                snprintf(named, sizeof named, "`%.*s` is not a valid %s", (int)(qe - q - 1), q + 1, fn ? "function" : "method");
-                msg = named;
-            } else if ((fn || method) && g->loc.end > g->loc.off && g->loc.end <= src.len) {
-                snprintf(named, sizeof named, "`%.*s` is not a valid %s", (int)(g->loc.end - g->loc.off), src.text + g->loc.off,
-                         fn ? "function" : "method");
-                msg = named;
-            }
-            break;
-        }
-        report("failed to parse the expression", msg, NULL);
+    int cr = dw_expression_compile(&x, a->expr, strlen(a->expr));
+    if (cr) {
+        char msg[512];
+        dw_expression_refusal(&x, msg, sizeof msg);
+        report("failed to parse the expression", cr > 0 ? msg : "out of memory", NULL);
         goto out;
     }
     if (a->ent) {
@@ -279,27 +226,14 @@ static int evaluate(dw_session *s, const eval_args *a)
             goto out;
         }
     } else if (dw_store_seal(&s->store)) { report("out of memory", NULL, NULL); goto out; }
-    dw_request_bind(&req, prog, &s->store);
-    dw_value *stack = dw_arena_alloc(&s->scratch, (prog->max_stack + 1) * sizeof *stack);
-    if (!stack) { report("out of memory", NULL, NULL); goto out; }
-    dw_eval_ctx cx = { .prog = prog, .store = &s->store, .req = &req, .scratch = &s->scratch, .stack = stack };
-    dw_value v;
-    dw_eval_status st = dw_eval_value(&cx, prog->policies[0].entry, &v);
-    dw_buf b = { 0 };
-    if (st == DW_EVAL_OK) {
-        if (dw_cedar_value_text(&b, &v)) report("out of memory", NULL, NULL);
-        else { printf("%.*s\n", (int)b.len, b.p); rc = 0; }
-    } else {
-        dw_buf help = { 0 };
-        if (dw_eval_error_text(&b, &help, prog, &cx, st)) report("failed to evaluate the expression", "out of memory", NULL);
-        else report_n("failed to evaluate the expression", b.p, b.len, help.p);
-        dw_buf_free(&help);
-    }
-    dw_buf_free(&b);
+    int er = dw_expression_eval(&x, &s->store, &req, &s->scratch, &b, &help);
+    if (er < 0) report("out of memory", NULL, NULL);
+    else if (er) report_n("failed to evaluate the expression", b.p, b.len, help.p);
+    else { printf("%.*s\n", (int)b.len, b.p); rc = 0; }
 out:
-    if (prog) dw_program_free(prog);
-    dw_diags_free(&d);
-    dw_arena_free(&owner.arena);
+    dw_buf_free(&b);
+    dw_buf_free(&help);
+    dw_expression_free(&x);
     return rc;
 }
 

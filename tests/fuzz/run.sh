@@ -27,6 +27,11 @@ if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
         fuzz_est)    for f in $(ls build/corpus/corpus-tests/*.cedar 2>/dev/null | head -200); do
                          build/dwc translate-policy --direction cedar-to-json -p "$f" > "$corpus/$(basename "$f").json" 2>/dev/null; done ;;
         fuzz_mcp)    cp tests/mcp/*.json "$corpus"/ 2>/dev/null ;;
+        fuzz_evaluate) node -e 'const { genEvalCase } = require("./tests/diff/gen.js"); const fs = require("fs");
+                         for (let i = 0; i < 30; i++) genEvalCase(i, 10).exprs.forEach((e, k) => fs.writeFileSync(process.argv[1] + "/g" + i + "-" + k, e));' \
+                         "$corpus" 2>/dev/null
+                     printf '%s' '[1, "a", {b: decimal("1.50")}, ip("10.0.0.0/8"), datetime("2024-01-01").offset(duration("1h"))]' > "$corpus/values"
+                     printf '%s' '{a: 1}.b + (9223372036854775807 * 2)' > "$corpus/errors" ;;
         fuzz_structured) find "$shared/conformance" build/corpus/corpus-tests -name '*.cedar' 2>/dev/null | head -100 | xargs -r cp -t "$corpus" 2>/dev/null ;;
     esac
 fi
