@@ -238,10 +238,10 @@ ref_done() {
 }
 AP=(--policies app/policies.cedar --schema app/policies.cedarschema)
 for sf in cedar human; do
-    expect "app-validate-$sf" 0 "validation passed" "$tmp/cedar" validate "${AP[@]}" --schema-format $sf -k app/linked
+    expect "app-validate-$sf" 0 "validation passed" "$tmp/cedar" validate "${AP[@]}" --schema-format "$sf" -k app/linked
     for f in app/ALLOW/*.json app/DENY/*.json; do
         d=${f#app/}; d=${d%%/*}; rc=0; [ "$d" = DENY ] && rc=2
-        Q=(authorize "${AP[@]}" --schema-format $sf -k app/linked --entities app/entities.json --request-json "$f" -v)
+        Q=(authorize "${AP[@]}" --schema-format "$sf" -k app/linked --entities app/entities.json --request-json "$f" -v)
         expect "app-$sf-$f" $rc "$d" "$tmp/cedar" "${Q[@]}"
         same_as_ref "app-ref-$sf-$f" "${Q[@]}"
     done
