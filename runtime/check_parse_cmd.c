@@ -49,8 +49,8 @@ int dw_cmd_check_parse(int argc, char **argv)
         { "entities", 0, &ent, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_check_parse_usage);
-    if (pr) return pr > 0 ? 0 : 1;
-    if (!dw_cli_cedar_form_ok("check-parse", "policy-format", pf) || !dw_cli_cedar_form_ok("check-parse", "schema-format", sf)) return 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!dw_cli_cedar_form_ok("check-parse", "policy-format", pf) || !dw_cli_cedar_form_ok("check-parse", "schema-format", sf)) return dw_cli_usage_status();
     if (!pol && !sch && !ent && !expr) pol = "-";      /* Cedar's: the policies on standard input */
     int rc = 0;
     dw_session s;

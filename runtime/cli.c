@@ -28,6 +28,10 @@ static bool list_add(dw_cli_list *l, const char *v)
     return true;
 }
 
+static int usage_status = 1;
+void dw_cli_set_usage_status(int status) { usage_status = status; }
+int dw_cli_usage_status(void) { return usage_status; }
+
 int dw_cli_parse(int argc, char **argv, const dw_cli_opt *opts, const char **operand, const char *usage)
 {
     return dw_cli_parse_lists(argc, argv, opts, NULL, operand, usage);

@@ -47,6 +47,12 @@ bool dw_cli_cedar_form_ok(const char *cmd, const char *opt, const char *value);
  * missing or another value is refused ("dwc: error: ...", -1). */
 int dw_cli_take_error_format(int argc, char **argv, int from);
 
+/* The exit status of a usage error (an unknown option, a missing or bad
+ * argument): 1 for dwc's commands, 2 when dwc runs as `cedar`, since
+ * Cedar's CLI (clap) exits 2 on one.  main sets it before any command runs. */
+void dw_cli_set_usage_status(int status);
+int dw_cli_usage_status(void);
+
 /* A decimal count in [min, max] into *out; false (message printed) if the
  * text is anything else. */
 bool dw_cli_count(const char *cmd, const char *opt, const char *text, long long min, long long max, long long *out);

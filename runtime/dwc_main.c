@@ -280,16 +280,18 @@ static int cmd_authorize(int argc, char **argv)
         { "providers", 0, &authorize_providers, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, authorize_usage);
-    if (pr) return pr > 0 ? 0 : 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!pol && as_cedar) pol = "-";           /* Cedar's: the policies on standard input */
     if (!pol || (!rq && !lines && (!pl || !ac || !rs))) {
         fprintf(stderr, "dwc authorize: error: %s\n", !pol ? "missing -p POLICIES" : "give --request-json FILE or all of -l, -a, -r");
         fputs(authorize_usage, stderr);
         return 1;
     }
-    if (!dw_cli_cedar_form_ok("authorize", "schema-format", schema_format) || !dw_cli_cedar_form_ok("authorize", "policy-format", policy_format)) return 1;
+    if (!dw_cli_cedar_form_ok("authorize", "schema-format", schema_format) || !dw_cli_cedar_form_ok("authorize", "policy-format", policy_format))
+        return dw_cli_usage_status();
     if (strcmp(reqval, "true") && strcmp(reqval, "false")) {
         fprintf(stderr, "dwc authorize: error: --request-validation must be true or false, not `%s`\n", reqval);
-        return 1;
+        return dw_cli_usage_status();
     }
     bool validate_request = strcmp(reqval, "true") == 0;
     dw_session s;
@@ -538,9 +540,15 @@ static int cmd_validate(int argc, char **argv)
         { "schema-format", 0, &schema_format, NULL }, { "policy-format", 0, &policy_format, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, validate_usage);
-    if (pr) return pr > 0 ? 0 : 1;
-    if (!dw_cli_cedar_form_ok("validate", "schema-format", schema_format) || !dw_cli_cedar_form_ok("validate", "policy-format", policy_format)) return 1;
-    if (!pol || !sch) { fputs(validate_usage, stderr); return 1; }
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!dw_cli_cedar_form_ok("validate", "schema-format", schema_format) || !dw_cli_cedar_form_ok("validate", "policy-format", policy_format))
+        return dw_cli_usage_status();
+    if (!pol && as_cedar) pol = "-";           /* Cedar's: the policies on standard input */
+    if (!pol || !sch) {
+        fprintf(stderr, "dwc validate: error: %s\n", !sch ? "missing -s SCHEMA" : "missing -p POLICIES");
+        fputs(validate_usage, stderr);
+        return dw_cli_usage_status();
+    }
     dw_session s;
     dw_session_init(&s);
     dw_fe_stage failed;
@@ -645,11 +653,12 @@ int main(int argc, char **argv)
 {
     const char *base = strrchr(argv[0], '/');
     as_cedar = strcmp(base ? base + 1 : argv[0], "cedar") == 0;
+    dw_cli_set_usage_status(as_cedar ? 2 : 1);
     /* installed as `dogwood` too (a link): the reference's command set */
     if (!strcmp(base ? base + 1 : argv[0], "dogwood")) return dw_cmd_dogwood(argc, argv);
     /* Cedar's global -f/--error-format, before the command (and among a Cedar command's options below) */
     if (argc > 1 && (!strncmp(argv[1], "-f", 2) || !strncmp(argv[1], "--error-format", 14))
-        && (argc = dw_cli_take_error_format(argc, argv, 1)) < 0) return 1;
+        && (argc = dw_cli_take_error_format(argc, argv, 1)) < 0) return dw_cli_usage_status();
     if (argc < 2) { usage(stderr); return 1; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { usage(stdout); return 0; }
     if (strcmp(argv[1], "--version") == 0) { printf("dwc %s\n", dw_version()); return 0; }
@@ -662,6 +671,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "dwc: unknown command `%s`\n  hint: `dwc help` lists the commands\n", argv[1]);
         return 1;
     }
-    if (cedar_command(c->name) && (argc = dw_cli_take_error_format(argc, argv, 2)) < 0) return 1;
+    if (cedar_command(c->name) && (argc = dw_cli_take_error_format(argc, argv, 2)) < 0) return dw_cli_usage_status();
     return c->run(argc - 1, argv + 1);
 }

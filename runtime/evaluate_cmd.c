@@ -246,13 +246,17 @@ int dw_cmd_evaluate(int argc, char **argv)
         { "schema", 's', &a.sch, NULL }, { "schema-format", 0, &a.sf, NULL }, { "entities", 0, &a.ent, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &a.expr, dw_evaluate_usage);
-    if (pr) return pr > 0 ? 0 : 1;
-    if (!dw_cli_cedar_form_ok("evaluate", "schema-format", a.sf)) return 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!dw_cli_cedar_form_ok("evaluate", "schema-format", a.sf)) return dw_cli_usage_status();
     if (strcmp(a.reqval, "true") && strcmp(a.reqval, "false")) {
         fprintf(stderr, "dwc evaluate: error: --request-validation must be true or false, not `%s`\n", a.reqval);
-        return 1;
+        return dw_cli_usage_status();
     }
-    if (!a.expr) { fputs("dwc evaluate: error: the EXPRESSION to evaluate is missing\n", stderr); fputs(dw_evaluate_usage, stderr); return 1; }
+    if (!a.expr) {
+        fputs("dwc evaluate: error: the EXPRESSION to evaluate is missing\n", stderr);
+        fputs(dw_evaluate_usage, stderr);
+        return dw_cli_usage_status();
+    }
     if (a.rq && (a.pl || a.ac || a.rs || a.cx)) {
         fputs("dwc evaluate: error: --request-json replaces -l, -a, -r and -c: give one or the other\n", stderr);
         return 1;

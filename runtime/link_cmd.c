@@ -97,11 +97,11 @@ int dw_cmd_link(int argc, char **argv)
         { "arguments", 'a', &args, NULL }, { "template-linked", 'k', &links, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_link_usage);
-    if (pr) return pr > 0 ? 0 : 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
     if (!pol || !tid || !nid || !args) {
         fprintf(stderr, "dwc link: error: give -p, --template-id, -n and -a\n");
         fputs(dw_link_usage, stderr);
-        return 1;
+        return dw_cli_usage_status();
     }
     dw_session s;
     dw_session_init(&s);

@@ -125,8 +125,12 @@ int dw_cmd_new(int argc, char **argv)
     const char *name = NULL;
     const dw_cli_opt opts[] = { { "name", 'n', &name, NULL }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_new_usage);
-    if (pr) return pr > 0 ? 0 : 1;
-    if (!name || !*name) { fputs("dwc new: error: --name DIR is required\n", stderr); fputs(dw_new_usage, stderr); return 1; }
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!name || !*name) {
+        fputs("dwc new: error: --name DIR is required\n", stderr);
+        fputs(dw_new_usage, stderr);
+        return dw_cli_usage_status();
+    }
     if (mkdir(name, 0777)) return io_failure(errno);
     int err = write_file(name, "schema.cedarschema.json", schema_json);
     if (!err) err = write_file(name, "policy.cedar", policy_cedar);

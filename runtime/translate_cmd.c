@@ -72,13 +72,13 @@ int dw_cmd_translate_policy(int argc, char **argv)
     const char *dir = NULL, *path = NULL;
     const dw_cli_opt opts[] = { { "direction", 0, &dir, NULL }, { "policies", 'p', &path, NULL }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_translate_policy_usage);
-    if (pr) return pr > 0 ? 0 : 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
     bool json = dir && !strcmp(dir, "cedar-to-json");
     if (!dir || (!json && strcmp(dir, "json-to-cedar"))) {
         fprintf(stderr, "dwc translate-policy: error: --direction must be cedar-to-json or json-to-cedar%s%s%s\n",
                 dir ? ", not `" : "", dir ? dir : "", dir ? "`" : "");
         fputs(dw_translate_policy_usage, stderr);
-        return 1;
+        return dw_cli_usage_status();
     }
     if (!path) path = "-";
     char *text;
@@ -107,13 +107,13 @@ int dw_cmd_translate_schema(int argc, char **argv)
     const char *dir = NULL, *path = NULL;
     const dw_cli_opt opts[] = { { "direction", 0, &dir, NULL }, { "schema", 's', &path, NULL }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_translate_schema_usage);
-    if (pr) return pr > 0 ? 0 : 1;
+    if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
     bool to_json = dir && (!strcmp(dir, "cedar-to-json") || !strcmp(dir, "cedar-to-json-with-resolved-types"));
     if (!dir || (!to_json && strcmp(dir, "json-to-cedar"))) {
         fprintf(stderr, "dwc translate-schema: error: --direction must be cedar-to-json, json-to-cedar or "
                         "cedar-to-json-with-resolved-types%s%s%s\n", dir ? ", not `" : "", dir ? dir : "", dir ? "`" : "");
         fputs(dw_translate_schema_usage, stderr);
-        return 1;
+        return dw_cli_usage_status();
     }
     if (!path) path = "-";
     char *text;

@@ -144,6 +144,20 @@ expect check-parse-human 0 "" "$DWC" check-parse -p hotel.cedar -s hotel.cedarsc
 # (Cedar's JSON error reports) is refused, dwc's reports being text; dwc's own commands keep -f unknown
 expect error-format-first 0 "ALLOW" "$tmp/cedar" -f plain "${HG[@]}" --request-validation=false
 expect error-format-after 0 "ALLOW" "$tmp/cedar" "${HG[@]}" --request-validation=false --error-format=human
+# a usage error (an unknown option, a missing or bad argument) exits 2 as `cedar`, as Cedar's CLI
+# (clap) does, and 1 as dwc; as `cedar`, authorize and validate read the policies from standard input
+for u in "authorize --bogus" "validate -p hotel.cedar" "evaluate" "translate-policy --direction up" "new" \
+         "check-parse --schema-format yaml" "link -p templates.cedar" "-f json check-parse -p hotel.cedar"; do
+    read -r -a ua <<<"$u"
+    "$tmp/cedar" "${ua[@]}" >/dev/null 2>&1 </dev/null; rc=$?
+    [ $rc = 2 ] && ok || bad "cedar $u: exit $rc, not 2 (a usage error)"
+    "$DWC" "${ua[@]}" >/dev/null 2>&1 </dev/null; rc=$?
+    [ $rc = 1 ] && ok || bad "dwc $u: exit $rc, not 1 (a usage error)"
+done
+expect usage-request-validation 2 "--request-validation must be true or false" "$tmp/cedar" "${HG[@]}" --request-validation no
+expect cedar-policies-stdin 0 "ALLOW" "$tmp/cedar" authorize "${HG[@]:3}" --request-validation false <hotel.cedar
+expect cedar-validate-stdin 0 "validation passed" "$tmp/cedar" validate -s hotel.cedarschema <hotel.cedar
+expect dwc-policies-missing 1 "missing -p POLICIES" "$DWC" authorize "${HG[@]:3}" </dev/null
 expect error-format-short 3 "" "$DWC" validate -fplain -p hotel.cedar -s photo.cedarschema
 expect error-format-json 1 "dwc reports errors as text only" "$DWC" "${HG[@]}" -f json
 expect error-format-bad 1 "--error-format must be human, plain or json, not \`yaml\`" "$DWC" --error-format yaml "${HG[@]}"
