@@ -217,10 +217,16 @@ typedef struct action_of { const dw_action_decl *ad; const dw_attr_decl *in_d, *
 enum { MEMO_CTX_NO_INPUT = 1, MEMO_CTX_INPUT = 2, MEMO_PRINCIPAL_SELF = 4, MEMO_RESOURCE_UNUSED = 8 };
 
 static int event_identity(dw_engine *e, built *b, const char *atype, size_t atlen, const char *aid, size_t aidlen,
-                          const char *kind, size_t klen, action_of *ac, char *msg, size_t cap)
+                          const char *kind, size_t klen, dw_carve *c, dw_arena *ca, action_of *ac, char *msg, size_t cap)
 {
     memset(b, 0, sizeof *b);
-    b->ev.atype = (dw_str){ dw_arena_memdup(&e->scratch, atype, atlen), atlen };
+    /* atype is the caller's buffer: copied into the carve c (of arena ca) when given, else the scratch */
+    char *at = c ? dw_carve_take(c, ca, atlen + 1, 4096) : dw_arena_alloc_raw(&e->scratch, atlen + 1);
+    if (at) {
+        memcpy(at, atype, atlen);
+        at[atlen] = 0;
+    }
+    b->ev.atype = (dw_str){ at, atlen };
     b->ev.aid = (dw_str){ aid, aidlen };
     b->ev.kind = (dw_str){ kind, klen };
     b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
@@ -310,7 +316,7 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_arena *a = &e->scratch;
     dw_buf err = { 0 };
     action_of ac;
-    if (event_identity(e, b, atype, atlen, aid, aidlen, kind, klen, &ac, msg, cap)) return -1;
+    if (event_identity(e, b, atype, atlen, aid, aidlen, kind, klen, NULL, NULL, &ac, msg, cap)) return -1;
     const dw_attr_decl *in_d = ac.in_d, *out_d = ac.out_d;
     dw_value in = { .kind = DW_V_RECORD }, out = { .kind = DW_V_RECORD };
     bool have_in = input_j != NULL, have_out = output_j != NULL;
@@ -344,6 +350,7 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
                         const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, char *msg, size_t cap)
 {
     const dw_action_decl *ad = ac->ad;
+    if (!b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }   /* event_identity's copy */
     dw_arena *a = &e->scratch;
     bool have_in = in != NULL, have_out = out != NULL;
     /* logged record: input, output, callerPrincipal, callerResource, requestId (§7.1 mirroring) */
@@ -375,16 +382,17 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
 
     /* the Cedar request: context = { input } (box.md §15.2), checked like Box's gate */
     if (!principal || !resource) { snprintf(msg, cap, "decision event has no %s in scope", principal ? "resource" : "principal"); return -1; }
-    dw_field *cf = dw_arena_alloc_raw(a, sizeof *cf);
-    if (!cf) { snprintf(msg, cap, "out of memory"); return -1; }
+    struct { dw_field cf; dw_uid au; } *rq = dw_arena_alloc_raw(a, sizeof *rq);   /* the context's field and the action */
+    if (!rq) { snprintf(msg, cap, "out of memory"); return -1; }
+    dw_field *cf = &rq->cf;
     size_t nc = 0;
     if (have_in) put_field(cf, &nc, F_INPUT, *in);
     b->req.vars[DW_VAR_C] = sorted_record(cf, nc);
     b->req.vars[DW_VAR_P] = pv;
     b->req.vars[DW_VAR_R] = rv;
     b->req.vars[DW_VAR_A].kind = DW_V_ENTITY;
-    dw_uid *au = dw_arena_alloc_raw(a, sizeof *au);
-    if (!au || !b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }
+    dw_uid *au = &rq->au;
+    if (!b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }
     *au = (dw_uid){ .type = b->ev.atype.s, .tlen = (uint32_t)b->ev.atype.len, .id = b->ev.aid.s, .idlen = (uint32_t)b->ev.aid.len,
                     .hash = b->action_hash };
     b->req.vars[DW_VAR_A].u.uid = au;
@@ -495,7 +503,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                 if (!have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
                 size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
                 if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len,
-                                   &ac, msg, sizeof msg))
+                                   vc, va, &ac, msg, sizeof msg))
                     return 0;
                 typed = true;
             }
@@ -512,18 +520,11 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     if (t == DW_TS_NOW && have[M_TIME] && event_time(e, &str[M_TIME], &t)) return 0;
     if (!typed) {
         size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
-        if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len, &ac,
-                           msg, sizeof msg))
+        if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len, vc, va,
+                           &ac, msg, sizeof msg))
             return 0;
     }
     if (!b->ev.atype.s) return 0;        /* out of memory: the general path says so */
-    if (hc) {                            /* the action type too (event_identity made it in the scratch) */
-        char *at = dw_carve_take(hc, &e->h.arena, b->ev.atype.len + 1, 4096);
-        if (!at) return 0;
-        memcpy(at, b->ev.atype.s, b->ev.atype.len);
-        at[b->ev.atype.len] = 0;
-        b->ev.atype.s = at;
-    }
     if (event_finish(e, b, &ac, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
                      have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, hc, msg, sizeof msg) ||
         (e->s.box && dw_box_gate(NULL, NULL, 0, P, R, msg, sizeof msg)))   /* no escape was taken on: no NUL */
