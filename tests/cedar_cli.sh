@@ -8,10 +8,7 @@ set -u
 DWC=$1
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 cd "$(dirname "$0")/cedar_cli" || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. ../harness.bash     # its run/expect are redefined below with this script's own signature
 # expect NAME RC WANT CMD...: exit status RC and stdout+stderr containing WANT (a fixed string)
 expect() {
     local n=$1 rc=$2 want=$3; shift 3
@@ -268,5 +265,4 @@ expect app-unlinked 2 "DENY" "$tmp/cedar" authorize "${AP[@]}" --entities app/en
 same_as_ref app-ref-unlinked authorize "${AP[@]}" --entities app/entities.json --request-json app/ALLOW/ana-reads-ward-record.json -v
 ref_done
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

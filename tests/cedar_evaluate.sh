@@ -10,10 +10,7 @@ set -u
 DWC=$1
 case $DWC in /*) ;; *) DWC=$(pwd)/$DWC ;; esac
 cd "$(dirname "$0")/cedar_evaluate" || exit 1
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. ../harness.bash     # its run/expect are redefined below with this script's own signature
 REQ=(-s schema.cedarschema --entities entities.json -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"' -c context.json)
 # run NAME RC WANT ARGS...: exit RC; stdout's first line empty (Cedar's) and its second line WANT
 # (a value), or for RC 1 the report's cause line ("  ╰─▶ WANT") or headline ("  × WANT")
@@ -191,5 +188,4 @@ chain='principal has a.b.c has d.e.f has g.h.i has j.k.l has m.n.o has p.q.r has
 out=$(timeout 2 "$DWC" evaluate -l 'User::"a"' -a 'Action::"a"' -r 'R::"r"' "$chain" 2>&1); rc=$?
 [ $rc = 1 ] && grep -qF "multiple relational operators" <<<"$out" && ok || bad "has-chain: exit $rc (wanted 1 at once)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
