@@ -22,14 +22,16 @@ has_table() {
 out=$tmp/PERFORMANCE.md
 if node tests/bench/report.js --results "$FIX" --out "$out" > "$tmp/log" 2>&1; then ok; else bad "report.js refused the fixture:"; cat "$tmp/log"; fi
 for h in "Box example 01-project-read" "rbac, 10 policies" "rbac, 100 policies" "box, 10 policies" "box, 100 policies" \
-         rbac box "Compiling and loading (tests/bench/load_bench.c)" "Temporal rules (tests/bench/temporal_bench.c)" \
+         "keyed, 10 policies" "keyed, 10000 policies" rbac box keyed "Compiling and loading (tests/bench/load_bench.c)" "Temporal rules (tests/bench/temporal_bench.c)" \
          "Box events through the engine (dwc bench --engine)" \
          "dwd over the socket (tests/bench/dwd_load.c)" "Targets (issue 16)"; do
     if [ -f "$out" ] && has_table "$out" "$h"; then ok; else bad "section \"$h\" has no table"; fi
 done
 # both modes and the ratio row of each workload
-n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "parsed ratio rows: ${n:-0}, want 5"
-n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 5 ] && ok || bad "from-json ratio rows: ${n:-0}, want 5"
+n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "parsed ratio rows: ${n:-0}, want 7"
+n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "from-json ratio rows: ${n:-0}, want 7"
+# the scope-keyed scaling target is computed from the keyed sets (fixture: 108 ns -> 131 ns)
+grep -q '^| 10 → 10,000 scope-keyed policies (\*keyed\*): mean grows ≤ 1.5× | 1.21× ' "$out" && ok || bad "keyed scaling target row missing"
 # the run's length and load average (run.meta) are reported
 grep -q '^- Run: started 2026-12-01 12:00 UTC, took 11.7 min' "$out" && grep -q '^- Load average (1, 5, 15 min): 1.50 1.20 1.00 at the start, 2.00 1.80 1.40 at the end' "$out" && ok || bad "run length / load average missing"
 # Cedar's figure beside the temporal rows

@@ -5,7 +5,7 @@
 #
 # Generates the workloads into build/bench/, installs @cedar-policy/cedar-wasm into
 # build/bench/node if missing, runs `build/dwc bench` and the Cedar peer (tests/bench/cedar_peer.js)
-# on Box's 01-project-read example and on generated RBAC and Box sets of 10 .. 100,000 policies,
+# on Box's 01-project-read example and on generated RBAC, Box and keyed sets of 10 .. 100,000 policies,
 # each with and without --from-json, one process at a time; then compile/load times
 # (artifact_report.sh), Box events through the engine (dwc bench --engine), the temporal rule's
 # cost (temporal_bench) and dwd over its socket
@@ -15,7 +15,7 @@
 # Environment knobs (all optional):
 #   DWC=path            dwc binary (default build/dwc)
 #   BENCH_SIZES="..."   policy counts (default "10 100 1000 10000 100000")
-#   BENCH_STYLES="..."  generated styles (default "rbac box")
+#   BENCH_STYLES="..."  generated styles (default "rbac box keyed")
 #   BENCH_QUICK=1       small decision counts: checks the plumbing in a minute or two
 #   BENCH_PEER_MAX=N    largest policy count the Cedar peer is run on (default 10000: a single
 #                       cedar-wasm run on 100,000 policies takes well over a minute)
@@ -36,7 +36,7 @@ cd "$ROOT"
 
 DWC_SRC=${DWC:-build/dwc}
 SIZES=${BENCH_SIZES:-"10 100 1000 10000 100000"}
-STYLES=${BENCH_STYLES:-"rbac box"}
+STYLES=${BENCH_STYLES:-"rbac box keyed"}
 QUICK=${BENCH_QUICK:-0}
 PEER_MAX=${BENCH_PEER_MAX:-10000}
 PEER_BUDGET=${BENCH_PEER_BUDGET:-5}
