@@ -265,6 +265,7 @@ fuzz-link: $(FUZZ_TARGETS)
 test: deps
 	$(MAKE) --no-print-directory testbins benchbins
 	$(MAKE) --no-print-directory BUILD=build/asan OPT="$(SAN_OPT)" testbins
+	$(MAKE) --no-print-directory BUILD=build/noprov PROVIDERS=0 build/noprov/dwc build/noprov/dwd
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99 tests/run_all.sh $(SHARED)

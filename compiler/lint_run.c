@@ -155,6 +155,20 @@ static void rule_unicode(L *l)
     }
 }
 
+static bool has_error(const dw_findings *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].sev == DW_LINT_ERROR) return true;
+    return false;
+}
+
+static bool has_template(const dw_policy_set *ps)
+{
+    for (size_t i = 0; i < ps->npolicies; i++)
+        if (ps->policies[i].is_template) return true;
+    return false;
+}
+
 int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
 {
     L *l = dw_lint_new(src, opt, out);
@@ -190,8 +204,11 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     dw_front_end_step(&fe, &d);               /* DW_FE_STRUCTURE */
     dw_front_end_step(&fe, &d);               /* DW_FE_SCHEMA */
     dw_lint_take_diags(l, &d, R_TEMPORAL);
-    if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_PROFILE */
+    int profile_rc = dw_front_end_step(&fe, &d);   /* DW_FE_PROFILE */
+    if (profile_rc < 0) { rc = -1; goto done; }
     /* its findings are check's (its diagnostics repeat the errors among them) */
+    dw_diags_free(&d);
+    dw_diags_init(&d);
     for (size_t i = 0; i < fe.findings.n; i++) {
         if (out->n == out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 16;
@@ -202,6 +219,15 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
         }
         out->v[out->n++] = fe.findings.v[i];
         memset(&fe.findings.v[i], 0, sizeof fe.findings.v[i]);   /* moved: the strings are out's now */
+    }
+    /* The compile stage, so that check refuses what `dwc compile` and the
+     * loader refuse: without a schema only compiling checks the provider
+     * calls (§13.3; a build with PROVIDERS=0 refuses every call), and it has
+     * its own limits.  Not after an error (it would repeat it), nor for a set
+     * with templates, which compiles only once its links are given. */
+    if (!profile_rc && !has_error(out) && !has_template(fe.ps)) {
+        if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_COMPILE */
+        dw_lint_take_diags(l, &d, R_VALIDATION);
     }
 
 done:

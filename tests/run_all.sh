@@ -91,6 +91,8 @@ suites() {
 suites build ""
 # libdogwood as installed: make install DESTDIR, exports, pkg-config/dlopen/static C, Python, Rust, man pages
 run_suite "lib" tests/lib/run.sh build "$SHARED"
+# the build without information providers (make PROVIDERS=0, dogwood.md §13.6)
+run_suite "noprov" tests/noprov.sh build/noprov build/dwc "$SHARED"
 suites build/asan "-asan"
 # the editor files of docs/editors/ (TextMate grammars, VS Code manifest, Vim syntax)
 run_suite "editors" tests/lsp/grammars.py
