@@ -394,7 +394,7 @@ static int vm_decide(void *ud, int which, const char *request, const char *entit
     memset(outcome, DW_OUT_FALSE, prog->npolicies);
     bool every = !only && !prog->index.nslots;   /* (no index: c.v is NULL, every policy runs) */
     for (uint32_t k = 0; k < (only ? nonly : every ? prog->npolicies : c.n); k++) {
-        uint32_t i = only ? only[k] : every ? k : c.v[k];
+        uint32_t i = only ? only[k] : every ? k : DW_IX_POLICY(c.v[k]);
         if (i >= prog->npolicies) continue;
         dw_eval_ctx cx = { .prog = prog, .store = &st, .req = &req, .scratch = &a, .stack = stack };
         bool res = false;

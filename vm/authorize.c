@@ -39,7 +39,9 @@ static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const 
     return NULL;
 }
 
-typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; const dw_request *req; } cands;
+/* The candidate postings (policy << 1 | DW_IX_IMPLIED); exact: the bucket
+ * being added was probed with the request's own uid, so its IMPLIED bits hold. */
+typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; const dw_request *req; bool exact; } cands;
 
 static int add_ids(void *ctx, const uint32_t *run, uint32_t n)
 {
@@ -53,7 +55,9 @@ static int add_ids(void *ctx, const uint32_t *run, uint32_t n)
         c->v = v;
         c->cap = cap;
     }
-    memcpy(c->v + c->n, run, n * sizeof *c->v);
+    uint32_t *d = c->v + c->n;
+    if (c->exact) memcpy(d, run, n * sizeof *d);
+    else for (uint32_t i = 0; i < n; i++) d[i] = run[i] & ~DW_IX_IMPLIED;
     c->n += n;
     c->runs++;
     return 0;
@@ -112,6 +116,7 @@ static uint64_t entity_key(uint8_t var, const dw_uid *u)
 static int candidates(const dw_program *prog, const dw_store *store, const dw_request *req, cands *c)
 {
     const dw_index *ix = &prog->index;
+    c->exact = true;
     if (ix->always_n) {
         if (add_ids(c, ix->policies + ix->always_first, ix->always_n)) return -1;
     }
@@ -122,10 +127,12 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
         if (ix->has_entity[var]) {
             if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen))) return -1;
             const dw_entity *e = req->ent[var];
+            c->exact = false;          /* an ancestor's bucket: its scope tests still run */
             for (uint32_t k = 0; e && k < e->nanc; k++) {
                 const dw_uid *a = e->ancestors[k];
                 if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen))) return -1;
             }
+            c->exact = true;
         }
         if (ix->has_type[var]) {
             uint64_t h = dw_index_hash(DW_IX_TYPE, var, u->type, u->tlen, NULL, 0);
@@ -142,14 +149,19 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
             const dw_uid *a = i == 0 ? act->u.uid : ea->ancestors[i - 1];
             for (uint32_t k = 0; k <= nx; k++) {
                 const dw_uid *x = k == 0 ? req->vars[var].u.uid : ex->ancestors[k - 1];
+                c->exact = i == 0 && k == 0;
                 if (add_run(c, ix, probe_pair(ix, var, a, x))) return -1;
             }
         }
     }
     if (c->runs <= 1) return 0;      /* one bucket: already ascending and distinct */
     sort_u32(c->v, c->n);
+    /* one posting per policy: implied if any bucket that found it implies its scope */
     uint32_t w = 0;
-    for (uint32_t i = 0; i < c->n; i++) if (w == 0 || c->v[w - 1] != c->v[i]) c->v[w++] = c->v[i];
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (w && DW_IX_POLICY(c->v[w - 1]) == DW_IX_POLICY(c->v[i])) c->v[w - 1] |= c->v[i];
+        else c->v[w++] = c->v[i];
+    }
     c->n = w;
     return 0;
 }
@@ -170,9 +182,10 @@ static int decide(const dw_program *prog, const dw_store *store, const dw_reques
     uint32_t np = 0, nf = 0, ne = 0;
     dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack };
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = which ? which[k] : k;
+        uint32_t i = which ? DW_IX_POLICY(which[k]) : k;
         bool sat = false;
-        dw_eval_status st = dw_eval_policy(&cx, i, &sat);
+        uint32_t from = which && (which[k] & DW_IX_IMPLIED) ? prog->index.body[i] : prog->policies[i].entry;
+        dw_eval_status st = dw_eval_code(&cx, from, &sat);
         resp->evaluated++;
         if (st == DW_ERR_OOM) return -1;
         if (st != DW_EVAL_OK) {

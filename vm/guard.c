@@ -194,7 +194,7 @@ static int build_table(dw_program *p, dw_index_bucket *b, const policy_guard *pg
     const policy_guard *cand[2] = { NULL, NULL };
     uint32_t cnt[2] = { 0, 0 };
     for (uint32_t i = 0; i < b->n; i++) {
-        const policy_guard *g = pg[run[i]].nalt ? &pg[run[i]] : NULL;
+        const policy_guard *g = pg[DW_IX_POLICY(run[i])].nalt ? &pg[DW_IX_POLICY(run[i])] : NULL;
         int k = -1;
         for (int c = 0; c < 2 && k < 0; c++)
             if (cnt[c] && (cand[c] == g || (g && cand[c] && same_path(p, g, cand[c])))) k = c;
@@ -210,14 +210,14 @@ static int build_table(dw_program *p, dw_index_bucket *b, const policy_guard *pg
         if (!cand[c] || (c == 1 && cand[0] && same_path(p, cand[0], cand[1]))) continue;
         uint32_t n = 0, first = b->n;
         for (uint32_t i = 0; i < b->n; i++)
-            if (same_path(p, cand[c], &pg[run[i]])) { if (!n) first = i; n++; }
+            if (same_path(p, cand[c], &pg[DW_IX_POLICY(run[i])])) { if (!n) first = i; n++; }
         if (n > best_n || (n == best_n && n && first < best_first)) best = cand[c], best_n = n, best_first = first;
     }
     if (best_n < GUARD_MIN_BUCKET / 2 || best_n * 2 < b->n) return 0;
 
     dw_guard_table *t = dw_arena_alloc(&p->arena, sizeof *t);
     uint32_t nent = 0;
-    for (uint32_t i = 0; i < b->n; i++) nent += same_path(p, &pg[run[i]], best) ? pg[run[i]].nalt : 1;
+    for (uint32_t i = 0; i < b->n; i++) nent += same_path(p, &pg[DW_IX_POLICY(run[i])], best) ? pg[DW_IX_POLICY(run[i])].nalt : 1;
     uint32_t *pol = dw_arena_alloc(&p->arena, nent * sizeof *pol);
     if (!t || !pol) return -1;
     memset(t, 0, sizeof *t);
@@ -228,7 +228,7 @@ static int build_table(dw_program *p, dw_index_bucket *b, const policy_guard *pg
     }
     uint32_t ng = 0, nr = 0;
     for (uint32_t i = 0; i < b->n; i++) {
-        const policy_guard *g = &pg[run[i]];
+        const policy_guard *g = &pg[DW_IX_POLICY(run[i])];
         if (same_path(p, g, best))
             for (uint8_t a = 0; a < g->nalt; a++) tmp[ng++] = (guarded){ run[i], &g->alt[a] };
         else pol[nr++] = run[i];            /* the rest, still ascending */
@@ -333,7 +333,7 @@ void dw_guard_print(const dw_guard_table *t, const dw_program *p, FILE *out)
         const dw_guard_key *k = &t->keys[i];
         fprintf(out, "      %s \"%.*s\" ->", k->kind == GUARD_EXACT ? "==" : "prefix", (int)k->lit.len, k->lit.s);
         for (uint32_t j = 0; j < k->n; j++) {
-            const dw_policy_code *pc = &p->policies[t->policies[k->first + j]];
+            const dw_policy_code *pc = &p->policies[DW_IX_POLICY(t->policies[k->first + j])];
             fprintf(out, " %.*s", (int)pc->id.len, pc->id.s);
         }
         fputc('\n', out);

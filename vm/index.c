@@ -71,6 +71,16 @@ int dw_index_build(dw_program *p)
         if (b->kind == DW_IX_TYPE) ix->has_type[b->var % 3] = true;
         if (b->kind == DW_IX_PAIR) ix->has_pair[b->var % 3] = true;
     }
+    ix->body = p->npolicies ? dw_arena_alloc(&p->arena, p->npolicies * sizeof *ix->body) : NULL;
+    if (p->npolicies && !ix->body) return -1;
+    for (uint32_t i = 0; i < p->npolicies; i++) ix->body[i] = dw_scope_prefix_end(p, i);
+    for (uint32_t b = 0; b < ix->nbuckets; b++) {
+        const dw_index_bucket *k = &ix->buckets[b];
+        for (uint32_t i = k->first; i < k->first + k->n; i++) {
+            uint32_t pol = ix->policies[i];
+            ix->policies[i] = pol << 1 | (k->kind != DW_IX_ALWAYS && dw_scope_prefix_implied(p, pol, k) ? DW_IX_IMPLIED : 0);
+        }
+    }
     for (uint32_t b = 0; b < ix->nbuckets; b++)
         if (ix->buckets[b].kind == DW_IX_ALWAYS) { ix->always_first = ix->buckets[b].first; ix->always_n = ix->buckets[b].n; }
     uint32_t ns = 16;
@@ -102,7 +112,7 @@ void dw_index_print(const dw_program *p, FILE *out)
         else fprintf(out, "  %s in %.*s::\"%.*s\"", vars[k->var % 3], (int)k->type.len, k->type.s, (int)k->id.len, k->id.s);
         fputs(" ->", out);
         for (uint32_t i = 0; i < k->n; i++) {
-            const dw_policy_code *pc = &p->policies[ix->policies[k->first + i]];
+            const dw_policy_code *pc = &p->policies[DW_IX_POLICY(ix->policies[k->first + i])];
             fprintf(out, " %.*s%s", (int)pc->id.len, pc->id.s, pc->effect == DW_EFFECT_FORBID ? "(forbid)" : "");
         }
         fputc('\n', out);

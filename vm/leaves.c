@@ -76,7 +76,7 @@ int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, 
     if (!c->v) {                 /* no index: every policy is a candidate */
         uint32_t *all = dw_arena_alloc_raw(scratch, (p->npolicies + 1) * sizeof *all);
         if (!all) return fail(fault, DW_LEAF_ENOMEM, 0, 0);
-        for (uint32_t i = 0; i < p->npolicies; i++) all[i] = i;
+        for (uint32_t i = 0; i < p->npolicies; i++) all[i] = i << 1;
         c->v = all;
         c->n = p->npolicies;
     }
@@ -91,9 +91,9 @@ int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, 
     uint32_t nv = 0, w = 0;
     uint64_t budget = env->work_bound;   /* shared by every leaf of the decision */
     for (uint32_t k = 0; k < c->n; k++) {
-        uint32_t pi = c->v[k];
+        uint32_t pi = DW_IX_POLICY(c->v[k]);
         const dw_policy_code *pc = &p->policies[pi];
-        c->v[w++] = pi;
+        c->v[w++] = c->v[k];
         if (!pc->nleaves) continue;
         if (!stack) {
             if (!(stack = dw_arena_alloc_raw(scratch, (p->max_stack + 1) * sizeof *stack))) return fail(fault, DW_LEAF_ENOMEM, pi, 0);

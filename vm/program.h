@@ -79,15 +79,23 @@ typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] 
  * of one scope variable (`principal == E`, `principal in E`, `action in [A, B]`
  * ...), an entity type (`resource is T`), or ALWAYS.  A request probes the
  * keys of its principal, action and resource and of their ancestors in the
- * store, so the candidates are exactly the policies whose scope can match;
- * each candidate still runs its full code (scope included), so the index can
- * only skip policies whose scope is false. */
+ * store, so the candidates are exactly the policies whose scope can match.
+ * A candidate runs its full code (scope included), unless the bucket that
+ * found it was probed with the request's own uid (not an ancestor's) and that
+ * key implies every scope test of the policy's code prefix (dw_index_build
+ * reads them off the verified code); it then starts at index.body[policy],
+ * just after those tests. */
 typedef enum dw_index_kind {
     DW_IX_ALWAYS = 0,
     DW_IX_ENTITY = 1,        /* (var, E): var == E or var in E */
     DW_IX_TYPE = 2,          /* (var, T): var is T */
     DW_IX_PAIR = 3,          /* (var, A, E): action == A or in A, and var == E or in E */
 } dw_index_kind;
+
+/* A posting's low bit: the bucket's key, probed exactly, makes the policy's
+ * scope prefix true (see dw_index_build). */
+#define DW_IX_IMPLIED 1u
+#define DW_IX_POLICY(posting) ((posting) >> 1)
 
 typedef struct dw_index_entry {
     uint8_t kind;            /* dw_index_kind */
@@ -129,7 +137,8 @@ typedef struct dw_index {
     dw_index_bucket *buckets; uint32_t nbuckets;
     uint32_t *slots;         /* open addressing: bucket index + 1, 0 = empty */
     uint32_t nslots;         /* power of two */
-    uint32_t *policies;      /* bucket runs, each ascending */
+    uint32_t *policies;      /* bucket runs, each ascending: policy << 1 | DW_IX_IMPLIED */
+    uint32_t *body;          /* per policy: the pc after its scope prefix (entry when it has none) */
     uint32_t always_first, always_n;   /* the ALWAYS run */
     bool has_entity[3], has_type[3], has_pair[3];   /* which probes can find anything, per variable */
 } dw_index;
@@ -182,6 +191,10 @@ int dw_program_hash_strs(dw_program *p);
 /* Build the probe table from ixents (in the program's arena).  0 or -1 (OOM). */
 int dw_index_build(dw_program *p);
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);
+/* A policy's scope prefix (vm/scope_prefix.c): the pc after it, and whether
+ * bucket b, probed with the request's own uid, makes all of it true. */
+uint32_t dw_scope_prefix_end(const dw_program *p, uint32_t policy);
+bool dw_scope_prefix_implied(const dw_program *p, uint32_t policy, const dw_index_bucket *b);
 /* PAIR keys combine the two uid hashes (dw_uid_hash). */
 uint64_t dw_index_pair_hash(uint8_t var, uint64_t action_uid_hash, uint64_t entity_uid_hash);
 /* Derive the condition guards of large buckets from the (verified) code.

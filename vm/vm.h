@@ -98,7 +98,9 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
 /* The two halves of dw_authorize, for a pass that runs between them (the
  * temporal leaves, vm/leaves.h): the index's candidates of a bound request
  * (ascending, distinct, in scratch; v NULL: every policy, the program has no
- * index), and the decision over them. */
+ * index), and the decision over them.  Each v[k] is a posting: policy
+ * DW_IX_POLICY(v[k]), and DW_IX_IMPLIED set when the index showed its scope
+ * prefix true (the decision then starts it at index.body[policy]). */
 typedef struct dw_candidates { uint32_t *v; uint32_t n; } dw_candidates;
 int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
                         dw_arena *scratch, dw_candidates *out);
