@@ -667,7 +667,16 @@ static dw_macro_def copy_def(X *x, const dw_macro_def *m)
 
 dw_policy_set *dw_macro_library_parse(const dw_source *src, dw_diags *diags)
 {
-    return dw_parse_policy_set(src, diags);
+    dw_policy_set *lib = dw_parse_policy_set(src, diags);
+    if (!lib) return NULL;
+    /* the library keeps its own copy of src: its definitions are checked,
+     * and expanded policies point into it, after the caller's copy is gone */
+    dw_source *own = dw_arena_alloc(&lib->arena, sizeof *own);
+    if (!own) { dw_policy_set_free(lib); return NULL; }
+    *own = *src;
+    lib->src = own;
+    lib->npolicies = 0;     /* a library's policies are ignored (§10.6) */
+    return lib;
 }
 
 static void expand_clauses(X *x, dw_policy *p)

@@ -7,8 +7,8 @@ const dw_policy_set *dw_front_end_library(dw_front_end *fe, dw_diags *diags)
 {
     if (!fe->lib && !fe->lib_tried) {
         fe->lib_tried = true;
-        dw_source lsrc = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
-        fe->lib = dw_macro_library_parse(&lsrc, diags);
+        dw_source std = { "<standard macro library>", dw_stdlib_macros_text, dw_stdlib_macros_len };
+        fe->lib = dw_macro_library_parse(fe->macros ? fe->macros : &std, diags);
     }
     return fe->lib;
 }

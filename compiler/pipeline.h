@@ -49,6 +49,9 @@ typedef struct dw_front_end {
      * DW_FE_SCHEMA's diagnostics carry their rule ids too (box-window-over-cap). */
     const dw_lint_options *profile;
     const struct dw_providers *providers;   /* provider declarations (lang/providers.h), NULL: the built-ins */
+    /* a macro library that replaces the standard one (dogwood.md §10.6,
+     * `--macros FILE`); NULL: the standard library.  It must outlive lib. */
+    const dw_source *macros;
     /* ---- outputs, owned by the front end until a caller takes them (sets
      * the field to NULL); dw_front_end_free frees the rest ---- */
     dw_policy_set *ps;

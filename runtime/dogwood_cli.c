@@ -5,8 +5,8 @@
  * unchecked against the schema, as the reference does (dwc replay
  * --validate false --request-validation false).  lower is in
  * dogwood_lower.c; `schema providers|action|event|mcp` dogwood_schema.c's.
- * Not built yet:
- * --macros (refused with exit 2). */
+ * --macros FILE replaces the standard macro library (§10.6) in every POLICY
+ * command. */
 
 #include "dogwood_cli.h"
 #include <errno.h>
@@ -29,7 +29,8 @@ const char dw_dogwood_usage[] =
     "       dwc dogwood lower POLICY --policy-schema FILE [--emit WHAT] [--event-schema FILE] [--format human|json]\n"
     "       dwc dogwood schema providers|action|event FILE [--format human|json]\n"
     "       dwc dogwood schema mcp --manifest FILE [-o FILE] [--namespace NS] [--number decimal]\n"
-    "Every POLICY command also takes --providers FILE (provider declarations, dogwood.md §13.2).\n"
+    "Every POLICY command also takes --providers FILE (provider declarations, dogwood.md §13.2)\n"
+    "and --macros FILE (a macro library that replaces the standard one, §10.6).\n"
     "The Dogwood reference's commands (dogwood.md §18), outputs and exit codes: 0 success, 1 an I/O\n"
     "error, 2 rejected input or a usage error.  POLICY may be `-` (standard input).\n"
     "  check-parse  parse and macro-expand; per policy its temporal leaves and provider calls, and\n"
@@ -53,7 +54,7 @@ const char dw_dogwood_usage[] =
     "            `OK: N provider(s) declared` ({\"kind\":\"providers\",\"ok\",\"warnings\"} with --format json)\n"
     "  schema action|event  check a Cedar schema / parse-check an event schema, in the same form\n"
     "  schema mcp  an action schema from an MCP tool manifest (§11.3; `dwc dogwood schema` for more)\n"
-    "--macros is not built yet (exit 2).\n";
+    ;
 
 typedef struct dogwood_args {
     const char *pol, *sch, *ev, *trace, *fmt, *providers, *macros, *emit;
@@ -76,13 +77,10 @@ static int parse_args(int argc, char **argv, dogwood_args *a)
         fprintf(stderr, "dwc dogwood %s: error: --format must be human or json, not `%s`\n", argv[0], a->fmt);
         return 2;
     }
-    if (a->macros) {
-        fprintf(stderr, "dwc dogwood %s: error: --macros is not supported by this build (custom macro libraries are not built yet)\n", argv[0]);
-        return 2;
-    }
     /* I/O errors first (exit 1), then rejected input (exit 2) */
-    const char *files[5] = { a->pol, a->sch, a->ev && !dw_event_schema_builtin_text(a->ev) ? a->ev : NULL, a->trace, a->providers };
-    for (int k = 0; k < 5; k++) {
+    const char *files[6] = { a->pol, a->sch, a->ev && !dw_event_schema_builtin_text(a->ev) ? a->ev : NULL, a->trace, a->providers,
+                             a->macros };
+    for (int k = 0; k < 6; k++) {
         if (!files[k] || !strcmp(files[k], "-")) continue;
         FILE *f = fopen(files[k], "rb");
         if (!f) { fprintf(stderr, "dwc dogwood %s: %s: %s\n", argv[0], files[k], strerror(errno)); return 1; }
@@ -119,6 +117,7 @@ static int dogwood_validate(int argc, char **argv)
     dw_fe_stage fatal;
     dw_validate_result r;
     rc = a.providers ? dw_session_load_providers(&s, a.providers) : 0;
+    if (!rc && a.macros) rc = dw_session_load_macros(&s, a.macros);
     if (!rc) rc = dw_validate_files(&s, a.pol, a.sch, a.ev, &fatal, &r);
     if (rc) { dw_session_free(&s); return rc; }
     size_t nerr = fatal ? s.diags.nerrors + !s.diags.nerrors : r.nerrors, nwarn = fatal ? 0 : r.nwarnings;
@@ -144,13 +143,14 @@ static int dogwood_replay(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (!a.trace) { fprintf(stderr, "dwc dogwood replay: error: missing --trace FILE\n"); return 2; }
-    char *rv[16];
+    char *rv[24];      /* every option below at once: 19 words and the NULL */
     int n = 0;
     rv[n++] = "replay";
     rv[n++] = "-p"; rv[n++] = (char *)a.pol;
     rv[n++] = "-s"; rv[n++] = (char *)a.sch;
     if (a.ev) { rv[n++] = "--events"; rv[n++] = (char *)a.ev; }
     if (a.providers) { rv[n++] = "--providers"; rv[n++] = (char *)a.providers; }
+    if (a.macros) { rv[n++] = "--macros"; rv[n++] = (char *)a.macros; }
     rv[n++] = "--format"; rv[n++] = (char *)a.fmt;
     rv[n++] = "--request-validation"; rv[n++] = "false";
     rv[n++] = "--validate"; rv[n++] = "false";
@@ -201,8 +201,8 @@ static int dogwood_check_parse(int argc, char **argv)
     dw_diags d;
     dw_diags_init(&d);
     dw_front_end fe = { .src = &src };
-    dw_source psrc = { a.providers, NULL, 0 };
-    char *ptext = NULL;
+    dw_source psrc = { a.providers, NULL, 0 }, msrc = { a.macros, NULL, 0 };
+    char *ptext = NULL, *mtext = NULL;
     dw_providers *decls = NULL;
     rc = 0;
     if (a.providers) {
@@ -210,6 +210,11 @@ static int dogwood_check_parse(int argc, char **argv)
         psrc.text = ptext;
         decls = dw_providers_parse(&psrc, &d);
         if (!decls || d.nerrors) { dw_diags_print(&d, stderr); rc = 2; goto out; }
+    }
+    if (a.macros) {
+        if (dw_read_file(a.macros, &mtext, &msrc.len)) { fprintf(stderr, "dwc dogwood check-parse: %s: %s\n", a.macros, strerror(errno)); rc = 1; goto out; }
+        msrc.text = mtext;
+        fe.macros = &msrc;
     }
     if (dw_front_end_run(&fe, DW_FE_EXPAND, &d, NULL)) {
         dw_diags_print(&d, stderr);
@@ -248,6 +253,7 @@ out:
     dw_front_end_free(&fe);
     dw_providers_free(decls);
     free(ptext);
+    free(mtext);
     free(text);
     return rc;
 }
@@ -264,7 +270,7 @@ int dw_cmd_dogwood(int argc, char **argv)
     if (!strcmp(argv[1], "lower")) {
         dogwood_args a;
         int rc = parse_args(argc - 1, argv + 1, &a);
-        return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.providers, a.emit, !strcmp(a.fmt, "json"));
+        return rc ? (rc < 0 ? 0 : rc) : dw_dogwood_lower(a.pol, a.sch, a.ev, a.providers, a.macros, a.emit, !strcmp(a.fmt, "json"));
     }
     if (!strcmp(argv[1], "schema")) return dw_dogwood_schema(argc - 1, argv + 1);
     fprintf(stderr, "dwc dogwood: error: unknown command `%s`\n%s", argv[1], dw_dogwood_usage);

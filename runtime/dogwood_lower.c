@@ -141,7 +141,8 @@ static char *schema_text(const dw_schema *s, bool json, size_t *len)
 
 static void json_str(const char *s, size_t n) { dw_json_escape_file(stdout, s, n, DW_JSON_REPLACE); }
 
-int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *providers, const char *emit, bool json)
+int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *providers, const char *macros,
+                     const char *emit, bool json)
 {
     if (strcmp(emit, "both") && strcmp(emit, "cedar-policies") && strcmp(emit, "cedar-schema") && strcmp(emit, "cedar-json")) {
         fprintf(stderr, "dwc dogwood lower: error: --emit must be cedar-policies, cedar-schema, cedar-json or both, not `%s`\n", emit);
@@ -152,6 +153,7 @@ int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const cha
     dw_fe_stage fatal;
     dw_validate_result r;
     int rc = providers ? dw_session_load_providers(&s, providers) : 0;
+    if (!rc && macros) rc = dw_session_load_macros(&s, macros);
     if (!rc) rc = dw_validate_files(&s, pol, sch, ev, &fatal, &r);
     if (rc) { dw_session_free(&s); return rc; }
     if (fatal || r.nerrors) {

@@ -6,5 +6,6 @@
  * cedar-schema, cedar-json or both) on stdout, or §18's JSON object with
  * json.  Exit code: 0; 1 an I/O error; 2 rejected (the set does not
  * validate, or holds a provider call). */
-int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *providers, const char *emit, bool json);
+int dw_dogwood_lower(const char *pol, const char *sch, const char *ev, const char *providers, const char *macros,
+                     const char *emit, bool json);
 #endif

@@ -55,5 +55,12 @@ dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_
  * (dogwood.md §16): the findings of the temporal checks against the schemas
  * (§9.6-§9.9) are printed as warnings and the set is loaded. */
 dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap);
+/* Both, with what dwc's commands take beyond dw_engine_config (which the
+ * bindings mirror field for field, so it stays as it is). */
+typedef struct dw_engine_cli_options {
+    bool unvalidated;           /* dw_engine_open_unvalidated's behaviour */
+    const char *macros_path;    /* --macros FILE: replaces the standard macro library (§10.6); NULL: the standard one */
+} dw_engine_cli_options;
+dw_engine *dw_engine_open_cli(const dw_engine_config *cfg, const dw_engine_cli_options *o, char *err, size_t errcap);
 
 #endif

@@ -41,7 +41,7 @@ static const command *find_command(const char *name);
 static const char authorize_usage[] =
     "usage: dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE]\n"
     "                     (--request-json FILE | -l PRINCIPAL -a ACTION -r RESOURCE [-c CONTEXT])\n"
-    "                     [-v] [--providers FILE]\n"
+    "                     [-v] [--providers FILE] [--macros FILE]\n"
     "       dwc authorize -p POLICIES [-s SCHEMA] [--entities FILE] --requests FILE.jsonl\n"
     "Decide one request.  Prints ALLOW or DENY; with -v also the determining and\n"
     "erroring policies.  Exit 0 allow, 2 deny, 1 on any error (like Cedar's CLI).\n"
@@ -192,13 +192,15 @@ static int authorize_lines(dw_session *s, const char *path, bool validate_reques
 static const int64_t engine_t0 = 1735689600LL * 1000000000LL;
 
 static const char *authorize_providers;   /* --providers FILE (dogwood.md §13.2) */
+static const char *authorize_macros;      /* --macros FILE (§10.6) */
 
 static dw_engine *open_authorizer(const char *pol, const char *sch, const char *events)
 {
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch, .events_path = events, .ticks_per_second = 1000000000,
                              .providers_path = authorize_providers };
     char err[256];
-    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
+    dw_engine_cli_options eo = { .macros_path = authorize_macros };
+    dw_engine *e = dw_engine_open_cli(&cfg, &eo, err, sizeof err);
     if (!e) fprintf(stderr, "dwc authorize: error: %s\n", err);
     return e;
 }
@@ -277,7 +279,7 @@ static int cmd_authorize(int argc, char **argv)
         { "resource", 'r', &rs, NULL }, { "context", 'c', &cx, NULL }, { "verbose", 'v', NULL, &verbose },
         { "requests", 0, &lines, NULL }, { "events", 0, &events, NULL }, { "template-linked", 'k', &links, NULL },
         { "policy-format", 0, &policy_format, NULL },
-        { "providers", 0, &authorize_providers, NULL }, { 0 },
+        { "providers", 0, &authorize_providers, NULL }, { "macros", 0, &authorize_macros, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, authorize_usage);
     if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
@@ -305,6 +307,7 @@ static int cmd_authorize(int argc, char **argv)
     s.links_path = links;
     s.cedar_ids = as_cedar;     /* dwc names statics by position, Cedar by @id; templates by @id for -k (link.h) */
     if (authorize_providers && dw_session_load_providers(&s, authorize_providers)) goto out;
+    if (authorize_macros && dw_session_load_macros(&s, authorize_macros)) goto out;
     if (dw_policy_format_apply(&s, policy_format, pol, &pjson)) goto out;
     if (dw_session_load_policies(&s, pol)) goto out;
     /* temporal leaves and provider calls are evaluated by the stateful engine (§15.1 steps 3-4) */
@@ -411,7 +414,7 @@ static int cmd_disasm(int argc, char **argv)
 
 /* ---- dwc compile ---- */
 static const char compile_usage[] =
-    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [--events E] [--providers FILE] [-o OUT.dwb|-]\n"
+    "usage: dwc compile [-p] POLICY [-s SCHEMA|box] [--events E] [--providers FILE] [--macros FILE] [-o OUT.dwb|-]\n"
     "Compile a policy set to a verified bytecode artifact (default: POLICY with .dwb).\n"
     "With a schema the set must pass strict validation first (dogwood.md D13); with\n"
     "`box`, every load check of the Box profile (box.md §11: dwc check --schema box's\n"
@@ -426,15 +429,17 @@ static const char compile_usage[] =
     "      --events E        the event schema (.dwschema or a built-in name; default: the\n"
     "                        schema's, `box` for box); needs -s\n"
     "  -o, --output FILE     where to write the artifact (`-`: standard output)\n"
+    "      --macros FILE     a macro library (only `def`s) that replaces the standard one\n"
+    "                        (dogwood.md §10.6); the policy file's own definitions win\n"
     "      --quiet           on failure print only the first error, on one line (dwd --policy)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL, *events = NULL, *providers = NULL;
+    const char *pol = NULL, *outp = NULL, *sch = NULL, *links = NULL, *events = NULL, *providers = NULL, *macros = NULL;
     bool quiet = false;
     const dw_cli_opt opts[] = { { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "output", 'o', &outp, NULL },
                                 { "template-linked", 'k', &links, NULL }, { "events", 0, &events, NULL },
-                                { "providers", 0, &providers, NULL },
+                                { "providers", 0, &providers, NULL }, { "macros", 0, &macros, NULL },
                                 { "quiet", 0, NULL, &quiet }, { 0 } };
     int pr = dw_cli_parse(argc, argv, opts, &pol, compile_usage);
     if (pr) return pr > 0 ? 0 : 1;
@@ -457,6 +462,7 @@ static int cmd_compile(int argc, char **argv)
     if (rc == 0 && sch) rc = dw_session_load_events(&s, events);
     s.links_path = links;
     if (rc == 0 && providers) rc = dw_session_load_providers(&s, providers);
+    if (rc == 0 && macros) rc = dw_session_load_macros(&s, macros);
     if (rc == 0) rc = dw_session_load_policies(&s, pol);
     if (rc == 2 && s.box && !quiet) fprintf(stderr, "dwc compile: %s is refused under the Box schema; no artifact written\n", pol);
     if (rc == 0 && sch && !s.box && s.ps) {
@@ -498,7 +504,7 @@ static int cmd_compile(int argc, char **argv)
 
 /* ---- dwc validate ---- */
 static const char validate_usage[] =
-    "usage: dwc validate -p POLICIES -s SCHEMA|box [-k LINKS] [--events E] [--providers FILE] [--deny-warnings]\n"
+    "usage: dwc validate -p POLICIES -s SCHEMA|box [-k LINKS] [--events E] [--providers FILE] [--macros FILE] [--deny-warnings]\n"
     "Cedar's strict validation of a policy set against a schema (dogwood.md §5).\n"
     "Each diagnostic names the policy (@id, else policyN), points at the expression and\n"
     "says what type was expected and what was found.\n"
@@ -531,11 +537,11 @@ static int validate_links(dw_session *s, const char *path, dw_validate_result *r
 static int cmd_validate(int argc, char **argv)
 {
     const char *pol = NULL, *sch = NULL, *events = NULL, *links = NULL, *schema_format = NULL, *policy_format = NULL;
-    const char *providers = NULL;
+    const char *providers = NULL, *macros = NULL;
     bool deny_warnings = false;
     const dw_cli_opt opts[] = {
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
-        { "providers", 0, &providers, NULL },
+        { "providers", 0, &providers, NULL }, { "macros", 0, &macros, NULL },
         { "deny-warnings", 0, NULL, &deny_warnings }, { "template-linked", 'k', &links, NULL },
         { "schema-format", 0, &schema_format, NULL }, { "policy-format", 0, &policy_format, NULL }, { 0 },
     };
@@ -557,6 +563,7 @@ static int cmd_validate(int argc, char **argv)
     int rc = dw_policy_format_apply(&s, policy_format, pol, &pjson);
     if (rc) { rc = rc == 2 ? 3 : 1; goto out; }
     if (providers && (rc = dw_session_load_providers(&s, providers))) { rc = rc == 2 ? 3 : 1; goto out; }
+    if (macros && dw_session_load_macros(&s, macros)) { rc = 1; goto out; }
     rc = dw_validate_files(&s, pol, sch, events, &failed, &r) ? 1 : 0;
     if (rc) goto out;
     if (failed == DW_FE_PARSE) { dw_diags_print(&s.diags, stderr); rc = 3; goto out; }

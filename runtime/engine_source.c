@@ -14,7 +14,8 @@ static void release_session(void *owner)
 
 /* print: dwc's commands, which show every diagnostic with its caret on
  * stderr; library callers get the first one back in err instead. */
-static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool findings_warn, char *err, size_t errcap)
+static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool findings_warn, const char *macros_path,
+                              char *err, size_t errcap)
 {
     if (!err) errcap = 0;
     if (!cfg || !cfg->policy_path) { snprintf(err, errcap, "no %s", cfg ? "policy path" : "configuration"); return NULL; }
@@ -28,6 +29,7 @@ static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool find
     if (!rc && cfg->schema_path) rc = dw_session_load_events(s, cfg->events_path);
     s->no_providers = cfg->no_providers;
     if (!rc && cfg->providers_path) rc = dw_session_load_providers(s, cfg->providers_path);
+    if (!rc && macros_path) rc = dw_session_load_macros(s, macros_path);
     if (!rc) rc = dw_session_load_policies(s, cfg->policy_path);
     if (!rc) rc = dw_session_load_entities(s, NULL);
     if (rc) {
@@ -45,9 +47,13 @@ static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool find
     return engine_new(cfg, &in, err, errcap);
 }
 
-dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, false, false, err, errcap); }
-dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, false, err, errcap); }
-dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, true, err, errcap); }
+dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, false, false, NULL, err, errcap); }
+dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, false, NULL, err, errcap); }
+dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, true, NULL, err, errcap); }
+dw_engine *dw_engine_open_cli(const dw_engine_config *cfg, const dw_engine_cli_options *o, char *err, size_t errcap)
+{
+    return open_source(cfg, true, o && o->unvalidated, o ? o->macros_path : NULL, err, errcap);
+}
 
 dw_engine *dw_engine_open_durable(const dw_engine_config *cfg, const dw_engine_durable *d, dw_engine_recovery *rec,
                                   char *err, size_t errcap)

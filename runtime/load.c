@@ -37,6 +37,7 @@ void dw_session_free(dw_session *s)
     free(s->links_text);
     dw_providers_free(s->providers);
     free(s->providers_text);
+    free(s->macros_text);
     memset(s, 0, sizeof *s);
 }
 
@@ -145,6 +146,16 @@ int dw_session_load_providers(dw_session *s, const char *path)
     return flush_diags(s);
 }
 
+int dw_session_load_macros(dw_session *s, const char *path)
+{
+    return read_source(s, path, &s->macros_src, &s->macros_text) ? 1 : 0;
+}
+
+const dw_source *dw_session_macros(const dw_session *s)
+{
+    return s->macros_src.name ? &s->macros_src : NULL;
+}
+
 int dw_session_load_policies(dw_session *s, const char *path)
 {
     if (s->policy_given) s->policy_src = *s->policy_given;
@@ -175,7 +186,8 @@ int dw_session_load_policies(dw_session *s, const char *path)
     dw_lint_options box = { .box = true, .schema = s->schema, .dv = s->dv, .refusals_only = true };
     dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv,
                         .max_window = s->es ? (int64_t)s->es->max_window : 0, .cedar_ids = s->cedar_ids,
-                        .profile = s->box && !s->schema_findings_warn ? &box : NULL, .providers = s->providers };
+                        .profile = s->box && !s->schema_findings_warn ? &box : NULL, .providers = s->providers,
+                        .macros = dw_session_macros(s) };
     if (s->links_path || s->links_given) {
         dw_template_link *links;
         if (s->links_given) s->links_src = *s->links_given;

@@ -54,6 +54,10 @@ typedef struct dw_session {
     dw_source providers_src;
     char *providers_text;
     bool no_providers;
+    /* --macros FILE: a macro library replacing the standard one (dogwood.md
+     * §10.6), read by dw_session_load_macros, parsed with the policies */
+    dw_source macros_src;
+    char *macros_text;
 } dw_session;
 
 void dw_session_init(dw_session *s);
@@ -78,6 +82,11 @@ int dw_session_load_events(dw_session *s, const char *path_or_builtin);
 int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
 /* A provider declaration file (dogwood.md §13.2); call before the policies. */
 int dw_session_load_providers(dw_session *s, const char *path);
+/* The macro library (--macros FILE) for the policies loaded after it:
+ * 0 ok, 1 I/O error (reported).  Its errors are the policies' (exit 2). */
+int dw_session_load_macros(dw_session *s, const char *path);
+/* The library the front end expands with: --macros's, or NULL (the standard one). */
+const dw_source *dw_session_macros(const dw_session *s);
 /* XXH3-64 of the action schema's text (the built-in one for "box"), 0
  * without a schema: what `dwc compile -s` writes into an artifact and what
  * dw_engine_reload compares. */

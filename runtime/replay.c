@@ -19,13 +19,14 @@
 #include "trace_box.h"
 #include "trace_log.h"
 
-/* --providers FILE: provider declarations (dogwood.md §13.2) for either trace format */
-static const char *providers_path;
+/* --providers FILE: provider declarations (dogwood.md §13.2) for either trace
+ * format; --macros FILE: the macro library replacing the standard one (§10.6) */
+static const char *providers_path, *macros_path;
 
 const char dw_replay_usage[] =
     "usage: dwc replay -p POLICY [-s SCHEMA | --schema box] [--events E] [--format human|json|library]\n"
     "                  [--request-validation true|false] [--validate true|false] [--providers FILE]\n"
-    "                  [--no-expect] TRACE\n"
+    "                  [--macros FILE] [--no-expect] TRACE\n"
     "Feed a trace to one authorizer, in order, and print one verdict per decision.\n"
     "The trace format is chosen by its first non-blank character:\n"
     "  `@`  the reference's .log format (dogwood.md §17); needs -s SCHEMA; events under the\n"
@@ -135,7 +136,8 @@ static int replay_log(const char *trace, char *text, size_t len, const char *pol
                              .no_request_validation = no_request_validation, .providers_path = providers_path };
     bool json = fmt == LOG_JSON;
     char err[256];
-    dw_engine *e = (no_validate ? dw_engine_open_unvalidated : dw_engine_open_printing)(&cfg, err, sizeof err);
+    dw_engine_cli_options eo = { .unvalidated = no_validate, .macros_path = macros_path };
+    dw_engine *e = dw_engine_open_cli(&cfg, &eo, err, sizeof err);
     if (!e) {
         fprintf(stderr, "dwc replay: error: %s\n", err);
         dw_tlog_free(&log);
@@ -265,7 +267,8 @@ static int replay_box(const char *trace, FILE *f, const char *pol, const char *s
     dw_engine_config cfg = { .policy_path = pol, .schema_path = sch ? sch : "box", .events_path = ev,
                              .ticks_per_second = 1000000000, .replay_timestamps = true, .providers_path = providers_path };
     char err[256];
-    dw_engine *e = dw_engine_open_printing(&cfg, err, sizeof err);
+    dw_engine_cli_options eo = { .macros_path = macros_path };
+    dw_engine *e = dw_engine_open_cli(&cfg, &eo, err, sizeof err);
     if (!e) { fprintf(stderr, "dwc replay: error: %s\n", err); dw_box_trace_close(&t); return 2; }
     size_t pass = 0, fail = 0, lineno = 0, nlines = 0, cap = 0, ndecided = 0;
     int rc = 0;
@@ -352,7 +355,7 @@ int dw_cmd_replay(int argc, char **argv)
         { "policies", 'p', &pol, NULL }, { "schema", 's', &sch, NULL }, { "events", 0, &ev, NULL },
         { "format", 0, &fmt, NULL }, { "no-expect", 0, NULL, &no_expect },
         { "request-validation", 0, &reqval, NULL }, { "validate", 0, &validate, NULL },
-        { "providers", 0, &providers_path, NULL }, { 0 },
+        { "providers", 0, &providers_path, NULL }, { "macros", 0, &macros_path, NULL }, { 0 },
     };
     int pr = dw_cli_parse(argc, argv, opts, &trace, dw_replay_usage);
     if (pr) return pr > 0 ? 0 : 2;

@@ -14,7 +14,8 @@ int dw_validate_files(dw_session *s, const char *pol, const char *sch, const cha
     if (dw_session_load_schema(s, sch) || dw_session_load_events(s, events)) return 2;
     /* §16's order: macros, temporal acceptance rules, then the Cedar side and
      * the temporal dialect against the schemas */
-    dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv, .providers = s->providers };
+    dw_front_end fe = { .src = &s->policy_src, .schema = s->schema, .dv = s->dv, .providers = s->providers,
+                        .macros = dw_session_macros(s) };
     *fatal = dw_front_end_run(&fe, DW_FE_STRUCTURE, &s->diags, NULL);
     s->ps = fe.ps;               /* freed with the session */
     s->macro_lib = fe.lib;

@@ -161,8 +161,51 @@ run dg7 "$DWC" dogwood validate "$tmp/none.dw" --policy-schema "$DS"
 refused dg7 1 "No such file or directory"
 run dg8 "$DWC" dogwood validate "$T.dw"
 refused dg8 2 "missing --policy-schema FILE"
-run dg9 "$DWC" dogwood validate "$T.dw" --policy-schema "$DS" --macros m.dw
-refused dg9 2 "--macros is not supported by this build"
+# --macros FILE (dogwood.md §10.6): the library replaces the standard one; the file's own defs win
+cat >"$tmp/lib.dw" <<'EOF2'
+// a macro library; the policy in it is ignored
+def cedar is_secret(?p) { ?p like "*.env" || ?p like "*/secrets/*" };
+def cedar is_tmp(?p) { ?p like "/tmp/*" };
+permit (principal, action, resource);
+EOF2
+printf '@id("read")\npermit (principal, action == Box::Action::"fs:read", resource)\nwhen { !is_secret(context.input.path) };\n' >"$tmp/mac.dw"
+run dg9 "$DWC" dogwood validate "$tmp/mac.dw" --policy-schema "$S" --macros "$tmp/lib.dw"
+refused dg9 0 "OK: validation passed with no errors or warnings."
+run dg9a "$DWC" dogwood validate "$tmp/mac.dw" --policy-schema "$S"
+refused dg9a 2 "unknown function or macro \`is_secret\`"
+run dg9b "$DWC" dogwood lower "$tmp/mac.dw" --policy-schema "$S" --macros "$tmp/lib.dw" --emit cedar-policies
+refused dg9b 0 '!((context.input.path like "*.env") || (context.input.path like "*/secrets/*"))'
+# the policy file's own definition wins, silently
+printf 'def cedar is_secret(?p) { ?p == "/etc/shadow" };\n' | cat - "$tmp/mac.dw" >"$tmp/mac2.dw"
+run dg9c "$DWC" dogwood lower "$tmp/mac2.dw" --policy-schema "$S" --macros "$tmp/lib.dw" --emit cedar-policies
+refused dg9c 0 '!(context.input.path == "/etc/shadow")'
+# replaced entirely: the standard library's count_within is gone
+printf 'forbid (principal, action == Box::Action::"fs:read", resource)\nwhen temporal { count_within(1h, Box::Action::"fs:read"::request{}) > 3 };\n' >"$tmp/std.dw"
+run dg9d "$DWC" dogwood validate "$tmp/std.dw" --policy-schema "$S" --event-schema box
+refused dg9d 0 "OK: validation passed"
+run dg9e "$DWC" dogwood validate "$tmp/std.dw" --policy-schema "$S" --event-schema box --macros "$tmp/lib.dw"
+refused dg9e 2 "count_within"
+# the library's own errors point into it
+printf 'def cedar broken(?p) { ?q == 1 };\n' >"$tmp/badlib.dw"
+run dg9f "$DWC" dogwood validate "$tmp/mac.dw" --policy-schema "$S" --macros "$tmp/badlib.dw"
+refused dg9f 2 "badlib.dw:1:"
+run dg9g "$DWC" dogwood validate "$tmp/mac.dw" --policy-schema "$S" --macros "$tmp/none.dw"
+refused dg9g 1 "No such file or directory"
+run dg9h "$DWC" dogwood check-parse "$tmp/mac.dw" --macros "$tmp/lib.dw"
+refused dg9h 0 "policy 0: 0 temporal leaf(s), 0 provider invocation(s)"
+run dg9i "$DWC" dogwood check-parse "$tmp/mac.dw"
+refused dg9i 2 "is_secret"
+# dwc's own commands take it too
+run dg9j "$DWC" compile "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw" -o "$tmp/mac.dwb"
+[ "$(cat "$tmp/dg9j.rc")" = 0 ] && [ -s "$tmp/mac.dwb" ] && ok || bad "dg9j: compile --macros: $(head -3 "$tmp/dg9j.out")"
+run dg9k "$DWC" authorize -p "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw" -l 'Box::Agent::"self"' -a 'Box::Action::"fs:read"' -r 'Box::Resource::"x"' -c <(printf '{"input":{"path":"/p/.env","operation":{"__entity":{"type":"Box::FsReadOperation","id":"read_content"}}}}')
+refused dg9k 2 "DENY"
+run dg9l "$DWC" validate -p "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw"
+[ "$(cat "$tmp/dg9l.rc")" = 0 ] && ok || bad "dg9l: validate --macros: $(head -3 "$tmp/dg9l.out")"
+# every option of dogwood replay at once (its argument vector for dwc replay once overflowed)
+printf '{"availableProviders": {}}\n' >"$tmp/noprov.json"
+run dg9m "$DWC" dogwood replay "$T.dw" --policy-schema "$DS" --trace "$T.log" --event-schema default --providers "$tmp/noprov.json" --macros stdlib/macros.dw
+same r1 dg9m
 run dg10 "$DWC" dogwood lower "$T.dw"
 refused dg10 2 "missing --policy-schema FILE"
 run dg12 "$DWC" dogwood check-parse tests/traces/undeclared-field.dw
