@@ -9,14 +9,14 @@
  *
  * One engine with its durable history (dw_engine_open_durable: the log in
  * --state DIR, checkpoints, recovery), one Unix stream socket speaking JSON
- * lines (runtime/dwd_protocol.h).  The serving thread runs a poll loop: it
+ * lines (runtime/dwd_protocol.h).  The serving thread runs an epoll loop: it
  * reads the ready requests, decides or records them (each connection up to
  * its share of the round, ROUND_SHARE_NS; the engine appends
  * every event to its log before it enters the history), waits once for the
  * log (durable under --durability full), and only then sends the replies:
  * one sync covers every request of a round (group commit).  Requests are
- * read with MSG_PEEK and taken off the socket after their replies are sent
- * (conn_flush says why).  Checkpoints run
+ * read with MSG_PEEK and taken off the socket after their replies are sent,
+ * in batches (runtime/dwd_conn.h says why).  Checkpoints run
  * on the engine's own thread, decision-log lines are written by a writer
  * thread, and file operations in the state directory (and opening a
  * reloaded artifact) go through the state keeper (runtime/keeper.h), a child
@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,10 +35,12 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "dogwood.h"
+#include "dwd_conn.h"
 #include "dwd_dlog.h"
 #include "dwd_policy.h"
 #include "dwd_protocol.h"
@@ -79,20 +80,7 @@ typedef struct conn_limits {
     int64_t request_ms;        /* --request-timeout: a begun line must end, queued replies must drain, in this */
 } conn_limits;
 
-typedef struct conn {
-    int fd;
-    dwd_buf in, out;
-    size_t out_off;
-    size_t scanned;            /* in.p[0, scanned) holds no newline */
-    size_t peeked;             /* the last `peeked` bytes of in are still queued on the socket (MSG_PEEK) */
-    size_t round_mark;         /* out.len when this round began */
-    uint32_t round_lines;      /* requests answered this round */
-    bool eof;                  /* the client sent its last byte */
-    bool closing;              /* close once out is flushed */
-    int64_t last_active;       /* monotonic ms: accepted, or its last complete request */
-    int64_t line_since;        /* the buffered partial line began at this time */
-    int64_t out_since;         /* replies queued (or last sent) at this time */
-} conn;
+typedef dwd_conn conn;
 
 /* --log-include: what the decision log receives (box.md §10.2's include words) */
 enum { LOG_DENY = 1, LOG_PERMIT = 2, LOG_TRACE = 4, LOG_KERNEL = 8 };
@@ -118,6 +106,7 @@ typedef struct server {
     uint64_t ckpt_failures_seen;   /* background checkpoint failures already reported */
     int64_t ckpt_checked;          /* monotonic ms of the last look */
     conn **conns;              /* lim.max_conns slots */
+    int epfd;                  /* the listening socket (level-triggered) and every connection (edge-triggered) */
     int nconns;
 } server;
 
@@ -358,66 +347,7 @@ static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
 
 /* ---- connections ---- */
 
-static size_t pending_out(const conn *c) { return c->out.len - c->out_off; }
-
-static void conn_free(conn *c)
-{
-    close(c->fd);
-    dwd_buf_free(&c->in);
-    dwd_buf_free(&c->out);
-    free(c);
-}
-
-/* Stop serving c: queue a last error line (a client mid-request gets an
- * answer, never a bare reset), send what fits now, half-close. */
-static void conn_close_with(conn *c, const char *why)
-{
-    if (why) {
-        if (!pending_out(c)) c->out_since = mono_ms();
-        dwd_reply_error(&c->out, why);
-    }
-    c->closing = true;
-    c->in.len = c->scanned = 0;
-}
-
-/* Take the peeked bytes off the socket (conn_fill): they are in c->in. */
-static void conn_consume(conn *c)
-{
-    static char sink[65536];   /* the serving thread's; the bytes are dropped */
-    while (c->peeked) {
-        ssize_t n = recv(c->fd, sink, c->peeked < sizeof sink ? c->peeked : sizeof sink, MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {            /* they were queued: the socket is broken */
-            c->peeked = 0;
-            c->out_off = c->out.len = 0;
-            c->closing = true;
-            return;
-        }
-        c->peeked -= (size_t)n < c->peeked ? (size_t)n : c->peeked;
-    }
-}
-
-/* Send what is queued, then take the round's requests off the socket: a
- * client blocked in read() is woken when its request is consumed, so the
- * consuming comes after its reply (one wake-up per request, not two). */
-static void conn_flush(conn *c, int64_t now)
-{
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) { c->out_off = c->out.len = 0; c->closing = true; }
-            conn_consume(c);
-            return;
-        }
-        c->out_off += (size_t)n;
-        c->out_since = now;
-    }
-    conn_consume(c);
-    c->out.len = c->out_off = 0;
-    if (c->out.cap > (64u << 10)) dwd_buf_free(&c->out);   /* a burst's buffer is not kept */
-    if (c->closing) shutdown(c->fd, SHUT_WR);
-}
+static size_t pending_out(const conn *c) { return dwd_conn_pending(c); }
 
 /* At the cap: the connection idle longest goes (closing ones first: they
  * are leaving anyway), so a new client is served at once.  An idle one is
@@ -432,10 +362,10 @@ static void evict_one(server *s, int64_t now)
     conn *c = s->conns[victim];
     if (!c->closing) {
         s->evicted++;
-        conn_close_with(c, c->in.len ? "too many connections (--max-connections): closing the longest-idle one" : NULL);
+        dwd_conn_close_with(c, c->in.len ? "too many connections (--max-connections): closing the longest-idle one" : NULL);
     }
-    conn_flush(c, now);
-    conn_free(c);
+    dwd_conn_flush(s->epfd, c, now);
+    dwd_conn_free(c);
     s->conns[victim] = s->conns[--s->nconns];
 }
 
@@ -455,42 +385,16 @@ static void accept_all(server *s, int lfd, int64_t now)
             close(fd);
             continue;
         }
-        conn *c = calloc(1, sizeof *c);
+        if ((uint32_t)s->nconns >= s->lim.max_conns) evict_one(s, now);
+        conn *c = dwd_conn_new(s->epfd, fd, now);
         if (!c) {
             static const char oom[] = "{\"ok\":false,\"error\":\"out of memory: connection refused\"}\n";
             (void)!send(fd, oom, sizeof oom - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
             close(fd);
             continue;
         }
-        if ((uint32_t)s->nconns >= s->lim.max_conns) evict_one(s, now);
-        c->fd = fd;
-        c->last_active = c->out_since = now;
         s->conns[s->nconns++] = c;
         s->accepted++;
-    }
-}
-
-/* Read what is there, never more than one request line of input.  The
- * first read only peeks: what it got stays queued on the socket until
- * conn_flush has sent the replies (conn_consume), unless it filled the
- * buffer and more is to be read now. */
-static void conn_fill(conn *c, size_t cap, int64_t now)
-{
-    char buf[65536];
-    conn_consume(c);             /* normally done by the last flush */
-    if (!c->in.len) c->line_since = now;
-    int peek = MSG_PEEK;
-    while (c->in.len < cap && !c->closing) {
-        size_t want = cap - c->in.len < sizeof buf ? cap - c->in.len : sizeof buf;
-        ssize_t n = recv(c->fd, buf, want, MSG_DONTWAIT | peek);
-        if (n == 0) { c->eof = true; break; }
-        if (n < 0) { if (errno == EINTR) continue; if (errno != EAGAIN && errno != EWOULDBLOCK) c->closing = true; break; }
-        dwd_buf_put(&c->in, buf, (size_t)n);
-        c->peeked = peek ? (size_t)n : 0;
-        if (c->in.oom) { conn_close_with(c, "out of memory: closing the connection"); break; }
-        if ((size_t)n < want) break;
-        conn_consume(c);
-        peek = 0;
     }
 }
 
@@ -531,12 +435,12 @@ static void conn_serve(server *s, conn *c, int64_t now)
         s->overlong++;
         s->errors++;
         c->round_lines++;
-        conn_close_with(c, m);
+        dwd_conn_close_with(c, m);
     } else if (c->eof && c->scanned == c->in.len) {   /* answered all there is */
         if (c->in.len) {
             s->errors++;
             c->round_lines++;
-            conn_close_with(c, "the connection ended inside a request line (no newline); closing the connection");
+            dwd_conn_close_with(c, "the connection ended inside a request line (no newline); closing the connection");
         } else c->closing = true;
     }
     if (c->out.oom) { c->out.len = c->out_off = 0; c->out.oom = false; c->closing = true; }
@@ -546,6 +450,12 @@ static void conn_serve(server *s, conn *c, int64_t now)
 static bool conn_ready(const server *s, const conn *c)
 {
     return !c->closing && c->scanned < c->in.len && pending_out(c) < s->lim.max_pending;
+}
+
+/* True when c may take more input (dwd_conn_fill), within the limits. */
+static bool want_in(const server *s, const conn *c)
+{
+    return !c->closing && !c->eof && c->in.len <= s->lim.max_request && pending_out(c) < s->lim.max_pending;
 }
 
 /* The timeouts: replies the client does not read, a line begun and never
@@ -566,7 +476,7 @@ static void conn_timeouts(server *s, conn *c, int64_t now)
             snprintf(m, sizeof m, "request incomplete after %" PRId64 " s (--request-timeout); closing the connection", rq / 1000);
             s->timed_out++;
             s->errors++;
-            conn_close_with(c, m);
+            dwd_conn_close_with(c, m);
         }
     } else if (s->lim.idle_ms && now - c->last_active >= s->lim.idle_ms) {
         s->idle_closed++;
@@ -757,6 +667,7 @@ int main(int argc, char **argv)
     server s;
     memset(&s, 0, sizeof s);
     s.dl.fd = -1;
+    s.epfd = -1;
     s.box_name = "dwd";
     s.run_id = "run-0001";
     s.box_source = "box";
@@ -829,20 +740,19 @@ int main(int argc, char **argv)
     int sock_lock = dwd_socket_claim(sock, err, sizeof err);
     if (sock_lock < 0) { fprintf(stderr, "dwd: %s\n", err); return 1; }
     s.conns = calloc(s.lim.max_conns, sizeof *s.conns);
-    struct pollfd *pfd = calloc((size_t)s.lim.max_conns + 1, sizeof *pfd);
-    if (!s.conns || !pfd || ids_fill(&s)) {
-        fprintf(stderr, "dwd: %s\n", !s.conns || !pfd ? "out of memory" : "getrandom failed: no random trace ids");
-        free(s.conns); free(pfd); close(sock_lock);
+    if (!s.conns || ids_fill(&s)) {
+        fprintf(stderr, "dwd: %s\n", !s.conns ? "out of memory" : "getrandom failed: no random trace ids");
+        free(s.conns); close(sock_lock);
         return 1;
     }
     /* the artifact (policy text compiled by dwc in a child) before the
      * keeper: the keeper is forked with no other descriptors */
     void *art = NULL;
     size_t art_len = 0;
-    if (dwd_policy_artifact(policy, schema, events, dwc, &art, &art_len)) { free(s.conns); free(pfd); close(sock_lock); return 1; }
+    if (dwd_policy_artifact(policy, schema, events, dwc, &art, &art_len)) { free(s.conns); close(sock_lock); return 1; }
     /* the keeper first: a small process with no other descriptors and no threads */
     s.keeper = dw_keeper_start(state, err, sizeof err);
-    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); free(art); free(s.conns); free(pfd); close(sock_lock); return 1; }
+    if (!s.keeper) { fprintf(stderr, "dwd: %s\n", err); free(art); free(s.conns); close(sock_lock); return 1; }
     dw_histlog_fileops fops;
     dw_keeper_fileops(s.keeper, &fops);
     dd.fileops = &fops;
@@ -872,6 +782,9 @@ int main(int argc, char **argv)
     }
     lfd = dwd_socket_listen(sock, 128, err, sizeof err);
     if (lfd < 0) { fprintf(stderr, "dwd: %s\n", err); goto fail; }
+    s.epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event lev = { .events = EPOLLIN, .data.ptr = NULL };
+    if (s.epfd < 0 || epoll_ctl(s.epfd, EPOLL_CTL_ADD, lfd, &lev) != 0) { fprintf(stderr, "dwd: epoll: %s\n", strerror(errno)); goto fail; }
     {
         dw_engine_stats st;
         dw_engine_get_stats(s.e, &st);
@@ -893,25 +806,33 @@ int main(int argc, char **argv)
             policy, sock, rec.events, rec.replayed, rec.checkpoint ? " after a checkpoint" : "", rec.seconds, durability,
             no_confine ? "; NOT confined" : "; confined");
 
+    struct epoll_event evs[256];
     while (!stop_flag) {
-        bool ready = false;   /* buffered lines to answer: do not wait for input */
-        pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+        bool ready = false, unconsumed = false;   /* ready: lines or input to take now, do not wait */
         for (int i = 0; i < s.nconns; i++) {
-            conn *c = s.conns[i];   /* a closing connection only drains its replies */
-            bool want_in = !c->closing && !c->eof && c->in.len <= s.lim.max_request && pending_out(c) < s.lim.max_pending;
-            pfd[i + 1] = (struct pollfd){ .fd = c->fd, .events = (short)((want_in ? POLLIN : 0) | (pending_out(c) ? POLLOUT : 0)) };
-            ready |= conn_ready(&s, c);
+            conn *c = s.conns[i];
+            ready |= conn_ready(&s, c) || (c->readable && want_in(&s, c));
+            unconsumed |= c->unconsumed != 0;
         }
-        int nfds = s.nconns + 1;
-        int pr = poll(pfd, (nfds_t)nfds, ready ? 0 : 1000);   /* at least once a second: timeouts, checkpoints */
-        if (pr < 0) { if (errno == EINTR) continue; fprintf(stderr, "dwd: poll: %s\n", strerror(errno)); break; }
+        /* at least once a second: timeouts, checkpoints; sooner when requests
+         * answered are still on a socket (dwd_conn.h: consumed when idle) */
+        int timeout = ready ? 0 : unconsumed ? DWD_IDLE_MS : 1000;
+        int ne = epoll_wait(s.epfd, evs, (int)(sizeof evs / sizeof *evs), timeout);
+        if (ne < 0) { if (errno == EINTR) continue; fprintf(stderr, "dwd: epoll_wait: %s\n", strerror(errno)); break; }
         int64_t now = mono_ms();
+        bool accepting = false;
+        for (int k = 0; k < ne; k++) {
+            if (!evs[k].data.ptr) accepting = true;
+            else if (evs[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ((conn *)evs[k].data.ptr)->readable = true;
+        }
+        if (!ne && timeout)      /* nothing came: nobody waits for a reply, so consuming wakes nobody early */
+            for (int i = 0; i < s.nconns; i++) dwd_conn_consume(s.conns[i]);
         s.round_ticket = 0;
         for (int i = 0; i < s.nconns; i++) { s.conns[i]->round_mark = s.conns[i]->out.len; s.conns[i]->round_lines = 0; }
         for (int i = 0; i < s.nconns; i++) {
             conn *c = s.conns[i];
             if (c->closing) continue;
-            if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) conn_fill(c, s.lim.max_request + 1, now);
+            if (c->readable && want_in(&s, c)) dwd_conn_fill(c, s.lim.max_request + 1, now);
             if (!c->closing) conn_serve(&s, c, now);
         }
         /* one wait covers the round: durable (full) or written (batch, none) before any reply */
@@ -927,7 +848,7 @@ int main(int argc, char **argv)
             s.dlog_round_lines = 0;
         }
         for (int i = 0; i < s.nconns; i++) {
-            conn_flush(s.conns[i], now);
+            dwd_conn_flush(s.epfd, s.conns[i], now);
             conn_timeouts(&s, s.conns[i], now);
         }
         dwd_dlog_push(&s.dl, &s.dlog, s.dlog_round_lines);   /* the writer thread does the I/O */
@@ -937,15 +858,16 @@ int main(int argc, char **argv)
         for (int i = 0; i < s.nconns;) {
             conn *c = s.conns[i];
             if (c->closing && !pending_out(c)) {
-                conn_free(c);
+                dwd_conn_free(c);
                 s.conns[i] = s.conns[--s.nconns];
             } else i++;
         }
-        if (pfd[0].revents & POLLIN) accept_all(&s, lfd, now);   /* poll(0) of a round that did not wait reports them too */
+        if (accepting) accept_all(&s, lfd, now);
         watch_checkpoints(&s, now);
     }
-    for (int i = 0; i < s.nconns; i++) conn_free(s.conns[i]);
+    for (int i = 0; i < s.nconns; i++) dwd_conn_free(s.conns[i]);
     close(lfd);
+    close(s.epfd);
     int rc = 0;
     {
         dw_engine_stats st;
@@ -966,19 +888,18 @@ int main(int argc, char **argv)
     dwd_buf_free(&s.msg);
     dw_keeper_stop(s.keeper);
     free(s.conns);
-    free(pfd);
     close(sock_lock);
     fprintf(stderr, "dwd: stopped\n");
     return rc;
 
 fail:
     if (lfd >= 0) close(lfd);
+    if (s.epfd >= 0) close(s.epfd);
     dw_engine_close(s.e);
     dwd_dlog_stop(&s.dl);
     dwd_buf_free(&s.dlog);
     dw_keeper_stop(s.keeper);
     free(s.conns);
-    free(pfd);
     close(sock_lock);
     return 1;
 }

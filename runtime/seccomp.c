@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* What serving needs: the poll loop, accepted connections, SO_PEERCRED, the
+/* What serving needs: the epoll loop, accepted connections, SO_PEERCRED, the
  * history log's append path (pwrite + fdatasync, ftruncate on a failed
  * write) and its batch flusher thread, malloc, clocks, signals, exit. */
 static const char *const allowed[] = {
@@ -39,6 +39,11 @@ int dw_confine_serving(char *err, size_t errcap)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
         if (rc) { snprintf(err, errcap, "seccomp: cannot allow %s: %s", allowed[i], strerror(-rc)); seccomp_release(ctx); return -1; }
     }
+    /* setsockopt for one option only: SO_PEEK_OFF on an accepted connection (runtime/dwd_conn.h) */
+    const struct scmp_arg_cmp peek_off[] = { { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SOL_SOCKET, .datum_b = 0 },
+                                             { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = SO_PEEK_OFF, .datum_b = 0 } };
+    rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2, peek_off);
+    if (rc) { snprintf(err, errcap, "seccomp: cannot allow setsockopt: %s", strerror(-rc)); seccomp_release(ctx); return -1; }
     rc = seccomp_load(ctx);
     seccomp_release(ctx);
     if (rc) { snprintf(err, errcap, "seccomp: cannot load the filter: %s", strerror(-rc)); return -1; }
@@ -58,6 +63,8 @@ static int report(const char *what, int ret, int e)
 static int selftest_child(void)
 {
     char err[256];
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0) { printf("socketpair: %s\n", strerror(errno)); return 1; }
     if (dw_confine_serving(err, sizeof err)) { printf("confine: %s\n", err); fflush(stdout); return 1; }
     printf("confined\n");
     int bad = 0, r;
@@ -73,6 +80,17 @@ static int selftest_child(void)
     char *const argv[] = { (char *)"/bin/true", NULL }, *const envp[] = { NULL };
     r = execve("/bin/true", argv, envp);
     bad |= report("execve", r, errno);
+    int v = 0;   /* setsockopt: SO_PEEK_OFF only (runtime/dwd_conn.c) */
+    errno = 0;
+    r = setsockopt(sp[0], SOL_SOCKET, SO_PEEK_OFF, &v, sizeof v);
+    if (r == 0) printf("setsockopt SO_PEEK_OFF: allowed\n");
+    else { printf("setsockopt SO_PEEK_OFF: failed (%s)\n", strerror(errno)); bad = 1; }
+    v = 4096;
+    errno = 0;
+    r = setsockopt(sp[0], SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+    bad |= report("setsockopt SO_RCVBUF", r, errno);
+    close(sp[0]);
+    close(sp[1]);
     unsigned char rnd[16];
     errno = 0;
     ssize_t g = getrandom(rnd, sizeof rnd, 0);

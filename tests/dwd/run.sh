@@ -327,6 +327,20 @@ check "another client is answered while a pipelined backlog of bound-hitting dec
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
 stop_dwd
 
+# ---- 7c. a client with the smallest send buffer ----
+# dwd consumes answered requests in batches (runtime/dwd_conn.h), and each queued send is
+# charged to the client's send buffer until then: a client whose buffer holds only a few
+# requests blocks in write() until dwd consumes them, which it must do when it goes idle.
+# At the end dwd consumes what is left before it closes: the client reads EOF, not a reset.
+start_dwd "$T/state-sndbuf" --durability none
+for k in $(seq 300); do echo "$read_op"; done > "$T/sndbuf-ops"
+t0=$(date +%s%N)
+timeout ${SNDBUF_TIMEOUT:-30} "$C" "$T/sock" --sndbuf 1 < "$T/sndbuf-ops" > "$T/sndbuf-replies" 2> "$T/sndbuf-err"; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "a client with the smallest SO_SNDBUF gets all 300 closed-loop replies ($(grep -c '"verdict"' "$T/sndbuf-replies"), exit $rc, $ms ms), then EOF $(cat "$T/sndbuf-err")" \
+    test "$rc" -eq 0 -a "$(grep -c '"verdict"' "$T/sndbuf-replies")" -eq 300
+stop_dwd
+
 # ---- 8. decision-log attributes, enum inputs as plain strings ----
 start_dwd "$T/state-attr" --decision-log "$T/attr.jsonl"
 printf '%s\n' '{"op":"decide","action":"shell:exec","input":{"command":"git status -s","program":"git","arg1":"status","arg2":"-s","arg_count":2,"cwd":"/work"},"jsonrpc_id":17}' \
@@ -574,9 +588,10 @@ check "--temporal-work-bound takes a number of steps (exit 2)" test $? -eq 2 -a 
 "$DWD" --selftest-seccomp > "$T/seccomp" 2>&1
 rc=$?
 check "seccomp selftest exits 0" test "$rc" -eq 0
-for call in socket openat execve; do
+for call in socket openat execve "setsockopt SO_RCVBUF"; do
     check "seccomp refuses $call with EPERM" grep -qx "$call: refused (EPERM)" "$T/seccomp"
 done
+check "seccomp allows setsockopt SO_PEEK_OFF (the connections' peek offset)" grep -qx "setsockopt SO_PEEK_OFF: allowed" "$T/seccomp"
 stop_dwd
 check "the server runs confined" grep -q "; confined)" "$T/dwd.err"
 mkdir -p "$T/keeper"
