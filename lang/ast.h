@@ -14,6 +14,11 @@
 #include "../stdlib/ext.h"
 
 #define DW_MAX_EXPR_DEPTH 256   /* dogwood.md §19 */
+/* Nodes the parser may copy to desugar `e has a.b.c` (each name after the first repeats e), per
+ * parse: this many plus DW_HAS_PATH_NODES_PER_BYTE per source byte.  Nested paths copy
+ * exponentially; past the bound the `has` is an error. */
+#define DW_HAS_PATH_MAX_NODES (1u << 20)
+#define DW_HAS_PATH_NODES_PER_BYTE 16u
 
 /* An entity uid written in source: Type path joined with "::" ("Box::Action")
  * and the decoded id string. */
@@ -180,6 +185,8 @@ void dw_policy_print(FILE *out, const dw_policy *p);
 dw_expr *dw_expr_new(dw_arena *a, dw_expr_kind kind, dw_loc loc);
 /* 1 + the largest depth among e's children (children must have depth set). */
 uint32_t dw_expr_compute_depth(const dw_expr *e);
+/* Nodes in e, counting stopped once past cap (so the answer is min(nodes, cap + 1)). */
+size_t dw_expr_count_nodes(const dw_expr *e, size_t cap);
 /* The one child iteration of Cedar expressions: the i-th child slot, left to
  * right (a record's values; a method's receiver, then its arguments); NULL
  * past the last.  A temporal leaf has no Cedar children.  Walk with

@@ -55,6 +55,8 @@ typedef struct dw_parser {
     dw_expr *bare_lit;         /* INTEGER primary not (yet) wrapped: `-N` folds into it */
     dw_expr *big_lit;          /* the literal 9223372036854775808, legal only negated */
     bool depth_reported;       /* one "nested too deeply" per item */
+    size_t has_copy_left;      /* nodes `has`-path desugaring may still copy (DW_HAS_PATH_MAX_NODES) */
+    bool has_copy_refused;     /* reported once: the parse has failed, expand no more */
     uint32_t chain_off;        /* 1 + start offset of the last reported relational chain */
     bool template_slot;        /* current policy mentions ?principal / ?resource */
     dw_pvec *policies, *macros;
@@ -272,7 +274,7 @@ static dw_expr *mk_getattr(dw_parser *P, dw_expr *obj, dw_str attr, dw_loc loc)
 }
 
 /* `e has a.b.c` = `e has a && e.a has b && e.a.b has c` (§3.6). */
-static dw_expr *mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc)
+static dw_expr *mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc, dw_loc has_loc)
 {
     dw_pname *s = segs->v;
     dw_expr *acc = NULL;
@@ -282,6 +284,19 @@ static dw_expr *mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc)
             ERRH(loc, "simplify the expression or split it with a macro", "expression nested too deeply");
         P->depth_reported = true;
         n = 1;
+    }
+    if (n > 1 && P->has_copy_refused) n = 1;
+    if (n > 1 && obj->depth <= DW_MAX_EXPR_DEPTH) {
+        /* each name after the first copies obj: a path over a parenthesised path, k deep, is 3^k nodes */
+        size_t copies = dw_expr_count_nodes(obj, P->has_copy_left / (n - 1) + 1) * (n - 1);
+        if (copies > P->has_copy_left) {
+            ERRH(has_loc, "split the expression or name the path in a macro",
+                 "`has` path too large to expand: `e has a.b` is `e has a && e.a has b`, and the copies of `e` "
+                 "pass this input's limit of %zu syntax nodes",
+                 (size_t)DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * P->src->len);
+            P->has_copy_refused = true;
+            n = 1;
+        } else P->has_copy_left -= copies;
     }
     for (size_t k = 0; k < n; k++) {
         dw_expr *base = obj;
@@ -689,10 +704,10 @@ relation:
 /* One relational operator per relation; a chain is parsed, then rejected (D2). */
 relchain:
   add relop add { $$ = mk_rel(P, $2, $1, $3, @$); }
-| add HAS attrpath { $$ = mk_has(P, $1, $3, @$); }
+| add HAS attrpath { $$ = mk_has(P, $1, $3, @$, @2); }
 | add HAS STRING {
       dw_pvec *v = NULL; dw_pname *n = vpush(P, &v, sizeof *n); n->s = decode_str(P, $3, @3); n->loc = @3;
-      $$ = mk_has(P, $1, v, @$);
+      $$ = mk_has(P, $1, v, @$, @2);
   }
 | add LIKE STRING { $$ = mk_like(P, $1, $3, @3, @$); }
 | add IS path %prec IS_NOIN { $$ = mk_is(P, $1, &$3, NULL, @$); }
@@ -706,7 +721,7 @@ relchain:
 | relchain HAS STRING {
       chain_err(P, @1, @2);
       dw_pvec *v = NULL; dw_pname *n = vpush(P, &v, sizeof *n); n->s = decode_str(P, $3, @3); n->loc = @3;
-      $$ = mk_has(P, $1, v, @$);
+      $$ = mk_has(P, $1, v, @$, @2);
   }
 | relchain LIKE STRING { chain_err(P, @1, @2); $$ = mk_like(P, $1, $3, @3, @$); }
 | relchain IS path %prec IS_NOIN { chain_err(P, @1, @2); $$ = mk_is(P, $1, &$3, NULL, @$); }
@@ -1151,6 +1166,7 @@ dw_policy_set *dw_parse_policy_set(const dw_source *src, dw_diags *diags)
     P->src = src;
     P->diags = diags;
     P->A = &ps->arena;
+    P->has_copy_left = DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * src->len;
     YY_BUFFER_STATE buf = NULL;
     void *volatile sc = NULL;
     if (setjmp(P->oom)) {
@@ -1178,6 +1194,7 @@ dw_expr *dw_parse_expr(dw_policy_set *owner, const dw_source *src, dw_diags *dia
     P->src = src;
     P->diags = diags;
     P->A = &owner->arena;
+    P->has_copy_left = DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * src->len;
     YY_BUFFER_STATE buf = NULL;
     void *volatile sc = NULL;
     if (setjmp(P->oom)) {

@@ -188,4 +188,22 @@ chain='principal has a.b.c has d.e.f has g.h.i has j.k.l has m.n.o has p.q.r has
 out=$(timeout 2 "$DWC" evaluate -l 'User::"a"' -a 'Action::"a"' -r 'R::"r"' "$chain" 2>&1); rc=$?
 [ $rc = 1 ] && grep -qF "multiple relational operators" <<<"$out" && ok || bad "has-chain: exit $rc (wanted 1 at once)"
 
+# a `has` path over a parenthesised `has` path, nested: valid syntax (Cedar parses any depth; a Bool
+# has no attributes, so evaluation is a type error), but each name after the first copies the
+# left side, 3^k nodes at depth k (k = 25 used to run for ever).  Cedar's answer while the copies
+# fit (DW_HAS_PATH_MAX_NODES), a parse error at the `has` past it, at once
+nest() { local e="context has a.b.c" i; for ((i = 1; i < $1; i++)); do e="($e) has a.b.c"; done; printf '%s' "$e"; }
+REQ0=(-l 'User::"a"' -a 'Action::"a"' -r 'R::"r"')
+run has-nest-5 1 'type error: expected one of [record, (entity of type `any_entity_type`)], got bool' "${REQ0[@]}" "$(nest 5)"
+out=$(timeout 5 "$DWC" evaluate "${REQ0[@]}" "$(nest 25)" 2>&1); rc=$?
+[ $rc = 1 ] && grep -qF '`has` path too large to expand' <<<"$out" && ok || bad "has-nest-25: exit $rc (wanted 1 at once): $(head -c 300 <<<"$out")"
+printf 'permit(principal, action, resource) when { %s };\n' "$(nest 10)" >"$tmp/n10.cedar"
+printf 'permit(principal, action, resource)\nwhen { %s };\n' "$(nest 25)" >"$tmp/n25.cedar"
+out=$(timeout 10 "$DWC" authorize -p "$tmp/n10.cedar" "${REQ0[@]}" -v 2>&1); rc=$?
+[ $rc = 2 ] && grep -qxF 'errors: policy0 (type error: attribute access on a value that is not a record or entity)' <<<"$out" && ok || bad "has-nest-10 authorize: exit $rc: $out"
+out=$(timeout 5 "$DWC" check-parse -p "$tmp/n25.cedar" 2>&1); rc=$?
+# at the first `has` whose copies pass the bound, with a caret under it
+[ $rc = 1 ] && grep -qE 'n25\.cedar:2:[0-9]+: error: `has` path too large to expand' <<<"$out" && grep -qxE ' +\^~~' <<<"$out" && grep -qxF '  hint: split the expression or name the path in a macro' <<<"$out" \
+    && ok || bad "has-nest-25 check-parse: exit $rc: $(head -c 400 <<<"$out")"
+
 finish
