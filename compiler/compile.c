@@ -208,9 +208,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
     }
     case DW_E_HAS: case DW_E_GETATTR:
         if (dw_reads_hoisted_name(e)) {      /* §20 D4: only lowering writes these (compiler/provcheck.h) */
-            dw_compile_error(c, e->loc, "write the condition itself (`temporal { ... }` or the provider call)",
-                             "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs "
-                             "(context.policy_<i>__temporal_<k>, context.providers.policy_<i>_p_<k>) is read directly");
+            dw_compile_error(c, e->loc, DW_HOISTED_READ_HINT, DW_HOISTED_READ_MSG);
             break;
         }
         compile_expr(c, e->u.attr.kids0);

@@ -238,6 +238,30 @@ bool dw_reads_hoisted_name(const dw_expr *e)
            o->u.attr.kids0->u.var == DW_VAR_CONTEXT && hoisted(e->u.attr.attr, "_p_");
 }
 
+static size_t hoisted_reads(const dw_policy_set *ps, const dw_expr *e, dw_diags *d)
+{
+    size_t n = 0;
+    if (dw_reads_hoisted_name(e)) {
+        dw_error_hint(d, ps->src, e->loc, DW_HOISTED_READ_HINT, "%s", DW_HOISTED_READ_MSG);
+        n++;
+    }
+    const dw_expr *k;
+    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) n += hoisted_reads(ps, k, d);   /* depth <= DW_MAX_EXPR_DEPTH */
+    return n;
+}
+
+size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d)
+{
+    size_t n = 0;
+    const dw_policy *sets[2] = { ps->policies, ps->templates };
+    size_t counts[2] = { ps->npolicies, ps->ntemplates };
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < counts[s]; i++)
+            for (size_t c = 0; c < sets[s][i].nclauses; c++)
+                if (sets[s][i].clauses[c].body) n += hoisted_reads(ps, sets[s][i].clauses[c].body, d);
+    return n;
+}
+
 const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_expr *call, char *err, size_t cap)
 {
     if (!d->builtin || call->u.call.nargs != 2 || call->u.call.args[1]->kind != DW_E_STRING ||

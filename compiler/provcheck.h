@@ -42,5 +42,12 @@ const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_exp
  * `context.policy_<i>__temporal_<k>` or `context.providers.policy_<i>_p_<k>`.
  * Such a read is refused when the set is lowered ("reserved attribute"). */
 bool dw_reads_hoisted_name(const dw_expr *e);
+/* How such a read is refused, by the compiler and by `dwc validate`. */
+#define DW_HOISTED_READ_HINT "write the condition itself (`temporal { ... }` or the provider call)"
+#define DW_HOISTED_READ_MSG "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs " \
+    "(context.policy_<i>__temporal_<k>, context.providers.policy_<i>_p_<k>) is read directly"
+/* Each read of a hoisted name in the conditions of ps's policies and templates, reported as the
+ * compiler reports it (an error at the read); how many. */
+size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d);
 
 #endif

@@ -19,6 +19,7 @@
 #include "../compiler/artifact_write.h"
 #include "../compiler/typecheck.h"
 #include "../compiler/pipeline.h"
+#include "../compiler/provcheck.h"
 #include "links.h"
 #include "link_cmd.h"
 #include "format_cmd.h"
@@ -573,6 +574,7 @@ static int cmd_validate(int argc, char **argv)
         rc = 3;
         goto out;
     }
+    r.nerrors += dw_report_hoisted_reads(s.ps, &s.diags);   /* §20 D4, as dwc compile refuses them */
     if (links) {
         int lr = validate_links(&s, links, &r);
         if (lr) { rc = lr; goto out; }

@@ -101,6 +101,21 @@ run v3 "$DWC" validate --schema "$S" --policies "$P" --events=box
 same v1 v2 v3
 run v4 "$DWC" validate -p "$P" -s "$S" extra
 refused v4 1 "unexpected argument \`extra\`"
+# §20 D4: policy 0's temporal leaf is hoisted to context.policy_0__temporal_0 and the other rule
+# reads that name directly: validate refuses the set as compile does, in the same words
+cat >"$tmp/d4.dw" <<'EOF'
+forbid (principal, action == Box::Action::"fs:write", resource)
+unless temporal { formerly within 1h Box::Action::"shell:exec"::response{ input.program: "python3" } };
+permit (principal, action == Box::Action::"fs:write", resource)
+when { context has policy_0__temporal_0 && context.policy_0__temporal_0 };
+EOF
+run v5 "$DWC" validate -p "$tmp/d4.dw" -s "$S"
+refused v5 3 "d4.dw:4:8: error: reserved attribute: a name reserved for hoisted temporal leaves and provider outputs"
+run c12 "$DWC" compile "$tmp/d4.dw" -o "$tmp/d4.dwb"
+refused c12 2 "d4.dw:4:8: error: reserved attribute"
+if [ -n "$(grep -A3 ':4:8: error' "$tmp/v5.out")" ] && [ "$(grep -A3 ':4:8: error' "$tmp/v5.out")" = "$(grep -A3 ':4:8: error' "$tmp/c12.out")" ]; then ok
+else bad "validate and compile word the reserved attribute differently:"; diff "$tmp/v5.out" "$tmp/c12.out" | head -8; fi
+grep -qF "validation failed: 2 error(s)" "$tmp/v5.out" && ok || bad "v5: wanted both reads (has and .) counted: $(tail -1 "$tmp/v5.out")"
 run a1 "$DWC" authorize -p "$P" -s "$S" --requests "$R"
 run a2 "$DWC" authorize --policies="$P" --schema="$S" --requests="$R"
 same a1 a2

@@ -257,6 +257,20 @@ static void test_policy_near_limit(void **state)
     free(t); free(ctx);
 }
 
+/* `e has a.b.c` repeats e per name: a path over a parenthesised path, k deep, is 3^k nodes.  The
+ * copies are bounded (DW_HAS_PATH_MAX_NODES): k = 25 is an error at once, k = 8 decides as Cedar
+ * does (a Bool has no attributes: the policy errs, so deny) */
+static void test_has_path_copies(void **state)
+{
+    char *t = nest(POL, "(", 24, "context has a.b.c", ") has a.b.c", END);
+    policy_refused("nested has paths", t, "`has` path too large to expand");
+    uint32_t nerr = 0;
+    t = nest(POL, "(", 7, "context has a.b.c", ") has a.b.c", END);
+    assert_false(decide_text("nested has paths under the bound", t, empty_store(), NULL, &nerr));
+    assert_int_equal(nerr, 1);
+    free(t);
+}
+
 /* ---------------------------------------------------------------- JSON, schemas, event schemas, traces */
 
 static void json_refused(const char *what, char *text)
@@ -665,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_policy_nesting),
         cmocka_unit_test(test_policy_near_limit),
         cmocka_unit_test(test_temporal_near_limit),
+        cmocka_unit_test(test_has_path_copies),
         cmocka_unit_test(test_json_nesting),
         cmocka_unit_test(test_schema_nesting),
         cmocka_unit_test(test_eventschema_nesting),
