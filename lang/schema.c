@@ -756,6 +756,7 @@ dw_schema *dw_schema_resolve(dw_schema *s, const dw_rschema *r, dw_diags *d)
     if (ok) {
         qsort(s->entities, s->nentities, sizeof *s->entities, ent_cmp);
         qsort(s->actions, s->nactions, sizeof *s->actions, act_cmp);
+        dw_schema_build_index(s);   /* false on OOM: the lookups binary search */
     }
 done:
     if (R.oom) dw_error(d, s->src, dw_loc_at(s->src, 0, 0), "out of memory while resolving the schema");

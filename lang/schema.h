@@ -57,11 +57,13 @@ typedef struct dw_action_decl {
 
 /* Entities are sorted bytewise by name and actions by (type, id), so the
  * lookups below are binary searches and printing is order-independent. */
+typedef struct dw_schema_index dw_schema_index;
 typedef struct dw_schema {
     dw_arena arena;
     const dw_source *src;
     dw_entity_decl *entities; size_t nentities;
     dw_action_decl *actions; size_t nactions;
+    const dw_schema_index *index;   /* hash lookups (dw_schema_build_index); NULL: binary search */
 } dw_schema;
 
 /* Human syntax.  Returns NULL on error (diagnostics in *diags). */
@@ -78,6 +80,17 @@ dw_schema *dw_schema_new(const dw_source *src);
 const dw_entity_decl *dw_schema_entity(const dw_schema *s, const char *name, size_t len);
 const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, size_t tlen,
                                        const char *id, size_t idlen);
+/* The same with the name's dw_type_hash, the uid's dw_uid_hash_typed
+ * (stdlib/uid_hash.h) already computed: a reader that hashed the uid asks
+ * the schema without hashing it again. */
+const dw_entity_decl *dw_schema_entity_h(const dw_schema *s, const char *name, size_t len, uint64_t type_hash);
+const dw_action_decl *dw_schema_action_h(const dw_schema *s, const char *type, size_t tlen,
+                                         const char *id, size_t idlen, uint64_t uid_hash);
+/* A hash index over the entities and actions as they are now (once they are
+ * final: sorted, never added to again), in s's arena.  The lookups use it
+ * while the arrays are the ones it was built for, else binary search.
+ * false on OOM (no index: still correct, slower). */
+bool dw_schema_build_index(dw_schema *s);
 /* The order of entities (by name), actions (by type, then id) and record
  * attributes (by name): bytewise, a prefix first. */
 int dw_schema_name_cmp(dw_str a, dw_str b);

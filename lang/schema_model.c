@@ -4,6 +4,8 @@
  * rebuilds its schema from an artifact (runtime/artifact_serve.c). */
 #include "schema.h"
 #include "strlit.h"
+#include "../stdlib/bytes.h"
+#include "../stdlib/uid_hash.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,9 +58,63 @@ int dw_schema_name_cmp(dw_str a, dw_str b)
 
 /* ---------------------------------------------------------------- lookup */
 
-const dw_entity_decl *dw_schema_entity(const dw_schema *s, const char *name, size_t len)
+/* Open addressing over the hashes (a power of two, at most half full); a
+ * slot holds its decl's index + 1 (0: empty). */
+typedef struct index_slot { uint64_t hash; uint32_t at; } index_slot;
+struct dw_schema_index {
+    const dw_entity_decl *entities; size_t nentities;   /* the arrays it was built for */
+    const dw_action_decl *actions; size_t nactions;
+    index_slot *eslot, *aslot;
+    size_t emask, amask;
+};
+
+static index_slot *index_table(dw_arena *a, size_t n, size_t *mask)
 {
-    if (!s) return NULL;
+    size_t cap = 4;
+    while (cap < 2 * n) cap *= 2;
+    *mask = cap - 1;
+    return dw_arena_alloc(a, cap * sizeof(index_slot));   /* zeroed: every slot empty */
+}
+
+static void index_put(index_slot *t, size_t mask, uint64_t h, size_t at)
+{
+    size_t k = (size_t)h & mask;
+    while (t[k].at) k = (k + 1) & mask;
+    t[k] = (index_slot){ h, (uint32_t)at + 1 };
+}
+
+bool dw_schema_build_index(dw_schema *s)
+{
+    s->index = NULL;
+    if (s->nentities > UINT32_MAX / 4 || s->nactions > UINT32_MAX / 4) return false;
+    dw_schema_index *x = dw_arena_alloc(&s->arena, sizeof *x);
+    if (!x || !(x->eslot = index_table(&s->arena, s->nentities, &x->emask)) ||
+        !(x->aslot = index_table(&s->arena, s->nactions, &x->amask)))
+        return false;
+    x->entities = s->entities, x->nentities = s->nentities;
+    x->actions = s->actions, x->nactions = s->nactions;
+    for (size_t i = 0; i < s->nentities; i++)
+        index_put(x->eslot, x->emask, dw_type_hash(s->entities[i].name.s, s->entities[i].name.len), i);
+    for (size_t i = 0; i < s->nactions; i++) {
+        const dw_euid_lit *u = &s->actions[i].uid;
+        index_put(x->aslot, x->amask, dw_uid_hash_typed(dw_type_hash(u->type.s, u->type.len), u->id.s, u->id.len), i);
+    }
+    s->index = x;
+    return true;
+}
+
+/* The index, when it was built for s's arrays as they are. */
+static const dw_schema_index *index_of(const dw_schema *s)
+{
+    const dw_schema_index *x = s->index;
+    return x && x->entities == s->entities && x->nentities == s->nentities && x->actions == s->actions &&
+                   x->nactions == s->nactions
+               ? x
+               : NULL;
+}
+
+static const dw_entity_decl *entity_search(const dw_schema *s, const char *name, size_t len)
+{
     dw_str key = { name, len };
     size_t lo = 0, hi = s->nentities;
     while (lo < hi) {
@@ -70,16 +126,32 @@ const dw_entity_decl *dw_schema_entity(const dw_schema *s, const char *name, siz
     return NULL;
 }
 
+const dw_entity_decl *dw_schema_entity_h(const dw_schema *s, const char *name, size_t len, uint64_t type_hash)
+{
+    if (!s) return NULL;
+    const dw_schema_index *x = index_of(s);
+    if (!x) return entity_search(s, name, len);
+    for (size_t k = (size_t)type_hash & x->emask; x->eslot[k].at; k = (k + 1) & x->emask) {
+        const dw_entity_decl *d = &s->entities[x->eslot[k].at - 1];
+        if (x->eslot[k].hash == type_hash && dw_str_eq(d->name, (dw_str){ name, len })) return d;
+    }
+    return NULL;
+}
+
+const dw_entity_decl *dw_schema_entity(const dw_schema *s, const char *name, size_t len)
+{
+    if (!s) return NULL;
+    return index_of(s) ? dw_schema_entity_h(s, name, len, dw_type_hash(name, len)) : entity_search(s, name, len);
+}
+
 int dw_schema_uid_cmp(dw_str at, dw_str aid, dw_str bt, dw_str bid)
 {
     int c = dw_schema_name_cmp(at, bt);
     return c ? c : dw_schema_name_cmp(aid, bid);
 }
 
-const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, size_t tlen,
-                                       const char *id, size_t idlen)
+static const dw_action_decl *action_search(const dw_schema *s, const char *type, size_t tlen, const char *id, size_t idlen)
 {
-    if (!s) return NULL;
     dw_str t = { type, tlen }, i = { id, idlen };
     size_t lo = 0, hi = s->nactions;
     while (lo < hi) {
@@ -89,6 +161,29 @@ const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, siz
         if (c < 0) lo = mid + 1; else hi = mid;
     }
     return NULL;
+}
+
+const dw_action_decl *dw_schema_action_h(const dw_schema *s, const char *type, size_t tlen, const char *id, size_t idlen,
+                                         uint64_t uid_hash)
+{
+    if (!s) return NULL;
+    const dw_schema_index *x = index_of(s);
+    if (!x) return action_search(s, type, tlen, id, idlen);
+    for (size_t k = (size_t)uid_hash & x->amask; x->aslot[k].at; k = (k + 1) & x->amask) {
+        const dw_action_decl *d = &s->actions[x->aslot[k].at - 1];
+        if (x->aslot[k].hash == uid_hash && dw_str_eq(d->uid.id, (dw_str){ id, idlen }) &&
+            dw_str_eq(d->uid.type, (dw_str){ type, tlen }))
+            return d;
+    }
+    return NULL;
+}
+
+const dw_action_decl *dw_schema_action(const dw_schema *s, const char *type, size_t tlen,
+                                       const char *id, size_t idlen)
+{
+    if (!s) return NULL;
+    if (!index_of(s)) return action_search(s, type, tlen, id, idlen);
+    return dw_schema_action_h(s, type, tlen, id, idlen, dw_uid_hash_typed(dw_type_hash(type, tlen), id, idlen));
 }
 
 /* ---------------------------------------------------------------- printing */

@@ -172,6 +172,7 @@ static void rd_schema(rd *r, dw_schema *s)
             fail(r, "actions are not in sorted order (%s::\"%s\")", a->uid.type.s, a->uid.id.s);
     }
     if (r->bad) s->nentities = s->nactions = 0;
+    else dw_schema_build_index(s);   /* false on OOM: the lookups binary search */
 }
 
 int dw_serve_decode(const uint8_t *data, size_t len, dw_serve_ctx *out, char *msg, size_t cap)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "../lang/json_scan.h"
 #include "../stdlib/bytes.h"
+#include "../stdlib/uid_hash.h"
 #include "../stdlib/utf8.h"
 
 /* Beyond these the general path decides (Box's requests nest 4 levels and
@@ -65,7 +66,7 @@ static inline bool at(rd *p, char c) { return p->i < p->n && p->s[p->i] == c; }
 #define KEY(p, lit) key_is((p), "\"" lit "\"", sizeof lit + 1)
 static inline bool key_is(rd *p, const char *quoted, size_t ql)
 {
-    if (p->n - p->i < ql || memcmp(p->s + p->i, quoted, ql) != 0) return false;
+    if (p->n - p->i < ql || !dw_mem_eq(p->s + p->i, quoted, ql)) return false;   /* no memcmp call */
     size_t back = p->i;
     p->i += ql;
     if (eat(p, ':')) return true;
@@ -94,13 +95,34 @@ static inline __attribute__((always_inline)) bool span(rd *p, const char **s, si
     return true;
 }
 
-/* s[0..len) as a NUL-terminated copy, as the reader's strings are. */
+/* The 8 bytes at s are those of the 8-character literal w (one compare). */
+static inline bool word_is(const char *s, const char w[9])
+{
+    uint64_t x, y;
+    memcpy(&x, s, 8);
+    memcpy(&y, w, 8);
+    return x == y;
+}
+
+/* s[0..len) NUL-terminated at o (room for round8(len + 1) bytes), in whole
+ * words when the line has them (the line's bytes past the string are read,
+ * never kept). */
+static inline void put(const rd *p, char *o, const char *s, size_t len)
+{
+    size_t words = (len + 7) & ~(size_t)7;
+    if (len <= 32 && s + words <= p->s + p->n)
+        for (size_t k = 0; k < words; k += 8) memcpy(o + k, s + k, 8);
+    else memcpy(o, s, len);
+    o[len] = 0;
+}
+
+/* s[0..len) (in the line) as a NUL-terminated copy, as the reader's strings
+ * are (the carve's pieces are rounded up to 8 bytes: room for put's words). */
 static inline __attribute__((always_inline)) bool copy(rd *p, const char *s, size_t len, const char **out)
 {
     char *o = take(p, len + 1);
     if (!o) return false;
-    memcpy(o, s, len);
-    o[len] = 0;
+    put(p, o, s, len);
     *out = o;
     return true;
 }
@@ -112,37 +134,66 @@ static bool str(rd *p, const char **out, size_t *len)
     return span(p, &s, len) && copy(p, s, *len, out);
 }
 
-/* After an entity object's '{': exactly "type" and "id", strings, either order. */
-static const dw_uid *uid_members(rd *p)
+/* The uid of type t and id (spans of the line) with copies of both, in one
+ * piece of the carve.  *th: the type's dw_type_hash (the uid's hash is built
+ * on it). */
+static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, size_t il, uint64_t *th)
+{
+    size_t tw = (tl + 8) & ~(size_t)7, iw = (il + 8) & ~(size_t)7;
+    char *b = take(p, sizeof(dw_uid) + tw + iw);
+    if (!b) return NULL;
+    dw_uid *u = (dw_uid *)(void *)b;
+    char *ot = b + sizeof *u, *oi = ot + tw;
+    put(p, ot, t, tl);
+    put(p, oi, id, il);
+    *th = dw_type_hash(t, tl);
+    *u = (dw_uid){ .type = ot, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = oi, .hash = dw_uid_hash_typed(*th, id, il) };
+    return u;
+}
+
+/* After an entity object's '{': exactly "type" and "id", strings, either
+ * order. */
+static const dw_uid *uid_members(rd *p, uint64_t *th)
 {
     const char *t = NULL, *id = NULL;
-    size_t tl = 0, il = 0;
+    size_t tl = 0, il = 0, start = p->i;
+    /* the compact form {"type":"T","id":"I"}: the bytes between the strings
+     * are two 8-byte words */
+    if (p->n - start >= 8 && word_is(p->s + start, "\"type\":\"")) {
+        p->i = start + 7;                          /* T's opening quote */
+        if (span(p, &t, &tl) && p->n - p->i >= 8 && word_is(p->s + p->i - 1, "\",\"id\":\"")) {
+            p->i += 6;                             /* I's opening quote */
+            if (span(p, &id, &il) && at(p, '}')) {
+                p->i++;
+                return make_uid(p, t, tl, id, il, th);
+            }
+        }
+        p->i = start;
+        t = id = NULL;
+    }
     for (int m = 0; m < 2; m++) {
         if (m && !eat(p, ',')) return NULL;
         ws(p);
         char k = p->i + 1 < p->n ? p->s[p->i + 1] : 0;
-        if (!t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !str(p, &t, &tl)) return NULL; }
-        else if (!id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !str(p, &id, &il)) return NULL; }
+        if (!t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !span(p, &t, &tl)) return NULL; }
+        else if (!id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !span(p, &id, &il)) return NULL; }
         else return NULL;
     }
     if (!eat(p, '}')) return NULL;
-    dw_uid *u = take(p, sizeof *u);
-    if (!u) return NULL;
-    *u = (dw_uid){ .type = t, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = id, .hash = dw_uid_hash(t, tl, id, il) };
-    return u;
+    return make_uid(p, t, tl, id, il, th);
 }
 
 /* p at '{': {"type": T, "id": I} or {"__entity": {...}} (dw_uid_from_json). */
-static const dw_uid *entity(rd *p)
+static const dw_uid *entity(rd *p, uint64_t *th)
 {
     p->i++;
     ws(p);
     if (KEY(p, "__entity")) {
         if (!eat(p, '{')) return NULL;
-        const dw_uid *u = uid_members(p);
+        const dw_uid *u = uid_members(p, th);
         return u && eat(p, '}') ? u : NULL;
     }
-    return uid_members(p);
+    return uid_members(p, th);
 }
 
 static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
@@ -153,6 +204,12 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
 {
     dw_field f[FAST_MAX_FIELDS];
     size_t n = 0, required = 0;   /* members naming a required attribute */
+    /* when every member names a declared attribute, the declarations' order
+     * is the record's (schema.h: attributes sorted by name, as dw_make_record
+     * sorts keys): the fields are sorted by declaration, no key compared, and
+     * two members of one declaration are a repeated key */
+    const dw_attr_decl *decl[FAST_MAX_FIELDS];
+    bool declared = expect != NULL;
     if (!eat(p, '}'))
         for (;;) {
             ws(p);
@@ -166,6 +223,8 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
                 for (size_t i = 0; i < expect->nattrs; i++)
                     if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
                 if (!d && !expect->additional_attrs) return false;
+                declared &= d != NULL;
+                decl[n] = d;
                 t = d ? d->type : NULL;
                 required += d && d->required;
             }
@@ -178,8 +237,22 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
             if (eat(p, '}')) break;
             return false;
         }
+    if (declared)
+        for (size_t i = 1; i < n; i++) {
+            dw_field x = f[i];
+            const dw_attr_decl *xd = decl[i];
+            size_t k = i;
+            for (; k > 0 && decl[k - 1] > xd; k--) f[k] = f[k - 1], decl[k] = decl[k - 1];
+            if (k > 0 && decl[k - 1] == xd) return false;   /* a repeated key */
+            f[k] = x, decl[k] = xd;
+        }
     dw_field *af;
-    if (!items(p, f, n, sizeof *f, (void **)&af) || !dw_make_record(af, n, out)) return false;
+    if (!items(p, f, n, sizeof *f, (void **)&af)) return false;
+    if (declared) {
+        for (size_t i = 0; i < n; i++) af[i].khash = dw_key_hash(af[i].key, af[i].klen);
+        *out = (dw_value){ .kind = DW_V_RECORD, .n = (uint32_t)n };
+        out->u.fields = af;
+    } else if (!dw_make_record(af, n, out)) return false;
     /* every required attribute present: the members are distinct (dw_make_record), so count them */
     if (expect)
         for (size_t i = 0; i < expect->nattrs; i++) required -= expect->attrs[i].required;
@@ -233,12 +306,13 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
         bool wrapped = KEY(p, "__entity");
         if (wrapped || want == DW_T_ENTITY) {
             const dw_uid *u;
+            uint64_t th;
             if (wrapped) {               /* entity()'s wrapped form, from past its key */
-                u = eat(p, '{') ? uid_members(p) : NULL;
+                u = eat(p, '{') ? uid_members(p, &th) : NULL;
                 if (u && !eat(p, '}')) u = NULL;
             } else {
                 p->i = open;
-                u = entity(p);
+                u = entity(p, &th);
             }
             if (!u) return false;
             if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || !dw_mem_eq(u->type, expect->name.s, u->tlen)))
@@ -297,6 +371,7 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     memset(out, 0, sizeof *out);
     rd p = { a, text, len, 0, { NULL, NULL } };
     const dw_uid *u[3] = { NULL, NULL, NULL };
+    uint64_t th[3];                      /* their types' hashes */
     const dw_action_decl *ad = NULL;
     bool have_ctx = false;
     if (!eat(&p, '{') || eat(&p, '}')) return 0;
@@ -312,8 +387,9 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
         if (m < 0) return 0;              /* the general path ignores other members, after reading them */
         ws(&p);
         if (m < 3) {
-            if (u[m] || !at(&p, '{') || !(u[m] = entity(&p))) return 0;
-            if (m == 1 && schema && !(ad = dw_schema_action(schema, u[1]->type, u[1]->tlen, u[1]->id, u[1]->idlen))) return 0;
+            if (u[m] || !at(&p, '{') || !(u[m] = entity(&p, &th[m]))) return 0;
+            if (m == 1 && schema && !(ad = dw_schema_action_h(schema, u[1]->type, u[1]->tlen, u[1]->id, u[1]->idlen, u[1]->hash)))
+                return 0;
         } else {
             /* the context's type comes from its action */
             if (have_ctx || (schema && !u[1]) || !at(&p, '{')) return 0;
@@ -337,10 +413,7 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
             for (size_t i = 0; i < ad->context->nattrs; i++)
                 if (ad->context->attrs[i].required) return 0;
     }
-    dw_buf err = { 0 };
-    int rc = dw_request_check(schema, ad, validate, out, NULL, &err);
-    dw_buf_free(&err);
-    return rc == 0;
+    return dw_request_check_hashed(schema, ad, validate, out, th, NULL, NULL) == 0;
 }
 
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
@@ -377,7 +450,8 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, const char *text, size_
 {
     rd p = { a, text, len, *pos, *c };
     ws(&p);
-    const dw_uid *u = at(&p, '{') ? entity(&p) : NULL;
+    uint64_t th;
+    const dw_uid *u = at(&p, '{') ? entity(&p, &th) : NULL;
     *c = p.carve;
     if (u) *pos = p.i;
     return u;

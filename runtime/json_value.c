@@ -9,6 +9,7 @@
  * come from the schema are dw_str slices of its source: print them %.*s. */
 int dw_value_fail(dw_buf *err, const dw_json *at, const char *fmt, ...)
 {
+    if (!err) return -1;                   /* a caller that only needs the answer (json_request.c) */
     if (err->len) dw_buf_append(err, "; ", 2);
     va_list ap;
     va_start(ap, fmt);
@@ -259,13 +260,17 @@ static bool json_same(const dw_json *a, const dw_json *b, int depth)
 }
 
 /* false if u's type is an enumerated entity type without u's id */
-bool dw_schema_enum_id_declared(const dw_schema *schema, const dw_uid *u)
+static bool enum_id_declared(const dw_entity_decl *d, const dw_uid *u)
 {
-    const dw_entity_decl *d = dw_schema_entity(schema, u->type, u->tlen);
     if (!d || !d->is_enum) return true;
     for (size_t k = 0; k < d->nenum; k++)
-        if (d->enum_ids[k].len == u->idlen && memcmp(d->enum_ids[k].s, u->id, u->idlen) == 0) return true;
+        if (dw_str_eq(d->enum_ids[k], (dw_str){ u->id, u->idlen })) return true;
     return false;
+}
+
+bool dw_schema_enum_id_declared(const dw_schema *schema, const dw_uid *u)
+{
+    return enum_id_declared(dw_schema_entity(schema, u->type, u->tlen), u);
 }
 
 /* Is `parent`'s type reachable from decl through the schema's memberOf
@@ -452,6 +457,12 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
 int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
                      const dw_json *const uj[3], dw_buf *err)
 {
+    return dw_request_check_hashed(schema, ad, validate, out, NULL, uj, err);
+}
+
+int dw_request_check_hashed(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
+                            const uint64_t type_hash[3], const dw_json *const uj[3], dw_buf *err)
+{
     const dw_json *action = uj ? uj[1] : NULL, *principal = uj ? uj[0] : NULL, *resource = uj ? uj[2] : NULL;
     if (ad && validate) {
         if (!ad->has_applies_to) return dw_value_fail(err, action, "action %.*s applies to no principal or resource", (int)ad->uid.id.len, ad->uid.id.s);
@@ -462,7 +473,9 @@ int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool val
         /* Cedar's request validation: an enumerated type's entity must be one of its ids */
         for (int i = 0; i < 3; i += 2) {
             const dw_uid *u = out->vars[i].u.uid;
-            if (!dw_schema_enum_id_declared(schema, u))
+            const dw_entity_decl *d = type_hash ? dw_schema_entity_h(schema, u->type, u->tlen, type_hash[i])
+                                                : dw_schema_entity(schema, u->type, u->tlen);
+            if (!enum_id_declared(d, u))
                 return dw_value_fail(err, uj ? uj[i] : NULL, "entity %s::\"%s\" is of an enumerated entity type, but \"%s\" is not declared as a valid eid",
                             u->type, u->id, u->id);
         }

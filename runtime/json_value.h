@@ -67,5 +67,9 @@ int dw_request_from_json(dw_arena *a, const dw_json *principal, const dw_json *a
  * and resource JSON nodes the messages point at.  0 or -1 with *err. */
 int dw_request_check(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
                      const dw_json *const uj[3], dw_buf *err);
+/* The same with the principal's, action's and resource's dw_type_hash
+ * (type_hash[0..2], stdlib/uid_hash.h) known; err NULL: no message. */
+int dw_request_check_hashed(const dw_schema *schema, const dw_action_decl *ad, bool validate, const dw_request *out,
+                            const uint64_t type_hash[3], const dw_json *const uj[3], dw_buf *err);
 
 #endif

@@ -4,7 +4,10 @@
  * the general path refuses a line, the one pass must not take it on.  The
  * lines: hand-written edge cases, every prefix of a few valid requests, and
  * every one-byte change of them from a set of bytes that matter to JSON,
- * each with Box's schema, a schema with every attribute kind, and none.
+ * thousands of random edits of them (seeded), each with Box's schema, a
+ * schema with every attribute kind, and none.  "The same request": equal
+ * values, and the hashes the VM relies on (uid hashes, record key hashes)
+ * and the NUL after every string equal too, at every depth.
  * And the common shapes must take the one pass (the speed is the point). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,6 +101,19 @@ static const char *edge_lines[] = {
     "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},}",
     "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"t\":true,\"f\":false,\"e\":{},\"l\":[]}}",
     "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"t\":tru}}",
+    /* a record's members in the declarations' (sorted) order, in another, and one declared member twice */
+    "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},\"resource\":{\"type\":\"Box::Resource\","
+    "\"id\":\"unused\"},\"context\":{\"input\":{\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"enumerate\"}},\"path\":\"~/a\"}}}",
+    "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"self\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},\"resource\":{\"type\":\"Box::Resource\","
+    "\"id\":\"unused\"},\"context\":{\"input\":{\"path\":\"~/a\",\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"enumerate\"}},\"path\":\"~/b\"}}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"tags\":[],\"s\":\"x\",\"ok\":true,\"n\":1,\"amt\":\"1.0\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"n\":1,\"ok\":true,\"n\":2,\"tags\":[]}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"},\"context\":{\"users\":[],\"tags\":[\"z\"],\"s\":\"\",\"rec\":{\"b\":1,\"a\":\"\"},\"owner\":{\"type\":\"T::User\",\"id\":\"\"},\"ok\":false,\"n\":-1}}",
+    /* uids: compact with a non-ASCII id, spaced, reordered, with a repeated member */
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"\"}}",
+    "{\"principal\":{ \"type\":\"T::User\",\"id\":\"a\"},\"action\":{\"type\": \"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\", \"id\":\"d\" }}",
+    "{\"principal\":{\"id\":\"a\",\"type\":\"T::User\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\",\"type\":\"T::Action\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
+    "{\"principal\":{\"type\":\"T::User\",\"id\":\"a\",\"type\":\"T::User\"},\"action\":{\"type\":\"T::Action\",\"id\":\"open\"},\"resource\":{\"type\":\"T::Doc\",\"id\":\"d\"}}",
 };
 
 static dw_session sess_box, sess_kinds;
@@ -134,6 +150,33 @@ static int teardown(void **st)
     return 0;
 }
 
+/* a and b are the same value, down to the hashes and the NULs after strings. */
+static bool same_value(const dw_value *a, const dw_value *b, int depth)
+{
+    if (dw_value_cmp(a, b) != 0 || depth > 64) return false;
+    switch ((dw_vkind)a->kind) {
+    case DW_V_STRING: return a->u.s[a->n] == 0 && b->u.s[b->n] == 0;
+    case DW_V_ENTITY: {
+        const dw_uid *x = a->u.uid, *y = b->u.uid;
+        return x->hash == y->hash && x->hash == dw_uid_hash(x->type, x->tlen, x->id, x->idlen) && x->type[x->tlen] == 0 &&
+               x->id[x->idlen] == 0;
+    }
+    case DW_V_SET:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (!same_value(&a->u.elems[i], &b->u.elems[i], depth + 1)) return false;
+        return true;
+    case DW_V_RECORD:
+        for (uint32_t i = 0; i < a->n; i++) {
+            const dw_field *x = &a->u.fields[i], *y = &b->u.fields[i];
+            if (x->khash != y->khash || x->khash != dw_key_hash(x->key, x->klen) || x->klen != y->klen ||
+                memcmp(x->key, y->key, x->klen + 1) != 0 || !same_value(&x->v, &y->v, depth + 1))
+                return false;
+        }
+        return true;
+    default: return true;
+    }
+}
+
 /* One line under one schema: the one pass never disagrees with the general path. */
 static int check_line(const char *text, size_t len, const dw_schema *schema, bool validate)
 {
@@ -154,12 +197,7 @@ static int check_line(const char *text, size_t len, const dw_schema *schema, boo
     if (took) {
         if (rc != 0) fail_msg("one pass took a line the general path refuses (%s): %.*s", err.p ? err.p : "not JSON", (int)len, text);
         for (int i = 0; i < 4; i++)
-            if (dw_value_cmp(&fast.vars[i], &slow.vars[i]) != 0) fail_msg("var %d differs: %.*s", i, (int)len, text);
-        for (uint32_t i = 0; i < fast.vars[DW_VAR_C].n; i++) {
-            const dw_field *x = &fast.vars[DW_VAR_C].u.fields[i], *y = &slow.vars[DW_VAR_C].u.fields[i];
-            if (x->khash != y->khash || x->klen != y->klen || memcmp(x->key, y->key, x->klen + 1) != 0)
-                fail_msg("context key %u differs: %.*s", i, (int)len, text);
-        }
+            if (!same_value(&fast.vars[i], &slow.vars[i], 0)) fail_msg("var %d differs: %.*s", i, (int)len, text);
         fast_taken++;
     }
     compared++;
@@ -229,6 +267,49 @@ static void mutate_all(const char *line)
     free(buf);
 }
 
+/* Seeded random edits of line: n lines, each one to four edits (a byte
+ * replaced by one that matters to JSON or by any byte, a byte deleted, a
+ * span repeated), checked under every schema. */
+static void random_edits(const char *line, unsigned n, uint64_t seed)
+{
+    static const char bytes[] = "\"\\{}[],: 0-1.eEtfnu\x01\x80\xc3\xed\xa0";
+    size_t len = strlen(line), cap = 2 * len + 64;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    uint64_t x = seed;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    for (unsigned t = 0; t < n; t++) {
+        size_t bl = len;
+        memcpy(buf, line, len);
+        for (unsigned e = 0, ne = 1 + (unsigned)(RND() % 4); e < ne && bl; e++) {
+            size_t at = (size_t)(RND() % bl);
+            switch (RND() % 4) {
+            case 0: buf[at] = bytes[RND() % (sizeof bytes - 1)]; break;
+            case 1: buf[at] = (char)(RND() & 0xff); break;
+            case 2: memmove(buf + at, buf + at + 1, bl - at - 1); bl--; break;
+            default: {
+                size_t sl = 1 + (size_t)(RND() % 12);
+                if (at + sl > bl || bl + sl > cap) break;
+                memmove(buf + at + sl, buf + at, bl - at);
+                bl += sl;
+            }
+            }
+        }
+        check_all_schemas(buf, bl);
+    }
+#undef RND
+    free(buf);
+}
+
+static void test_random_edits_agree(void **st)
+{
+    (void)st;
+    unsigned long before = compared;
+    for (size_t i = 0; i < sizeof box_lines / sizeof *box_lines; i++) random_edits(box_lines[i], 3000, 0x9E3779B97F4A7C15ull + i);
+    for (size_t i = 0; i < sizeof kinds_lines / sizeof *kinds_lines; i++) random_edits(kinds_lines[i], 3000, 0xD1B54A32D192ED03ull + i);
+    printf("%lu randomly edited lines compared\n", compared - before);
+}
+
 static void test_prefixes_and_one_byte_changes_agree(void **st)
 {
     (void)st;
@@ -245,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_common_shapes_take_the_one_pass),
         cmocka_unit_test(test_edge_cases_agree),
         cmocka_unit_test(test_prefixes_and_one_byte_changes_agree),
+        cmocka_unit_test(test_random_edits_agree),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
