@@ -91,6 +91,12 @@ const dw_action_decl *dw_schema_action_h(const dw_schema *s, const char *type, s
  * while the arrays are the ones it was built for, else binary search.
  * false on OOM (no index: still correct, slower). */
 bool dw_schema_build_index(dw_schema *s);
+/* Which of action ad's appliesTo principal and resource types are
+ * enumerated entity types (a request's scope entity of another type needs
+ * no enum check): DW_SCOPE_ENUM_* bits, both without the index. */
+#define DW_SCOPE_ENUM_PRINCIPAL 1u
+#define DW_SCOPE_ENUM_RESOURCE 2u
+unsigned dw_schema_scope_enums(const dw_schema *s, const dw_action_decl *ad);
 /* The order of entities (by name), actions (by type, then id) and record
  * attributes (by name): bytewise, a prefix first. */
 int dw_schema_name_cmp(dw_str a, dw_str b);

@@ -66,6 +66,7 @@ struct dw_schema_index {
     const dw_action_decl *actions; size_t nactions;
     index_slot *eslot, *aslot;
     size_t emask, amask;
+    uint8_t *scope_enums;        /* per action: DW_SCOPE_ENUM_* */
 };
 
 static index_slot *index_table(dw_arena *a, size_t n, size_t *mask)
@@ -81,26 +82,6 @@ static void index_put(index_slot *t, size_t mask, uint64_t h, size_t at)
     size_t k = (size_t)h & mask;
     while (t[k].at) k = (k + 1) & mask;
     t[k] = (index_slot){ h, (uint32_t)at + 1 };
-}
-
-bool dw_schema_build_index(dw_schema *s)
-{
-    s->index = NULL;
-    if (s->nentities > UINT32_MAX / 4 || s->nactions > UINT32_MAX / 4) return false;
-    dw_schema_index *x = dw_arena_alloc(&s->arena, sizeof *x);
-    if (!x || !(x->eslot = index_table(&s->arena, s->nentities, &x->emask)) ||
-        !(x->aslot = index_table(&s->arena, s->nactions, &x->amask)))
-        return false;
-    x->entities = s->entities, x->nentities = s->nentities;
-    x->actions = s->actions, x->nactions = s->nactions;
-    for (size_t i = 0; i < s->nentities; i++)
-        index_put(x->eslot, x->emask, dw_type_hash(s->entities[i].name.s, s->entities[i].name.len), i);
-    for (size_t i = 0; i < s->nactions; i++) {
-        const dw_euid_lit *u = &s->actions[i].uid;
-        index_put(x->aslot, x->amask, dw_uid_hash_typed(dw_type_hash(u->type.s, u->type.len), u->id.s, u->id.len), i);
-    }
-    s->index = x;
-    return true;
 }
 
 /* The index, when it was built for s's arrays as they are. */
@@ -124,6 +105,42 @@ static const dw_entity_decl *entity_search(const dw_schema *s, const char *name,
         if (c < 0) lo = mid + 1; else hi = mid;
     }
     return NULL;
+}
+
+bool dw_schema_build_index(dw_schema *s)
+{
+    s->index = NULL;
+    if (s->nentities > UINT32_MAX / 4 || s->nactions > UINT32_MAX / 4) return false;
+    dw_schema_index *x = dw_arena_alloc(&s->arena, sizeof *x);
+    if (!x || !(x->eslot = index_table(&s->arena, s->nentities, &x->emask)) ||
+        !(x->aslot = index_table(&s->arena, s->nactions, &x->amask)))
+        return false;
+    if (!(x->scope_enums = dw_arena_alloc(&s->arena, s->nactions + 1))) return false;
+    x->entities = s->entities, x->nentities = s->nentities;
+    x->actions = s->actions, x->nactions = s->nactions;
+    for (size_t i = 0; i < s->nentities; i++)
+        index_put(x->eslot, x->emask, dw_type_hash(s->entities[i].name.s, s->entities[i].name.len), i);
+    for (size_t i = 0; i < s->nactions; i++) {
+        const dw_action_decl *ad = &s->actions[i];
+        index_put(x->aslot, x->amask, dw_uid_hash_typed(dw_type_hash(ad->uid.type.s, ad->uid.type.len), ad->uid.id.s, ad->uid.id.len), i);
+        for (size_t k = 0; k < ad->nprincipals; k++) {
+            const dw_entity_decl *d = entity_search(s, ad->principals[k].s, ad->principals[k].len);
+            if (d && d->is_enum) x->scope_enums[i] |= DW_SCOPE_ENUM_PRINCIPAL;
+        }
+        for (size_t k = 0; k < ad->nresources; k++) {
+            const dw_entity_decl *d = entity_search(s, ad->resources[k].s, ad->resources[k].len);
+            if (d && d->is_enum) x->scope_enums[i] |= DW_SCOPE_ENUM_RESOURCE;
+        }
+    }
+    s->index = x;
+    return true;
+}
+
+unsigned dw_schema_scope_enums(const dw_schema *s, const dw_action_decl *ad)
+{
+    const dw_schema_index *x = s ? index_of(s) : NULL;
+    if (!x || ad < s->actions || ad >= s->actions + s->nactions) return DW_SCOPE_ENUM_PRINCIPAL | DW_SCOPE_ENUM_RESOURCE;
+    return x->scope_enums[ad - s->actions];
 }
 
 const dw_entity_decl *dw_schema_entity_h(const dw_schema *s, const char *name, size_t len, uint64_t type_hash)

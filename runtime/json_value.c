@@ -470,8 +470,11 @@ int dw_request_check_hashed(const dw_schema *schema, const dw_action_decl *ad, b
             return dw_value_fail(err, principal, "principal type %s is not allowed for this action", out->vars[DW_VAR_P].u.uid->type);
         if (!dw_type_listed(ad->resources, ad->nresources, out->vars[DW_VAR_R].u.uid))
             return dw_value_fail(err, resource, "resource type %s is not allowed for this action", out->vars[DW_VAR_R].u.uid->type);
-        /* Cedar's request validation: an enumerated type's entity must be one of its ids */
+        /* Cedar's request validation: an enumerated type's entity must be one of its ids
+         * (none to check when no type the action lists is enumerated) */
+        unsigned enums = dw_schema_scope_enums(schema, ad);
         for (int i = 0; i < 3; i += 2) {
+            if (!(enums & (i == DW_VAR_P ? DW_SCOPE_ENUM_PRINCIPAL : DW_SCOPE_ENUM_RESOURCE))) continue;
             const dw_uid *u = out->vars[i].u.uid;
             const dw_entity_decl *d = type_hash ? dw_schema_entity_h(schema, u->type, u->tlen, type_hash[i])
                                                 : dw_schema_entity(schema, u->type, u->tlen);

@@ -3,7 +3,8 @@
  * for every length (a uid read from JSON carries the first, the program and
  * the store look it up by the second); the index finds every entity type and
  * action the binary search finds and nothing else, and a schema whose arrays
- * changed after the index was built is searched without it. */
+ * changed after the index was built is searched without it; the per-action
+ * enumerated-scope bits are those a search over the appliesTo lists gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,11 +70,62 @@ static void test_schema_index_finds_what_the_search_finds(void **st)
     dw_session_free(&s);
 }
 
+static const char enum_schema[] =
+    "namespace T {\n"
+    "  entity User; entity Doc;\n"
+    "  entity Color enum [\"red\", \"blue\"];\n"
+    "  entity Mode enum [\"on\"];\n"
+    "  action a appliesTo { principal: [User], resource: [Doc] };\n"
+    "  action b appliesTo { principal: [User], resource: [Doc, Color] };\n"
+    "  action c appliesTo { principal: [Mode, User], resource: [Color] };\n"
+    "  action d appliesTo { principal: [Mode], resource: [Doc] };\n"
+    "  action e;\n"
+    "}\n";
+
+static void test_scope_enum_bits(void **st)
+{
+    (void)st;
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_uid_hash.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    assert_non_null(f);
+    fputs(enum_schema, f);
+    fclose(f);
+    dw_session s;
+    dw_session_init(&s);
+    int rc = dw_session_load_schema(&s, path);
+    remove(path);
+    assert_int_equal(rc, 0);
+    const dw_schema *sc = s.schema;
+    assert_non_null(sc->index);
+    unsigned seen = 0;
+    for (size_t i = 0; i < sc->nactions; i++) {
+        const dw_action_decl *ad = &sc->actions[i];
+        unsigned want = 0;
+        for (size_t k = 0; k < ad->nprincipals; k++) {
+            const dw_entity_decl *d = dw_schema_entity(sc, ad->principals[k].s, ad->principals[k].len);
+            if (d && d->is_enum) want |= DW_SCOPE_ENUM_PRINCIPAL;
+        }
+        for (size_t k = 0; k < ad->nresources; k++) {
+            const dw_entity_decl *d = dw_schema_entity(sc, ad->resources[k].s, ad->resources[k].len);
+            if (d && d->is_enum) want |= DW_SCOPE_ENUM_RESOURCE;
+        }
+        assert_int_equal(dw_schema_scope_enums(sc, ad), want);
+        seen |= 1u << want;
+    }
+    assert_int_equal(seen, 0xf);          /* every combination occurs */
+    dw_action_decl other = sc->actions[0];
+    assert_int_equal(dw_schema_scope_enums(sc, &other), DW_SCOPE_ENUM_PRINCIPAL | DW_SCOPE_ENUM_RESOURCE);
+    dw_session_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_step_hash_is_dw_uid_hash),
         cmocka_unit_test(test_schema_index_finds_what_the_search_finds),
+        cmocka_unit_test(test_scope_enum_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
