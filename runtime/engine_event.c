@@ -3,6 +3,7 @@
  * gate a decision kind must pass before it is recorded. */
 #include "engine_int.h"
 #include "json_request.h"
+#include "../stdlib/uid_hash.h"
 
 static const dw_attr_decl *record_attr(const dw_type *t, dw_str name)
 {
@@ -98,10 +99,15 @@ static dw_field logged_keys[F__N] = {
     { K_INPUT, sizeof K_INPUT - 1, 0, { 0 } }, { K_OUTPUT, sizeof K_OUTPUT - 1, 0, { 0 } },
     { K_REQUEST_ID, sizeof K_REQUEST_ID - 1, 0, { 0 } },
 };
+/* An event without "namespace" is of Box's actions: their type, static (a
+ * history copy shares it), and its dw_type_hash computed once. */
+static const char BOX_ACTION[] = "Box::Action";
+static uint64_t box_action_hash;
 static pthread_once_t logged_keys_once = PTHREAD_ONCE_INIT;
 static void hash_logged_keys(void)
 {
     for (int k = 0; k < F__N; k++) logged_keys[k].khash = dw_key_hash(logged_keys[k].key, logged_keys[k].klen);
+    box_action_hash = dw_type_hash(BOX_ACTION, sizeof BOX_ACTION - 1);
 }
 
 static void put_field(dw_field *f, size_t *n, int key, dw_value v)
@@ -220,17 +226,24 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
                           const char *kind, size_t klen, dw_carve *c, dw_arena *ca, action_of *ac, char *msg, size_t cap)
 {
     memset(b, 0, sizeof *b);
-    /* atype is the caller's buffer: copied into the carve c (of arena ca) when given, else the scratch */
-    char *at = c ? dw_carve_take(c, ca, atlen + 1, 4096) : dw_arena_alloc_raw(&e->scratch, atlen + 1);
-    if (at) {
-        memcpy(at, atype, atlen);
-        at[atlen] = 0;
+    pthread_once(&logged_keys_once, hash_logged_keys);
+    /* atype is the caller's buffer (copied into the carve c of arena ca when
+     * given, else the scratch) or the static BOX_ACTION (shared) */
+    bool box = atype == BOX_ACTION;
+    const char *at = atype;
+    if (!box) {
+        char *cp = c ? dw_carve_take(c, ca, atlen + 1, 4096) : dw_arena_alloc_raw(&e->scratch, atlen + 1);
+        if (cp) {
+            memcpy(cp, atype, atlen);
+            cp[atlen] = 0;
+        }
+        at = cp;
     }
     b->ev.atype = (dw_str){ at, atlen };
     b->ev.aid = (dw_str){ aid, aidlen };
     b->ev.kind = (dw_str){ kind, klen };
     b->decision = e->s.es ? dw_event_schema_is_decision_kind(e->s.es, kind, klen) : (klen == 7 && !memcmp(kind, "request", 7));
-    b->action_hash = dw_uid_hash(atype, atlen, aid, aidlen);
+    b->action_hash = dw_uid_hash_typed(box ? box_action_hash : dw_type_hash(atype, atlen), aid, aidlen);
     if (!e->s.schema) { *ac = (action_of){ 0 }; return 0; }
     /* the schema's answer for this action, remembered (a reload or another
      * schema makes the entry stale; a hash collision fails the uid compare) */
@@ -431,17 +444,32 @@ static int member_of(dw_str key)
         { "action", 6 }, { "kind", 4 }, { "namespace", 9 }, { "time", 4 }, { "principal", 9 },
         { "resource", 8 }, { "input", 5 }, { "output", 6 }, { "request_id", 10 },
     };
-    for (int k = 0; k < M__N; k++) if (dw_str_eq(key, names[k])) return k;
-    return -1;
+    int k;
+    switch (key.len) {   /* the one name of the key's length, or the two: no loop over all nine */
+    case 4: k = key.s[0] == 'k' ? M_KIND : M_TIME; break;
+    case 5: k = M_INPUT; break;
+    case 6: k = key.s[0] == 'a' ? M_ACTION : M_OUTPUT; break;
+    case 8: k = M_RESOURCE; break;
+    case 9: k = key.s[0] == 'n' ? M_NAMESPACE : M_PRINCIPAL; break;
+    case 10: k = M_REQUEST_ID; break;
+    default: return -1;
+    }
+    return dw_str_eq(key, names[k]) ? k : -1;
 }
 
-/* NS::Action into atype[256] (ns at most 200 bytes; a NUL in NS ends it, as %s did); its length. */
-static size_t action_type(char *atype, const dw_str *ns)
+/* The action type NS::Action: without ns the static BOX_ACTION, else built
+ * in buf[256] (ns at most 200 bytes; a NUL in NS ends it, as %s did); *len its length. */
+static const char *action_type(char *buf, const dw_str *ns, size_t *len)
 {
-    size_t nslen = ns ? strnlen(ns->s, ns->len) : 3;
-    memcpy(atype, ns ? ns->s : "Box", nslen);
-    memcpy(atype + nslen, "::Action", sizeof "::Action");
-    return nslen + sizeof "::Action" - 1;
+    if (!ns) {
+        *len = sizeof BOX_ACTION - 1;
+        return BOX_ACTION;
+    }
+    size_t nslen = strnlen(ns->s, ns->len);
+    memcpy(buf, ns->s, nslen);
+    memcpy(buf + nslen, "::Action", sizeof "::Action");
+    *len = nslen + sizeof "::Action" - 1;
+    return buf;
 }
 
 /* The event's "time" in ticks; -1 if it is not RFC 3339 UTC. */
@@ -501,8 +529,9 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
         } else if (m == M_INPUT || m == M_OUTPUT) {
             if (!typed) {                    /* its type comes from the action */
                 if (!have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
-                size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
-                if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len,
+                size_t atlen;
+                const char *at = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL, &atlen);
+                if (event_identity(e, b, at, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len,
                                    vc, va, &ac, msg, sizeof msg))
                     return 0;
                 typed = true;
@@ -519,8 +548,9 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     int64_t t = *ts;
     if (t == DW_TS_NOW && have[M_TIME] && event_time(e, &str[M_TIME], &t)) return 0;
     if (!typed) {
-        size_t atlen = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL);
-        if (event_identity(e, b, atype, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len, vc, va,
+        size_t atlen;
+        const char *at = action_type(atype, have[M_NAMESPACE] ? &str[M_NAMESPACE] : NULL, &atlen);
+        if (event_identity(e, b, at, atlen, str[M_ACTION].s, str[M_ACTION].len, str[M_KIND].s, str[M_KIND].len, vc, va,
                            &ac, msg, sizeof msg))
             return 0;
     }
@@ -564,7 +594,8 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     }
     if (ns && (ns->kind != DW_JSON_STRING || ns->u.str.len > 200)) { engine_fault(v, "event \"namespace\" must be a short string%s", NULL); return -1; }
     char atype[256];
-    size_t atlen = action_type(atype, ns ? &ns->u.str : NULL);
+    size_t atlen;
+    const char *at = action_type(atype, ns ? &ns->u.str : NULL, &atlen);
     if (*ts == DW_TS_NOW && time && time->kind == DW_JSON_STRING && event_time(e, &time->u.str, ts)) {
         engine_fault(v, "event time is not RFC 3339 UTC (YYYY-MM-DDThh:mm:ss[.fffffffff]Z)%s", NULL);
         return -1;
@@ -575,7 +606,7 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
     if (pj) P = dw_uid_from_json(&e->scratch, pj, &err);
     if (rj) R = dw_uid_from_json(&e->scratch, rj, &err);
     dw_buf_free(&err);
-    if (engine_build_event(e, b, atype, atlen, action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
+    if (engine_build_event(e, b, at, atlen, action->u.str.s, action->u.str.len, kind->u.str.s, kind->u.str.len,
                     P, R, m[M_INPUT], m[M_OUTPUT], m[M_REQUEST_ID],
                     v->message, sizeof v->message) ||
         (e->s.box && dw_box_gate(j, json, len, P, R, v->message, sizeof v->message))) {
