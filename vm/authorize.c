@@ -180,7 +180,9 @@ static int decide(const dw_program *prog, const dw_store *store, const dw_reques
     uint32_t *permits = (uint32_t *)(block + sz_stack + sz_errs);
     uint32_t *forbids = permits + (n + 1);
     uint32_t np = 0, nf = 0, ne = 0;
-    dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack };
+    dw_attr_memo memo;
+    memo.n = memo.next = 0;
+    dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack, .memo = &memo };
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = which ? DW_IX_POLICY(which[k]) : k;
         bool sat = false;

@@ -205,6 +205,25 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_str *key
     return NULL;
 }
 
+/* `like` with one star (prefix, suffix, or both) inline; the rest in stdlib/like.c. */
+static inline bool like_match(const dw_like_pattern *p, const char *s, size_t n)
+{
+    if (p->nseg != 2) return dw_like_match(p, s, n);
+    const dw_str *a = &p->seg[0], *b = &p->seg[1];
+    if (!s) s = "";      /* an empty string may carry no pointer */
+    return a->len + b->len <= n && dw_mem_eq(s, a->s, a->len) && dw_mem_eq(s + (n - b->len), b->s, b->len);
+}
+
+/* Equality with the common kinds inline: strings by length then bytes,
+ * entities by pointer first (request scope uids and constants are interned). */
+static inline bool value_eq(const dw_value *a, const dw_value *b)
+{
+    if (a->kind != b->kind) return false;
+    if (a->kind == DW_V_STRING) return a->n == b->n && dw_mem_eq(a->u.s, b->u.s, a->n);
+    if (a->kind == DW_V_ENTITY) return a->u.uid == b->u.uid || dw_uid_eq(a->u.uid, b->u.uid);
+    return dw_value_eq(a, b);
+}
+
 dw_eval_status dw_eval_policy(dw_eval_ctx *cx, uint32_t index, bool *result)
 {
     return dw_eval_code(cx, cx->prog->policies[index].entry, result);
@@ -227,6 +246,9 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
     uint32_t pc = entry;
     dw_eval_status st;
     bool r;
+    const dw_value *cur;               /* a GETATTR chain's value so far */
+    uint32_t memo_left = 0;            /* GETATTRs until cur is memo_key's value */
+    uint64_t memo_key = 0;
 
     uint32_t ins, A;
 #if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
@@ -242,8 +264,42 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
     for (;;) {
         vmfetch();
         vmdispatch (DW_INS_OP(ins)) {
-        vmcase(DW_OP_CONST) *sp++ = P->consts[A]; vmbreak;
-        vmcase(DW_OP_VAR)   *sp++ = cx->req->vars[A]; vmbreak;
+        /* CONST and VAR look at the next instruction: `CONST k; EQ` compares
+         * in place, and `VAR x; GETATTR a ...` reads the attributes off the
+         * request without pushing x first.  Both do exactly what the two
+         * instructions do in turn (a jump to the second still finds it). */
+        vmcase(DW_OP_CONST)
+            if (DW_INS_OP(code[pc]) == DW_OP_EQ) {
+                pc++;
+                sp[-1] = dw_bool(value_eq(&sp[-1], &P->consts[A]));
+                vmbreak;
+            }
+            *sp++ = P->consts[A];
+            vmbreak;
+        vmcase(DW_OP_VAR)
+            if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) {
+                sp++;
+                memo_left = 0;
+                if (cx->memo && DW_INS_OP(code[pc + 1]) == DW_OP_GETATTR) {
+                    memo_key = (uint64_t)A << 48 | (uint64_t)DW_INS_A(code[pc]) << 24 | DW_INS_A(code[pc + 1]);
+                    const dw_attr_memo *m = cx->memo;
+                    uint32_t i = 0;
+                    while (i < m->n && m->key[i] != memo_key) i++;
+                    if (i < m->n) {
+                        cur = m->val[i];
+                        pc += 2;
+                        if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) { vmfetch(); goto getattr; }
+                        sp[-1] = *cur;
+                        vmbreak;
+                    }
+                    memo_left = 2;
+                }
+                cur = &cx->req->vars[A];
+                vmfetch();
+                goto getattr;
+            }
+            *sp++ = cx->req->vars[A];
+            vmbreak;
         vmcase(DW_OP_AND)
             if (sp[-1].kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "`&&` operand is not a Bool");
             if (!sp[-1].u.b) pc = A; else sp--;
@@ -270,8 +326,8 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             if (sp[-1].u.i == INT64_MIN) FAIL(DW_ERR_OVERFLOW, "negation overflows");
             sp[-1].u.i = -sp[-1].u.i;
             vmbreak;
-        vmcase(DW_OP_EQ) sp--; sp[-1] = dw_bool(dw_value_eq(&sp[-1], sp)); vmbreak;
-        vmcase(DW_OP_NE) sp--; sp[-1] = dw_bool(!dw_value_eq(&sp[-1], sp)); vmbreak;
+        vmcase(DW_OP_EQ) sp--; sp[-1] = dw_bool(value_eq(&sp[-1], sp)); vmbreak;
+        vmcase(DW_OP_NE) sp--; sp[-1] = dw_bool(!value_eq(&sp[-1], sp)); vmbreak;
         vmcase(DW_OP_LT) vmcase(DW_OP_LE) vmcase(DW_OP_GT) vmcase(DW_OP_GE)
             sp--;
             if ((st = op_compare(DW_INS_OP(ins), &sp[-1], sp, &r))) FAIL(st, "comparison needs two Longs, datetimes or durations");
@@ -286,28 +342,50 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             if ((st = op_in(cx, &sp[-1], sp, &r))) FAIL(st, "`in` needs an entity and an entity or set of entities");
             sp[-1] = dw_bool(r);
             vmbreak;
-        vmcase(DW_OP_HAS) vmcase(DW_OP_GETATTR) {
+        vmcase(DW_OP_GETATTR)
+            cur = &sp[-1];
+            memo_left = 0;
+        getattr:
+            /* a run of GETATTRs walks the records, the stack slot written once;
+             * a failure leaves the failing instruction's operand there */
+            for (;;) {
+                const dw_value *rec;
+                if (cur->kind == DW_V_RECORD) rec = cur;
+                else if (cur->kind == DW_V_ENTITY) {
+                    const dw_entity *e = entity_of(cx, cur->u.uid);
+                    if (!e) { sp[-1] = *cur; FAIL(DW_ERR_NO_ENTITY, "entity does not exist"); }
+                    rec = &e->attrs;
+                } else { sp[-1] = *cur; FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity"); }
+                const dw_value *f = record_find(rec, &P->strs[A], P->str_hash[A]);
+                if (!f) { sp[-1] = *cur; FAIL(DW_ERR_MISSING_ATTR, "attribute not found"); }
+                cur = f;
+                if (memo_left && --memo_left == 0) {
+                    dw_attr_memo *m = cx->memo;
+                    uint32_t i = m->n < DW_ATTR_MEMO ? m->n++ : m->next++ % DW_ATTR_MEMO;
+                    m->key[i] = memo_key;
+                    m->val[i] = cur;
+                }
+                if (DW_INS_OP(code[pc]) != DW_OP_GETATTR) break;
+                vmfetch();
+            }
+            sp[-1] = *cur;
+            vmbreak;
+        vmcase(DW_OP_HAS) {
             const dw_str *key = &P->strs[A];
             dw_value *v = &sp[-1];
             const dw_value *rec;
             if (v->kind == DW_V_RECORD) rec = v;
             else if (v->kind == DW_V_ENTITY) {
                 const dw_entity *e = entity_of(cx, v->u.uid);
-                if (!e) {
-                    if (DW_INS_OP(ins) == DW_OP_HAS) { *v = dw_bool(false); vmbreak; }
-                    FAIL(DW_ERR_NO_ENTITY, "entity does not exist");
-                }
+                if (!e) { *v = dw_bool(false); vmbreak; }
                 rec = &e->attrs;
             } else FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity");
-            const dw_value *f = record_find(rec, key, P->str_hash[A]);
-            if (DW_INS_OP(ins) == DW_OP_HAS) *v = dw_bool(f != NULL);
-            else if (!f) FAIL(DW_ERR_MISSING_ATTR, "attribute not found");
-            else *v = *f;
+            *v = dw_bool(record_find(rec, key, P->str_hash[A]) != NULL);
             vmbreak;
         }
         vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
-            sp[-1] = dw_bool(dw_like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));
+            sp[-1] = dw_bool(like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));
             vmbreak;
         vmcase(DW_OP_IS) {
             if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");

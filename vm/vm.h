@@ -51,6 +51,13 @@ typedef int (*dw_guard_run_fn)(void *ctx, const uint32_t *run, uint32_t n);
 int dw_guard_runs(const dw_guard_table *t, const dw_value *field, dw_guard_run_fn add, void *ctx);
 void dw_guard_print(const dw_guard_table *t, const dw_program *p, FILE *out);
 
+/* Request attribute paths already read in this decision (`context.input.path`
+ * in policy after policy): VAR x; GETATTR a; GETATTR b found -> the value
+ * (in the request or the store, unchanged while the decision runs).  Only
+ * successful reads are kept; an error is met again by running the code. */
+#define DW_ATTR_MEMO 4
+typedef struct dw_attr_memo { uint64_t key[DW_ATTR_MEMO]; const dw_value *val[DW_ATTR_MEMO]; uint32_t n, next; } dw_attr_memo;
+
 typedef struct dw_eval_ctx {
     const dw_program *prog;
     const dw_store *store;
@@ -63,6 +70,7 @@ typedef struct dw_eval_ctx {
     uint32_t err_depth;        /* stack depth at the failure: the failing instruction's
                                   operands are still in stack[] around it (dwc evaluate) */
     dw_value *ret_value;       /* set by dw_eval_value: RET hands back any value */
+    dw_attr_memo *memo;        /* NULL, or one decision's memo (cleared for each request) */
 } dw_eval_ctx;
 
 /* Evaluate policy `index`'s scope and condition.  DW_EVAL_OK with *result set,

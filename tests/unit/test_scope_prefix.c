@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/compile.h"
-#include "runtime/json_value.h"
 #include "vm/vm.h"
 #include "unit_compile.h"
+#include "unit_request.h"
 
 static const char *POLICIES =
     "permit (principal, action == Action::\"read\", resource) when { context.n > 1 };\n"                 /* 0 */
@@ -44,19 +44,10 @@ typedef struct fixture { dw_program *prog; dw_store st; dw_arena a, s1, s2; } fi
 static void setup(fixture *f)
 {
     f->prog = unit_compile("scope.cedar", POLICIES);
-    dw_store_init(&f->st);
     dw_arena_init(&f->a, 4096);
     dw_arena_init(&f->s1, 64 * 1024);
     dw_arena_init(&f->s2, 64 * 1024);
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_source src = { "entities.json", ENTITIES, strlen(ENTITIES) };
-    const dw_json *j = dw_json_parse(&f->st.arena, &src, &d);
-    assert_non_null(j);
-    dw_buf err = { 0 };
-    assert_int_equal(dw_store_load_json(&f->st, j, NULL, &err), 0);
-    dw_buf_free(&err);
-    dw_diags_free(&d);
+    unit_store_json(&f->st, ENTITIES);
 }
 
 static void teardown(fixture *f)
@@ -73,17 +64,7 @@ static void make_request(fixture *f, const char *p, const char *a, const char *r
     char rq[512];
     snprintf(rq, sizeof rq, "{\"principal\":%s,\"action\":{\"type\":\"Action\",\"id\":\"%s\"},\"resource\":%s,\"context\":%s}",
              p, a, r, ctx);
-    dw_diags d;
-    dw_diags_init(&d);
-    dw_source rs = { "req.json", rq, strlen(rq) };
-    const dw_json *j = dw_json_parse(&f->a, &rs, &d);
-    assert_non_null(j);
-    dw_buf err = { 0 };
-    assert_int_equal(dw_request_from_json(&f->a, dw_json_get(j, "principal"), dw_json_get(j, "action"),
-                                          dw_json_get(j, "resource"), dw_json_get(j, "context"), NULL, false, req, &err), 0);
-    dw_buf_free(&err);
-    dw_diags_free(&d);
-    dw_request_bind(req, f->prog, &f->st);
+    unit_request_json(&f->a, f->prog, &f->st, rq, req);
 }
 
 /* The candidates of a request as two masks: found, and found with the skip. */

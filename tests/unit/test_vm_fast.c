@@ -1,0 +1,160 @@
+/* The interpreter's fast paths (vm/interp.c) answer as the plain steps do:
+ * `like` with one star inline (prefix, suffix, both; multi-byte characters,
+ * escaped stars, overlapping ends), `CONST k; EQ` compared in place, and
+ * `VAR x; GETATTR a; GETATTR b` chains with the decision's attribute memo
+ * (each policy of a decision against the same policy run alone, without the
+ * memo: same value, same error). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/compile.h"
+#include "vm/vm.h"
+#include "unit_compile.h"
+#include "unit_request.h"
+
+typedef struct fixture { dw_program *prog; dw_store st; dw_arena a, s; } fixture;
+
+static void start(fixture *f, const char *policies, const char *entities)
+{
+    f->prog = unit_compile("fast.cedar", policies);
+    dw_arena_init(&f->a, 4096);
+    dw_arena_init(&f->s, 64 * 1024);
+    unit_store_json(&f->st, entities);
+}
+
+static void stop(fixture *f)
+{
+    dw_arena_free(&f->a);
+    dw_arena_free(&f->s);
+    dw_store_free(&f->st);
+    dw_program_free(f->prog);
+}
+
+static void request(fixture *f, const char *principal, const char *ctx, dw_request *req)
+{
+    char rq[1024];
+    snprintf(rq, sizeof rq, "{\"principal\":%s,\"action\":{\"type\":\"Action\",\"id\":\"a\"},"
+                            "\"resource\":{\"type\":\"Doc\",\"id\":\"d\"},\"context\":%s}", principal, ctx);
+    unit_request_json(&f->a, f->prog, &f->st, rq, req);
+}
+
+/* pattern in Cedar's spelling, subject as JSON string contents */
+typedef struct like_case { const char *pattern, *subject; bool match; } like_case;
+
+static const like_case LIKES[] = {
+    { "ab*", "ab", true }, { "ab*", "abc", true }, { "ab*", "a", false }, { "ab*", "", false }, { "ab*", "xab", false },
+    { "*ab", "ab", true }, { "*ab", "xxab", true }, { "*ab", "abx", false }, { "*ab", "b", false },
+    { "a*b", "ab", true }, { "a*b", "axxb", true }, { "a*b", "a", false }, { "a*b", "b", false }, { "a*b", "ba", false },
+    { "ab*ba", "aba", false }, { "ab*ba", "abba", true }, { "ab*ba", "abxba", true },   /* the ends must not overlap */
+    { "*", "", true }, { "*", "anything", true }, { "**", "", true },
+    { "", "", true }, { "", "a", false }, { "abc", "abc", true }, { "abc", "abcd", false },
+    /* multi-byte: a star matches whole characters, a literal matches its bytes */
+    { "\xc3\xa9*", "\xc3\xa9", true }, { "\xc3\xa9*", "\xc3\xa9t\xc3\xa9", true }, { "\xc3\xa9*", "e", false },
+    { "*\xc3\xa9", "caf\xc3\xa9", true }, { "*\xc3\xa9", "cafe", false }, { "caf*\xc3\xa9", "caf\xc3\xa9", true },
+    { "\xe2\x82\xac*\xe2\x82\xac", "\xe2\x82\xac", false }, { "\xe2\x82\xac*\xe2\x82\xac", "\xe2\x82\xac\xe2\x82\xac", true },
+    { "*\xc3\xa9*", "a\xc3\xa9z", true }, { "*\xc3\xa9*", "aez", false },
+    { "\\u{1F600}*", "\xf0\x9f\x98\x80!", true }, { "*\\u{1F600}", "\xf0\x9f\x98\x80", true },
+    /* escaped stars are literal */
+    { "a\\*b", "a*b", true }, { "a\\*b", "axb", false }, { "a\\**", "a*x", true }, { "a\\**", "ax", false },
+    { "*\\*", "x*", true }, { "*\\*", "x", false }, { "\\**\\*", "*", false }, { "\\**\\*", "**", true },
+    /* the general matcher's shapes, for contrast */
+    { "*/.env.*", "~/p/.env.local", true }, { "*/.env.*", "~/p/.env", false }, { "a*b*c", "abc", true }, { "a*b*c", "acb", false },
+};
+
+static void test_like_shapes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof LIKES / sizeof *LIKES; i++) {
+        const like_case *c = &LIKES[i];
+        char pol[256], ctx[256];
+        snprintf(pol, sizeof pol, "permit (principal, action, resource) when { context.s like \"%s\" };", c->pattern);
+        snprintf(ctx, sizeof ctx, "{\"s\":\"%s\"}", c->subject);
+        fixture f;
+        start(&f, pol, "[]");
+        dw_request req;
+        request(&f, "{\"type\":\"User\",\"id\":\"u\"}", ctx, &req);
+        dw_response resp;
+        assert_int_equal(dw_authorize(f.prog, &f.st, &req, &f.s, &resp), 0);
+        assert_int_equal(resp.nerrors, 0);
+        if (resp.allow != c->match) fail_msg("\"%s\" like \"%s\": got %d", c->subject, c->pattern, resp.allow);
+        stop(&f);
+    }
+}
+
+static const char *MEMO_POLICIES =
+    "permit (principal, action, resource) when { context.a.b == 1 };\n"
+    "permit (principal, action, resource) when { context.a.b == 2 || context.a.c == 3 };\n"
+    "permit (principal, action, resource) when { context.a.b like \"x*\" };\n"
+    "permit (principal, action, resource) when { principal.info.level > 2 };\n"
+    "permit (principal, action, resource) when { context.a.b.c == 1 };\n"
+    "permit (principal, action, resource) when { context has a && context.a has b && context.a.b == \"xy\" };\n"
+    "permit (principal, action, resource) when { principal.info.level == 3 && context.a.c == 3 };\n"
+    "permit (principal, action, resource) when { context.a == {\"b\": 1} };\n";
+#define MEMO_NPOL 8
+
+static const char *MEMO_ENTITIES =
+    "[{\"uid\":{\"type\":\"User\",\"id\":\"u\"},\"attrs\":{\"info\":{\"level\":3}},\"parents\":[]},"
+    " {\"uid\":{\"type\":\"User\",\"id\":\"w\"},\"attrs\":{\"info\":\"flat\"},\"parents\":[]},"
+    " {\"uid\":{\"type\":\"User\",\"id\":\"x\"},\"attrs\":{},\"parents\":[]}]";
+
+static void test_memo_same_answers(void **state)
+{
+    (void)state;
+    fixture f;
+    start(&f, MEMO_POLICIES, MEMO_ENTITIES);
+    const char *principals[] = { "{\"type\":\"User\",\"id\":\"u\"}", "{\"type\":\"User\",\"id\":\"w\"}",
+                                 "{\"type\":\"User\",\"id\":\"x\"}", "{\"type\":\"User\",\"id\":\"nobody\"}" };
+    const char *contexts[] = { "{}", "{\"a\":1}", "{\"a\":{\"b\":1}}", "{\"a\":{\"b\":2,\"c\":3}}", "{\"a\":{\"b\":\"xy\"}}",
+                               "{\"a\":{\"b\":{\"c\":1}}}", "{\"a\":{\"c\":3}}", "{\"a\":{\"b\":\"x\",\"c\":4}}" };
+    dw_value stack[64];
+    assert_true(f.prog->max_stack < 64);
+    uint32_t errors = 0, trues = 0;
+    for (size_t p = 0; p < 4; p++)
+        for (size_t c = 0; c < sizeof contexts / sizeof *contexts; c++) {
+            dw_request req;
+            request(&f, principals[p], contexts[c], &req);
+            dw_response resp;
+            dw_arena_reset(&f.s);
+            assert_int_equal(dw_authorize(f.prog, &f.st, &req, &f.s, &resp), 0);
+            uint32_t d = 0, e = 0;
+            bool any = false;
+            for (uint32_t i = 0; i < MEMO_NPOL; i++) {
+                dw_eval_ctx cx = { .prog = f.prog, .store = &f.st, .req = &req, .scratch = &f.s, .stack = stack };
+                bool sat = false;
+                dw_eval_status st = dw_eval_policy(&cx, i, &sat);
+                if (st != DW_EVAL_OK) {
+                    errors++;
+                    if (e >= resp.nerrors || resp.errors[e].policy != i || resp.errors[e].status != st)
+                        fail_msg("policy %u on %s %s: alone %s, in the decision otherwise", i, principals[p], contexts[c],
+                                 dw_eval_status_name(st));
+                    e++;
+                    continue;
+                }
+                if (!sat) continue;
+                trues++;
+                any = true;
+                if (d >= resp.ndetermining || resp.determining[d] != i)
+                    fail_msg("policy %u on %s %s: true alone, not in the decision", i, principals[p], contexts[c]);
+                d++;
+            }
+            assert_int_equal(e, resp.nerrors);
+            assert_int_equal(d, resp.ndetermining);
+            assert_int_equal(resp.allow, any);
+        }
+    assert_true(errors > 0 && trues > 0);
+    stop(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_like_shapes),
+        cmocka_unit_test(test_memo_same_answers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
