@@ -192,7 +192,8 @@ int dw_program_hash_strs(dw_program *p);
 int dw_index_build(dw_program *p);
 uint64_t dw_index_hash(uint8_t kind, uint8_t var, const char *type, size_t tlen, const char *id, size_t idlen);
 /* A policy's scope prefix (vm/scope_prefix.c): the pc after it, and whether
- * bucket b, probed with the request's own uid, makes all of it true. */
+ * bucket b, probed with the request's own uid, makes all of it true (and
+ * all of its scope-only code, when it has some). */
 uint32_t dw_scope_prefix_end(const dw_program *p, uint32_t policy);
 bool dw_scope_prefix_implied(const dw_program *p, uint32_t policy, const dw_index_bucket *b);
 /* PAIR keys combine the two uid hashes (dw_uid_hash). */

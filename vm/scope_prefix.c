@@ -17,7 +17,9 @@
  *     IS  T is the key's type.
  *
  * A posting is marked DW_IX_IMPLIED only when its bucket implies every test
- * of the prefix (index.body[policy] is the pc after them).  Like the guards,
+ * of the prefix (index.body[policy] is the pc after them) and, for a policy
+ * with scope-only code (temporal leaves, provider calls), all of that code:
+ * the leaf pass (vm/leaves.c) then takes the scope as true without running it.  Like the guards,
  * this is read off verified code at load time, never from an artifact. */
 #include "vm.h"
 #include "../stdlib/bytes.h"
@@ -32,15 +34,21 @@ static bool uid_is_key(const dw_uid *u, const dw_str *type, const dw_str *id)
     return str_is(type, u->type, u->tlen) && str_is(id, u->id, u->idlen);
 }
 
-/* One scope test at pc: its length in instructions (0: not one). */
-static uint32_t test_len(const dw_program *p, uint32_t pc, uint32_t end)
+/* One scope test at pc ending in `last` (AND; RET in scope-only code): its
+ * length in instructions (0: not one). */
+static uint32_t test_len_to(const dw_program *p, uint32_t pc, uint32_t end, dw_opcode last)
 {
     const uint32_t *c = p->code;
     if (pc + 3 > end || DW_INS_OP(c[pc]) != DW_OP_VAR || DW_INS_A(c[pc]) > DW_VAR_R) return 0;
-    if (DW_INS_OP(c[pc + 1]) == DW_OP_IS && DW_INS_OP(c[pc + 2]) == DW_OP_AND) return 3;
+    if (DW_INS_OP(c[pc + 1]) == DW_OP_IS && DW_INS_OP(c[pc + 2]) == last) return 3;
     if (pc + 4 > end || DW_INS_OP(c[pc + 1]) != DW_OP_CONST) return 0;
     dw_opcode op = DW_INS_OP(c[pc + 2]);
-    return (op == DW_OP_EQ || op == DW_OP_IN) && DW_INS_OP(c[pc + 3]) == DW_OP_AND ? 4 : 0;
+    return (op == DW_OP_EQ || op == DW_OP_IN) && DW_INS_OP(c[pc + 3]) == last ? 4 : 0;
+}
+
+static uint32_t test_len(const dw_program *p, uint32_t pc, uint32_t end)
+{
+    return test_len_to(p, pc, end, DW_OP_AND);
 }
 
 uint32_t dw_scope_prefix_end(const dw_program *p, uint32_t policy)
@@ -78,6 +86,22 @@ static bool test_implied(const dw_program *p, uint32_t pc, const dw_index_bucket
     return found;
 }
 
+/* The scope-only code of a policy with temporal leaves or provider calls
+ * ([scope_entry, scope_end): the tests, the last ending in RET, or
+ * `CONST true; RET`) is true whenever bucket b implies all of it. */
+static bool scope_code_implied(const dw_program *p, const dw_policy_code *pc, const dw_index_bucket *b)
+{
+    uint32_t at = pc->scope_entry, end = pc->scope_end, n;
+    while ((n = test_len(p, at, end)) != 0) {
+        if (!test_implied(p, at, b)) return false;
+        at += n;
+    }
+    if ((n = test_len_to(p, at, end, DW_OP_RET)) != 0) return at + n == end && test_implied(p, at, b);
+    if (at + 2 != end || DW_INS_OP(p->code[at]) != DW_OP_CONST || DW_INS_OP(p->code[at + 1]) != DW_OP_RET) return false;
+    const dw_value *k = &p->consts[DW_INS_A(p->code[at])];
+    return k->kind == DW_V_BOOL && k->u.b;
+}
+
 bool dw_scope_prefix_implied(const dw_program *p, uint32_t policy, const dw_index_bucket *b)
 {
     const dw_policy_code *pc = &p->policies[policy];
@@ -86,5 +110,5 @@ bool dw_scope_prefix_implied(const dw_program *p, uint32_t policy, const dw_inde
         if (!test_implied(p, at, b)) return false;
         at += n;
     }
-    return true;
+    return !(pc->nleaves || pc->npcalls) || scope_code_implied(p, pc, b);
 }

@@ -139,6 +139,32 @@ static void test_skip_only_when_implied(void **state)
     teardown(&f);
 }
 
+/* A temporal rule's scope-only code (what the leaf pass runs) must be implied
+ * too; then the leaf pass takes the scope as true and the decision skips it. */
+static void test_skip_with_scope_code(void **state)
+{
+    (void)state;
+    fixture f;
+    f.prog = unit_compile("temporal.dw",
+        "forbid (principal, action == Action::\"write\", resource) when temporal { formerly within 1h Action::\"write\"::request{} };\n"
+        "forbid (principal == User::\"u\", action, resource is Doc) when temporal { formerly within 1h Action::\"write\"::request{} };\n"
+        "forbid (principal, action in [Action::\"write\", Action::\"read\"], resource is Doc) when temporal { formerly within 1h Action::\"read\"::request{} };\n");
+    dw_store_init(&f.st);
+    dw_arena_init(&f.a, 4096);
+    dw_arena_init(&f.s1, 64 * 1024);
+    dw_arena_init(&f.s2, 64 * 1024);
+    for (uint32_t i = 0; i < 3; i++) assert_true(f.prog->policies[i].nleaves == 1 && f.prog->policies[i].scope_end > f.prog->policies[i].scope_entry);
+    dw_request req;
+    unsigned found, implied;
+    make_request(&f, U, "write", D, "{}", &req);
+    candidates(&f, &req, &found, &implied);
+    assert_int_equal(found, B(0) | B(1) | B(2));
+    assert_true(implied & B(0));
+    assert_false(implied & B(1));     /* filed under principal u: `resource is Doc` still runs */
+    assert_false(implied & B(2));     /* under the action, or Doc: never both */
+    teardown(&f);
+}
+
 static void test_skip_never_changes_answers(void **state)
 {
     (void)state;
@@ -182,6 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skip_only_when_implied),
+        cmocka_unit_test(test_skip_with_scope_code),
         cmocka_unit_test(test_skip_never_changes_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
