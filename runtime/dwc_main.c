@@ -595,6 +595,7 @@ out:
 }
 
 static int cmd_format(int argc, char **argv) { return dw_cmd_format(argc, argv, as_cedar); }
+static int cmd_link(int argc, char **argv) { return dw_cmd_link(argc, argv, as_cedar); }
 
 /* ---- help ---- */
 static int cmd_help(int argc, char **argv);
@@ -604,7 +605,7 @@ static const command commands[] = {
     { "compile", cmd_compile, "compile a policy set to a verified .dwb artifact", compile_usage },
     { "bench", dw_cmd_bench, "measure decisions per second, latency percentiles, allocations", dw_bench_usage },
     { "format", cmd_format, "lay out policies canonically (Cedar's `format`, byte for byte)", dw_format_usage },
-    { "link", dw_cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
+    { "link", cmd_link, "link a template (Cedar's `link`), appending to a -k links file", dw_link_usage },
     { "translate-policy", dw_cmd_translate_policy, "Cedar text <-> Cedar's JSON policy format (Cedar's command)", dw_translate_policy_usage },
     { "evaluate", dw_cmd_evaluate, "evaluate a Cedar expression for a request (Cedar's command)", dw_evaluate_usage },
     { "new", dw_cmd_new, "create a Cedar project directory: schema, policy, entities (Cedar's command)", dw_new_usage },

@@ -19,7 +19,7 @@ const char dw_link_usage[] =
     "Link template T (named by its @id, else policyN) with ARGS, a JSON object\n"
     "{\"?principal\": UID, \"?resource\": UID}, as policy NEW_ID; with -k, append the link to\n"
     "the links file (Cedar's --template-linked form; created if missing).  Exit 0 linked, 1 not.\n"
-    "  -p, --policies FILE         the policies and templates\n"
+    "  -p, --policies FILE         the policies and templates (run as `cedar`: standard input without -p)\n"
     "      --template-id ID        the template\n"
     "  -n, --new-id ID             the linked policy's id\n"
     "  -a, --arguments JSON        the slot values\n"
@@ -89,7 +89,7 @@ static int links_text(const char *path, const char *tid, const char *nid, const 
     return 0;
 }
 
-int dw_cmd_link(int argc, char **argv)
+int dw_cmd_link(int argc, char **argv, bool as_cedar)
 {
     const char *pol = NULL, *tid = NULL, *nid = NULL, *args = NULL, *links = NULL;
     const dw_cli_opt opts[] = {
@@ -98,6 +98,7 @@ int dw_cmd_link(int argc, char **argv)
     };
     int pr = dw_cli_parse(argc, argv, opts, NULL, dw_link_usage);
     if (pr) return pr > 0 ? 0 : dw_cli_usage_status();
+    if (!pol && as_cedar) pol = "-";           /* Cedar's: the policies on standard input */
     if (!pol || !tid || !nid || !args) {
         fprintf(stderr, "dwc link: error: give -p, --template-id, -n and -a\n");
         fputs(dw_link_usage, stderr);

@@ -154,6 +154,13 @@ done
 expect usage-request-validation 2 "--request-validation must be true or false" "$tmp/cedar" "${HG[@]}" --request-validation no
 expect cedar-policies-stdin 0 "ALLOW" "$tmp/cedar" authorize "${HG[@]:3}" --request-validation false <hotel.cedar
 expect cedar-validate-stdin 0 "validation passed" "$tmp/cedar" validate -s hotel.cedarschema <hotel.cedar
+# ... and link too (Cedar's LinkArgs take the same PoliciesArgs: no -p, the set on stdin); as dwc, -p is required
+expect cedar-link-stdin 0 "Template-linked policy added: dan" "$tmp/cedar" link -k "$tmp/stdin-links.json" --template-id owner-view \
+    -n dan -a '{"?principal":"User::\"dan\"","?resource":"Album::\"a\""}' <templates.cedar
+expect cedar-link-stdin-decides 0 "determining: dan" "$DWC" "${A[@]}" -k "$tmp/stdin-links.json" -l 'User::"dan"' -a 'Action::"view"' -r 'Photo::"p"' -v
+expect cedar-link-stdin-bad 1 "" "$tmp/cedar" link --template-id owner-view -n eve -a '{"?principal":"User::\"e\"","?resource":"Album::\"a\""}' <hotel.cedar
+expect dwc-link-policies-missing 1 "give -p, --template-id, -n and -a" "$DWC" link --template-id owner-view -n dan \
+    -a '{"?principal":"User::\"dan\"","?resource":"Album::\"a\""}' <templates.cedar
 expect dwc-policies-missing 1 "missing -p POLICIES" "$DWC" authorize "${HG[@]:3}" </dev/null
 expect error-format-short 3 "" "$DWC" validate -fplain -p hotel.cedar -s photo.cedarschema
 expect error-format-json 1 "dwc reports errors as text only" "$DWC" "${HG[@]}" -f json
