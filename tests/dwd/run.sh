@@ -14,7 +14,8 @@
 # principal or resource, a NUL byte in a string), and the Box profile's load refusals (each of
 # box.md §11's in dwc check's words; artifacts not compiled for Box), and serving artifacts only
 # (policy text compiled by dwc in a child: --dwc, $DWC; `=` option forms; a reload of text refused;
-# a damaged serving context refused).  Ends with "N passed, N failed".
+# a damaged serving context refused), and a client with the smallest send buffer (answered requests
+# consumed in batches: it gets every reply, then EOF).  Ends with "N passed, N failed".
 set -uo pipefail
 DWD=${1:?usage: run.sh DWD DWC}
 DWC=${2:?usage: run.sh DWD DWC}
