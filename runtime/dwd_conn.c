@@ -41,10 +41,13 @@ void dwd_conn_consume(dwd_conn *c)
     }
 }
 
-void dwd_conn_free(dwd_conn *c)
+void dwd_conn_free(int epfd, dwd_conn *c)
 {
     dwd_conn_consume(c);   /* unread bytes would turn the client's EOF into ECONNRESET */
-    close(c->fd);          /* and out of the epoll set */
+    /* out of the set before the close: were the descriptor shared, the close
+     * alone would leave it there, reporting events for a freed connection */
+    epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
     dwd_buf_free(&c->in);
     dwd_buf_free(&c->out);
     free(c);

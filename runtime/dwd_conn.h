@@ -53,7 +53,7 @@ typedef struct dwd_conn {
  * input), or NULL (out of memory, or epoll refused it: fd is not closed). */
 dwd_conn *dwd_conn_new(int epfd, int fd, int64_t now);
 /* Consumes what is left (the client reads its replies, then EOF), closes. */
-void dwd_conn_free(dwd_conn *c);
+void dwd_conn_free(int epfd, dwd_conn *c);
 size_t dwd_conn_pending(const dwd_conn *c);
 /* Stop serving c: queue a last error line (why, if not NULL), close once it is sent. */
 void dwd_conn_close_with(dwd_conn *c, const char *why);

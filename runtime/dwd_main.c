@@ -365,7 +365,7 @@ static void evict_one(server *s, int64_t now)
         dwd_conn_close_with(c, c->in.len ? "too many connections (--max-connections): closing the longest-idle one" : NULL);
     }
     dwd_conn_flush(s->epfd, c, now);
-    dwd_conn_free(c);
+    dwd_conn_free(s->epfd, c);
     s->conns[victim] = s->conns[--s->nconns];
 }
 
@@ -858,14 +858,14 @@ int main(int argc, char **argv)
         for (int i = 0; i < s.nconns;) {
             conn *c = s.conns[i];
             if (c->closing && !pending_out(c)) {
-                dwd_conn_free(c);
+                dwd_conn_free(s.epfd, c);
                 s.conns[i] = s.conns[--s.nconns];
             } else i++;
         }
         if (accepting) accept_all(&s, lfd, now);
         watch_checkpoints(&s, now);
     }
-    for (int i = 0; i < s.nconns; i++) dwd_conn_free(s.conns[i]);
+    for (int i = 0; i < s.nconns; i++) dwd_conn_free(s.epfd, s.conns[i]);
     close(lfd);
     close(s.epfd);
     int rc = 0;
