@@ -108,7 +108,7 @@ $(BUILD)/libdogwood.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 # `dwc check`'s proofs (Z3) are linked into dwc only, not into the shared library or dwd
-PROVE_OBJS = $(BUILD)/obj/compiler/smt.o $(BUILD)/obj/compiler/smt_wire.o $(BUILD)/obj/compiler/smt_worker.o \
+PROVE_OBJS = $(BUILD)/obj/compiler/smt.o $(BUILD)/obj/compiler/smt_expr.o $(BUILD)/obj/compiler/smt_model.o $(BUILD)/obj/compiler/smt_wire.o $(BUILD)/obj/compiler/smt_worker.o \
              $(BUILD)/obj/compiler/prove.o $(BUILD)/obj/compiler/prove_guard.o $(BUILD)/obj/compiler/prove_scope.o $(BUILD)/obj/compiler/prove_report.o $(BUILD)/obj/compiler/prove_cache.o $(BUILD)/obj/runtime/check.o
 
 # ---- the shared library: libdogwood.so.MAJOR, exporting dogwood.h only ----
