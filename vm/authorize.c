@@ -6,15 +6,17 @@
 #include <string.h>
 #include "../stdlib/bytes.h"
 
+/* u: the probed uid when it may be the program's interned one (else NULL) */
 static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
-                                    const char *type, uint32_t tlen, const char *id, uint32_t idlen)
+                                    const char *type, uint32_t tlen, const char *id, uint32_t idlen, const dw_uid *u)
 {
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
     while (ix->slots[j]) {
         const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
-        if (b->hash == hash && b->kind == kind && b->var == var && b->type.len == tlen &&
-            dw_mem_eq(b->type.s, type, tlen) &&
-            (kind != DW_IX_ENTITY || (b->id.len == idlen && dw_mem_eq(b->id.s, id, idlen))))
+        if (b->hash == hash && b->kind == kind && b->var == var &&
+            ((u && b->uid == u) ||
+             (b->type.len == tlen && dw_mem_eq(b->type.s, type, tlen) &&
+              (kind != DW_IX_ENTITY || (b->id.len == idlen && dw_mem_eq(b->id.s, id, idlen))))))
             return b;
         j = (j + 1) & (ix->nslots - 1);
     }
@@ -55,9 +57,8 @@ static int add_ids(void *ctx, const uint32_t *run, uint32_t n)
         c->v = v;
         c->cap = cap;
     }
-    uint32_t *d = c->v + c->n;
-    if (c->exact) memcpy(d, run, n * sizeof *d);
-    else for (uint32_t i = 0; i < n; i++) d[i] = run[i] & ~DW_IX_IMPLIED;
+    uint32_t *d = c->v + c->n, keep = c->exact ? ~0u : ~DW_IX_IMPLIED;
+    for (uint32_t i = 0; i < n; i++) d[i] = run[i] & keep;    /* runs are short: no memcpy call */
     c->n += n;
     c->runs++;
     return 0;
@@ -125,18 +126,18 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
         if (v->kind != DW_V_ENTITY) continue;
         const dw_uid *u = v->u.uid;
         if (ix->has_entity[var]) {
-            if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen))) return -1;
+            if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen, u))) return -1;
             const dw_entity *e = req->ent[var];
             c->exact = false;          /* an ancestor's bucket: its scope tests still run */
             for (uint32_t k = 0; e && k < e->nanc; k++) {
                 const dw_uid *a = e->ancestors[k];
-                if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen))) return -1;
+                if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen, NULL))) return -1;
             }
             c->exact = true;
         }
         if (ix->has_type[var]) {
             uint64_t h = dw_index_hash(DW_IX_TYPE, var, u->type, u->tlen, NULL, 0);
-            if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u->type, u->tlen, NULL, 0))) return -1;
+            if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u->type, u->tlen, NULL, 0, NULL))) return -1;
         }
     }
     /* PAIR keys: the action or one of its groups, with the entity or one of its ancestors */

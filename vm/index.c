@@ -97,6 +97,17 @@ int dw_index_build(dw_program *p)
     return 0;
 }
 
+void dw_index_link_uids(dw_program *p)
+{
+    for (uint32_t i = 0; i < p->index.nbuckets; i++) {
+        dw_index_bucket *b = &p->index.buckets[i];
+        if (b->kind != DW_IX_ENTITY) continue;
+        dw_uid k = { .type = b->type.s, .tlen = (uint32_t)b->type.len, .idlen = (uint32_t)b->id.len, .id = b->id.s,
+                     .hash = dw_uid_hash(b->type.s, b->type.len, b->id.s, b->id.len) };
+        b->uid = dw_program_find_uid(p, &k);
+    }
+}
+
 void dw_index_print(const dw_program *p, FILE *out)
 {
     const dw_index *ix = &p->index;

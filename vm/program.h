@@ -129,6 +129,8 @@ typedef struct dw_index_bucket {
     uint8_t kind, var;
     dw_str type, id;
     dw_str atype, aid;     /* PAIR: the action */
+    const dw_uid *uid;       /* ENTITY: the program's interned uid of the key, or NULL
+                                (a bound request's own uid then matches by pointer) */
     uint32_t first, n;       /* run in dw_index.policies */
     const dw_guard_table *guard;   /* NULL, or the run split by a condition guard */
 } dw_index_bucket;
@@ -198,6 +200,9 @@ uint32_t dw_scope_prefix_end(const dw_program *p, uint32_t policy);
 bool dw_scope_prefix_implied(const dw_program *p, uint32_t policy, const dw_index_bucket *b);
 /* PAIR keys combine the two uid hashes (dw_uid_hash). */
 uint64_t dw_index_pair_hash(uint8_t var, uint64_t action_uid_hash, uint64_t entity_uid_hash);
+/* Point ENTITY buckets at the interned uids of their keys (after
+ * dw_program_intern_uids). */
+void dw_index_link_uids(dw_program *p);
 /* Derive the condition guards of large buckets from the (verified) code.
  * Called by dw_program_prepare after dw_index_build.  0 or -1 (OOM). */
 int dw_guards_build(dw_program *p);
