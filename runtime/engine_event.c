@@ -268,7 +268,8 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
 }
 
 static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
-                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, char *msg, size_t cap);
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, dw_carve *sc,
+                        char *msg, size_t cap);
 
 /* dw_request_bind for one uid: the program's canonical copy and the store's entity. */
 static void bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
@@ -355,12 +356,16 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
     dw_str rid = { 0 };
     if (request_id && request_id->kind == DW_JSON_STRING) rid = request_id->u.str;
     return event_finish(e, b, &ac, principal, resource, have_in ? &in : NULL, have_out ? &out : NULL,
-                        request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, NULL, msg, cap);
+                        request_id && request_id->kind == DW_JSON_STRING ? &rid : NULL, NULL, NULL, msg, cap);
 }
 
-/* After input and output are values: the logged record, the Cedar request and its checks. */
+/* After input and output are values: the logged record, the Cedar request
+ * and its checks.  hc: the history's carve (the logged record is built there
+ * whole), sc: a carve of the scratch with a block (taken from for the rest;
+ * NULL or an empty one: arena calls). */
 static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
-                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, char *msg, size_t cap)
+                        const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, dw_carve *sc,
+                        char *msg, size_t cap)
 {
     const dw_action_decl *ad = ac->ad;
     if (!b->ev.atype.s) { snprintf(msg, cap, "out of memory"); return -1; }   /* event_identity's copy */
@@ -370,7 +375,8 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
     pthread_once(&logged_keys_once, hash_logged_keys);
     /* with hc (the history's carve) the logged record is built there whole: kept as it is */
     size_t nlf = (principal != NULL) + (resource != NULL) + have_in + have_out + (request_id != NULL);   /* exactly: a kept one stays */
-    dw_field *lf = hc ? dw_carve_take(hc, &e->h.arena, nlf * sizeof *lf, 4096) : dw_arena_alloc_raw(a, nlf * sizeof *lf);
+    dw_field *lf = hc ? dw_carve_take(hc, &e->h.arena, nlf * sizeof *lf, 4096)
+                 : sc && sc->cur ? dw_carve_take(sc, a, nlf * sizeof *lf, 512) : dw_arena_alloc_raw(a, nlf * sizeof *lf);
     if (!lf) { snprintf(msg, cap, "out of memory"); return -1; }
     size_t nf = 0;
     dw_value pv = { .kind = DW_V_ENTITY }, rv = { .kind = DW_V_ENTITY };
@@ -395,7 +401,7 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
 
     /* the Cedar request: context = { input } (box.md §15.2), checked like Box's gate */
     if (!principal || !resource) { snprintf(msg, cap, "decision event has no %s in scope", principal ? "resource" : "principal"); return -1; }
-    struct { dw_field cf; dw_uid au; } *rq = dw_arena_alloc_raw(a, sizeof *rq);   /* the context's field and the action */
+    struct rq { dw_field cf; dw_uid au; } *rq = sc && sc->cur ? dw_carve_take(sc, a, sizeof *rq, 512) : dw_arena_alloc_raw(a, sizeof *rq);   /* the context's field and the action */
     if (!rq) { snprintf(msg, cap, "out of memory"); return -1; }
     dw_field *cf = &rq->cf;
     size_t nc = 0;
@@ -556,7 +562,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     }
     if (!b->ev.atype.s) return 0;        /* out of memory: the general path says so */
     if (event_finish(e, b, &ac, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
-                     have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, hc, msg, sizeof msg) ||
+                     have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, hc, &carve, msg, sizeof msg) ||
         (e->s.box && dw_box_gate(NULL, NULL, 0, P, R, msg, sizeof msg)))   /* no escape was taken on: no NUL */
         return 0;
     *ts = t;
