@@ -44,7 +44,8 @@ static bool items(rd *p, const void *from, size_t n, size_t size, void **out)
 static inline void ws(rd *p)
 {
     while (p->i < p->n) {
-        char c = p->s[p->i];
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c > ' ') break;                 /* every JSON white space byte is <= ' ': compact JSON's one test */
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
         else break;
     }
@@ -109,9 +110,14 @@ static inline bool word_is(const char *s, const char w[9])
  * never kept). */
 static inline void put(const rd *p, char *o, const char *s, size_t len)
 {
-    size_t words = (len + 7) & ~(size_t)7;
-    if (len <= 32 && s + words <= p->s + p->n)
-        for (size_t k = 0; k < words; k += 8) memcpy(o + k, s + k, 8);
+    size_t words = (len + 8) & ~(size_t)7;     /* the NUL's word too: what take(len + 1) gave */
+    if (len < 32 && s + words <= p->s + p->n)
+        switch (words) {                        /* no loop: a short string is one to four moves */
+        case 32: memcpy(o + 24, s + 24, 8); /* fall through */
+        case 24: memcpy(o + 16, s + 16, 8); /* fall through */
+        case 16: memcpy(o + 8, s + 8, 8);   /* fall through */
+        default: memcpy(o, s, 8);
+        }
     else memcpy(o, s, len);
     o[len] = 0;
 }
