@@ -64,6 +64,10 @@ static const like_case LIKES[] = {
     { "*\\*", "x*", true }, { "*\\*", "x", false }, { "\\**\\*", "*", false }, { "\\**\\*", "**", true },
     /* the general matcher's shapes, for contrast */
     { "*/.env.*", "~/p/.env.local", true }, { "*/.env.*", "~/p/.env", false }, { "a*b*c", "abc", true }, { "a*b*c", "acb", false },
+    /* a middle segment is searched by its rarest byte: false starts before and after it */
+    { "*/.env.*", "v/.env/.env.x", true }, { "*/.env.*", "/.envv.env.", false }, { "*/.env.*", "/.env.", true },
+    { "*xyz*", "xyxyz", true }, { "*xyz*", "xyxy", false }, { "a*bc*d", "abcbcd", true }, { "a*bc*d", "abd", false },
+    { "*vw*", "v", false }, { "*vw*", "wvvw", true }, { "*\xc3\xa9v*", "\xc3\xa9\xc3\xa9v", true },
 };
 
 static void test_like_shapes(void **state)
