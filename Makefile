@@ -123,7 +123,7 @@ SO_REAL = libdogwood.so.$(VERSION)
 # connection I/O, decision-log writer, policy compiling child, keeper and seccomp confinement, dwc's replay driver,
 # trace checker, test runner, explain printer and reference commands (dogwood_cli, validate_files), and
 # dwc check's findings filters, and its lint driver and Unicode rules, and dwc lsp (runtime/lsp*.c)
-# (compiler/lint_run.c, ICU's tables); compiler/lint.c's rules stay in: the
+# (compiler/lint_run.c, ICU's tables); compiler/lint*.c's rules stay in: the
 # loader's Box profile runs them.
 SO_EXCLUDE = $(PROVE_OBJS) $(addprefix $(BUILD)/obj/runtime/,bench.o dwd_protocol.o dwd_dlog.o dwd_socket.o dwd_conn.o dwd_policy.o keeper.o seccomp.o replay.o trace_box.o dwtest.o dwtest_report.o explain_cmd.o dogwood_cli.o validate_files.o \
     check_filter.o check_set.o check_lint.o) $(BUILD)/obj/compiler/lint_run.o \

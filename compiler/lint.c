@@ -1,11 +1,11 @@
-/* lint.c - `dwc check`: lint rules and structural analysis (see lint.h). */
+/* lint.c - `dwc check` (see lint.h): the rule table, findings, the linter's state and walkers, folding, the action universe, and the entry points; the lowering for strict validation is in lint_lower.c, the rules over the AST in lint_rules.c. */
 #include "lint.h"
 #include "lint_impl.h"
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include "../stdlib/cedar_quote.h"
 #include "macros.h"
 #include "pipeline.h"
@@ -15,7 +15,6 @@
 #include "../lang/tast.h"
 
 /* ------------------------------------------------------------------ rules */
-
 
 #define E DW_LINT_ERROR
 #define W DW_LINT_WARNING
@@ -158,7 +157,6 @@ void dw_findings_sort(dw_findings *f)
 
 /* ------------------------------------------------------------------ state */
 
-
 static char *xstrdup(L *l, const char *s)
 {
     if (!s) return NULL;
@@ -175,7 +173,6 @@ static const char *reported_id(int rule, bool box)
     const dw_lint_rule *r = &dw_lint_rules[rule];
     return box && r->box_id ? r->box_id : r->id;
 }
-
 
 /* sev < 0: the rule's severity under the profile */
 void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
@@ -207,8 +204,6 @@ void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const cha
     if (hint && !g->hint) { free(g->msg); longjmp(l->oom, 1); }
     f->n++;
 }
-
-
 
 /* `rule @id("x")`, else `rule policy_<i>`: the name dwd, replay and the
  * decision log use for it (box.md §8: @id, else the 0-based policy_<i>) */
@@ -313,8 +308,6 @@ void dw_lint_take_diags(L *l, dw_diags *d, int stage)
 
 /* ------------------------------------------------------------------ walkers */
 
-typedef void (*expr_fn)(L *l, size_t pi, const dw_expr *e, void *ud);
-
 static void walk(L *l, size_t pi, const dw_expr *e, expr_fn fn, void *ud)
 {
     if (!e) return;
@@ -323,37 +316,35 @@ static void walk(L *l, size_t pi, const dw_expr *e, expr_fn fn, void *ud)
     for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) walk(l, pi, k, fn, ud);
 }
 
-static void walk_policy(L *l, size_t pi, expr_fn fn, void *ud)
+void dw_lint_walk_policy(L *l, size_t pi, expr_fn fn, void *ud)
 {
     const dw_policy *p = &l->ps->policies[pi];
     for (size_t c = 0; c < p->nclauses; c++) walk(l, pi, p->clauses[c].body, fn, ud);
 }
 
-typedef void (*tnode_fn)(L *l, size_t pi, const dw_tnode *n, void *ud);
-
-static void twalk(L *l, size_t pi, const dw_tnode *n, tnode_fn fn, void *ud, int depth)
+void dw_lint_twalk(L *l, size_t pi, const dw_tnode *n, tnode_fn fn, void *ud, int depth)
 {
     if (!n || depth > DW_TCHECK_MAX_DEPTH) return;
     fn(l, pi, n, ud);
-    for (int k = 0; k < 2; k++) twalk(l, pi, n->kids[k], fn, ud, depth + 1);
-    for (size_t k = 0; k < n->nargs; k++) twalk(l, pi, n->args[k], fn, ud, depth + 1);
-    for (size_t k = 0; k < n->nfields; k++) twalk(l, pi, n->fields[k].term, fn, ud, depth + 1);
+    for (int k = 0; k < 2; k++) dw_lint_twalk(l, pi, n->kids[k], fn, ud, depth + 1);
+    for (size_t k = 0; k < n->nargs; k++) dw_lint_twalk(l, pi, n->args[k], fn, ud, depth + 1);
+    for (size_t k = 0; k < n->nfields; k++) dw_lint_twalk(l, pi, n->fields[k].term, fn, ud, depth + 1);
 }
 
 typedef struct { tnode_fn fn; void *ud; } tleaf_ud;
 static void tleaf_cb(L *l, size_t pi, const dw_expr *e, void *ud)
 {
     tleaf_ud *t = ud;
-    if (e->kind == DW_E_TEMPORAL && e->u.temporal) twalk(l, pi, e->u.temporal->root, t->fn, t->ud, 0);
+    if (e->kind == DW_E_TEMPORAL && e->u.temporal) dw_lint_twalk(l, pi, e->u.temporal->root, t->fn, t->ud, 0);
 }
-static void walk_temporal(L *l, size_t pi, tnode_fn fn, void *ud)
+void dw_lint_walk_temporal(L *l, size_t pi, tnode_fn fn, void *ud)
 {
     tleaf_ud t = { fn, ud };
-    walk_policy(l, pi, tleaf_cb, &t);
+    dw_lint_walk_policy(l, pi, tleaf_cb, &t);
 }
 
 /* `context.a.b` as written: the dotted path after `context`, else NULL */
-static const char *ctx_path(L *l, const dw_expr *e)
+const char *dw_lint_ctx_path(L *l, const dw_expr *e)
 {
     size_t n = 0;
     const dw_expr *x = e;
@@ -371,7 +362,7 @@ static const char *ctx_path(L *l, const dw_expr *e)
     return s;
 }
 
-static bool is_provider_value(const dw_expr *e)
+bool dw_lint_is_provider_value(const dw_expr *e)
 {
     while (e && (e->kind == DW_E_GETATTR || e->kind == DW_E_METHOD))
         e = e->kind == DW_E_GETATTR ? e->u.attr.kids0 : e->u.call.recv;
@@ -453,7 +444,7 @@ static int fold(const dw_expr *e)
 }
 
 /* A clause: C_ALWAYS (satisfied for every request), C_NEVER, or C_UNKNOWN. */
-static int clause_fold(const dw_clause *c)
+int dw_lint_clause_fold(const dw_clause *c)
 {
     int v = fold(c->body);
     if (c->is_when) return v == F_T ? C_ALWAYS : v == F_F || v == F_N ? C_NEVER : C_UNKNOWN;
@@ -475,7 +466,6 @@ static bool has_temporal(const dw_expr *e)
 bool dw_lint_has_temporal(const dw_expr *e) { return has_temporal(e); }
 
 /* ------------------------------------------------------------------ the action universe */
-
 
 static long act_index(const dw_schema *s, dw_str type, dw_str id)
 {
@@ -509,7 +499,7 @@ static const char *euid_text(L *l, const dw_euid_lit *u)
 
 static bool id_is_fs(dw_str id) { return id.len >= 3 && memcmp(id.s, "fs:", 3) == 0; }
 
-static void build_universe(L *l)
+void dw_lint_build_universe(L *l)
 {
     const dw_schema *s = l->opt->schema;
     if (s) {
@@ -565,7 +555,7 @@ static void admit_in(L *l, uint8_t *acts, const dw_euid_lit *t, bool eq)
     if (!eq && (i = uindex(l, fmt(l, "descendants of %s", nm))) >= 0) acts[i] = 1;
 }
 
-static void compute_acts(L *l, size_t pi)
+void dw_lint_compute_acts(L *l, size_t pi)
 {
     const dw_policy *p = &l->ps->policies[pi];
     pinfo *f = &l->pi[pi];
@@ -585,587 +575,7 @@ static void compute_acts(L *l, size_t pi)
     }
 }
 
-/* ------------------------------------------------------------------ lowering for strict validation */
-
-typedef struct hoist { size_t policy; const char *name; } hoist;
-/* providers: also hoist provider invocations (the `lower` command; strict
- * validation keeps the calls, compiler/provcheck.c types them) */
-typedef struct phoist { const char *name; const dw_type *type; } phoist;
-typedef struct lower_st {
-    hoist *v; size_t n, cap; size_t k;
-    bool providers; const dw_providers *decls;
-    phoist *pv; size_t pn, pcap;
-} lower_st;
-
-/* The declared output type of invocation e (its last output method's), or NULL. */
-static const dw_type *provider_out(const lower_st *st, const dw_expr *e)
-{
-    const dw_expr *chain[64];
-    size_t n = 0;
-    while (e->kind == DW_E_METHOD && n < 64) { chain[n++] = e; e = e->u.call.recv; }
-    if (e->kind != DW_E_CALL) return NULL;
-    const dw_provider_decl *d = dw_providers_find(st->decls, e->u.call.name.s, e->u.call.name.len);
-    const dw_type *t = d ? d->out : NULL;
-    for (size_t i = n; t && i-- > 0;) {
-        const dw_provider_method *m = dw_provider_method_find(d, chain[i]->u.call.name.s, chain[i]->u.call.name.len);
-        t = m ? m->out : NULL;
-    }
-    return t;
-}
-
-/* `context.<a>` or `context.<a>.<b>` (b may be NULL) */
-static dw_expr *ctx_attr(L *l, dw_loc loc, const char *a, const char *b)
-{
-    dw_expr *ctx = alloc(l, sizeof *ctx);
-    memset(ctx, 0, sizeof *ctx);
-    ctx->kind = DW_E_VAR;
-    ctx->u.var = DW_VAR_CONTEXT;
-    ctx->loc = loc;
-    ctx->depth = 1;
-    dw_expr *g = ctx;
-    for (int i = 0; i < 2; i++) {
-        const char *name = i ? b : a;
-        if (!name) break;
-        dw_expr *n = alloc(l, sizeof *n);
-        memset(n, 0, sizeof *n);
-        n->kind = DW_E_GETATTR;
-        n->loc = loc;
-        n->u.attr.kids0 = g;
-        n->u.attr.attr = (dw_str){ name, strlen(name) };
-        n->depth = g->depth + 1;
-        g = n;
-    }
-    return g;
-}
-
-/* v (n used of *cap elements of size sz) with room for one more, in l's arena */
-static void *room(L *l, void *v, size_t n, size_t *cap, size_t sz)
-{
-    if (n < *cap) return v;
-    *cap = *cap ? *cap * 2 : 8;
-    void *w = alloc(l, *cap * sz);
-    if (n) memcpy(w, v, n * sz);
-    return w;
-}
-
-static dw_expr *lower(L *l, size_t pi, dw_expr *e, lower_st *st)
-{
-    if (!e) return e;
-    if (e->kind == DW_E_TEMPORAL) {
-        const char *name = fmt(l, "policy_%zu__temporal_%zu", pi, st->k++);
-        st->v = room(l, st->v, st->n, &st->cap, sizeof *st->v);
-        st->v[st->n++] = (hoist){ pi, name };
-        return ctx_attr(l, e->loc, name, NULL);
-    }
-    if (st->providers && dw_is_provider_chain(e)) {              /* context.providers.policy_<i>_p_<k> (§14.3) */
-        const dw_type *t = provider_out(st, e);
-        if (t) {
-            const char *name = fmt(l, "policy_%zu_p_%zu", pi, st->k++);
-            st->pv = room(l, st->pv, st->pn, &st->pcap, sizeof *st->pv);
-            st->pv[st->pn++] = (phoist){ name, t };
-            return ctx_attr(l, e->loc, "providers", name);
-        }
-    }
-    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) st->k++;   /* provider leaves share the ordinal */
-    dw_expr tmp = *e;
-    bool changed = false;
-#define LOW(slot) do { dw_expr *o_ = (slot), *n_ = lower(l, pi, o_, st); if (n_ != o_) { (slot) = n_; changed = true; } } while (0)
-    switch (e->kind) {
-    case DW_E_IF: LOW(tmp.u.kids[0]); LOW(tmp.u.kids[1]); LOW(tmp.u.kids[2]); break;
-    case DW_E_AND: case DW_E_OR:
-    case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE: case DW_E_IN:
-    case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
-        LOW(tmp.u.kids[0]); LOW(tmp.u.kids[1]); break;
-    case DW_E_NOT: case DW_E_NEG: LOW(tmp.u.kids[0]); break;
-    case DW_E_HAS: case DW_E_GETATTR: LOW(tmp.u.attr.kids0); break;
-    case DW_E_LIKE: LOW(tmp.u.like.kids0); break;
-    case DW_E_IS: LOW(tmp.u.is.kids0); LOW(tmp.u.is.in); break;
-    case DW_E_SET: {
-        dw_expr **v = alloc(l, (e->u.list.n + 1) * sizeof *v);
-        for (size_t k = 0; k < e->u.list.n; k++) { v[k] = e->u.list.v[k]; LOW(v[k]); }
-        tmp.u.list.v = v;
-        break;
-    }
-    case DW_E_RECORD: {
-        dw_record_entry *v = alloc(l, (e->u.rec.n + 1) * sizeof *v);
-        for (size_t k = 0; k < e->u.rec.n; k++) { v[k] = e->u.rec.v[k]; LOW(v[k].value); }
-        tmp.u.rec.v = v;
-        break;
-    }
-    case DW_E_METHOD: case DW_E_CALL: {
-        LOW(tmp.u.call.recv);
-        dw_expr **v = alloc(l, (e->u.call.nargs + 1) * sizeof *v);
-        for (size_t k = 0; k < e->u.call.nargs; k++) { v[k] = e->u.call.args[k]; LOW(v[k]); }
-        tmp.u.call.args = v;
-        break;
-    }
-    default: break;
-    }
-#undef LOW
-    if (!changed) return e;
-    dw_expr *c = alloc(l, sizeof *c);
-    *c = tmp;
-    c->depth = dw_expr_compute_depth(c);
-    return c;
-}
-
-static int attr_cmp(const void *a, const void *b)
-{
-    const dw_attr_decl *x = a, *y = b;
-    size_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
-    int c = n ? memcmp(x->name.s, y->name.s, n) : 0;
-    if (c) return c;
-    return x->name.len < y->name.len ? -1 : x->name.len > y->name.len ? 1 : 0;
-}
-
-/* §14.4: if any provider leaf exists, the context of every action gains a
- * required record `providers` with one required attribute per leaf, of its
- * output type; an existing `providers` record is extended. */
-static dw_action_decl *provider_contexts(L *l, const dw_schema *s, const lower_st *st)
-{
-    dw_action_decl *acts = alloc(l, (s->nactions + 1) * sizeof *acts);
-    memcpy(acts, s->actions, s->nactions * sizeof *acts);
-    for (size_t x = 0; x < s->nactions; x++) {
-        const dw_type *old = acts[x].context;
-        if (!old || old->kind != DW_T_RECORD) continue;
-        const dw_attr_decl *have = NULL;
-        for (size_t i = 0; i < old->nattrs; i++) if (dw_str_is(old->attrs[i].name, "providers")) have = &old->attrs[i];
-        const dw_type *prev = have && have->type && have->type->kind == DW_T_RECORD ? have->type : NULL;
-        dw_type *rec = alloc(l, sizeof *rec);
-        memset(rec, 0, sizeof *rec);
-        rec->kind = DW_T_RECORD;
-        size_t np = prev ? prev->nattrs : 0;
-        rec->attrs = alloc(l, (np + st->pn) * sizeof *rec->attrs);
-        if (np) memcpy(rec->attrs, prev->attrs, np * sizeof *rec->attrs);
-        for (size_t h = 0; h < st->pn; h++)
-            rec->attrs[np + h] = (dw_attr_decl){ .name = { st->pv[h].name, strlen(st->pv[h].name) }, .type = (dw_type *)st->pv[h].type, .required = true };
-        rec->nattrs = np + st->pn;
-        qsort(rec->attrs, rec->nattrs, sizeof *rec->attrs, attr_cmp);
-        dw_type *t = alloc(l, sizeof *t);
-        *t = *old;
-        t->attrs = alloc(l, (old->nattrs + 1) * sizeof *t->attrs);
-        if (old->nattrs) memcpy(t->attrs, old->attrs, old->nattrs * sizeof *t->attrs);
-        dw_attr_decl pa = { .name = { "providers", 9 }, .type = rec, .required = true };
-        if (have) t->attrs[have - old->attrs] = pa;
-        else { t->attrs[t->nattrs++] = pa; qsort(t->attrs, t->nattrs, sizeof *t->attrs, attr_cmp); }
-        acts[x].context = t;
-    }
-    return acts;
-}
-
-/* The set lowered as §14 says (temporal leaves hoisted into the context)
- * and, with a schema, the schema augmented with the hoisted attributes. */
-static void lowered_set(L *l, dw_policy_set *out, dw_schema *aug_out, lower_st *hoisted, bool providers)
-{
-    const dw_schema *s = l->opt->schema;
-    dw_policy_set lowered = *l->ps;
-    lowered.policies = alloc(l, (l->ps->npolicies + 1) * sizeof *lowered.policies);
-    lower_st st = { .providers = providers, .decls = l->opt->providers };
-    for (size_t i = 0; i < l->ps->npolicies; i++) {
-        dw_policy p = l->ps->policies[i];
-        st.k = 0;
-        dw_clause *cl = alloc(l, (p.nclauses + 1) * sizeof *cl);
-        for (size_t c = 0; c < p.nclauses; c++) { cl[c] = p.clauses[c]; cl[c].body = lower(l, i, cl[c].body, &st); }
-        p.clauses = cl;
-        lowered.policies[i] = p;
-    }
-    *out = lowered;
-    *hoisted = st;
-    if (!s) return;
-    /* the augmented schema (§14.4): each hoisted name becomes a required Bool
-     * on the context of every action its rule's scope admits */
-    dw_schema aug = *s;
-    if (st.n) {
-        static dw_type bool_t = { .kind = DW_T_BOOL };
-        dw_action_decl *acts = alloc(l, (s->nactions + 1) * sizeof *acts);
-        memcpy(acts, s->actions, s->nactions * sizeof *acts);
-        for (size_t x = 0; x < s->nactions; x++) {
-            size_t extra = 0;
-            for (size_t h = 0; h < st.n; h++) if (l->pi[st.v[h].policy].acts[x]) extra++;
-            if (!extra || !acts[x].context || acts[x].context->kind != DW_T_RECORD) continue;
-            const dw_type *old = acts[x].context;
-            dw_type *t = alloc(l, sizeof *t);
-            *t = *old;
-            t->attrs = alloc(l, (old->nattrs + extra) * sizeof *t->attrs);
-            memcpy(t->attrs, old->attrs, old->nattrs * sizeof *t->attrs);
-            size_t n = old->nattrs;
-            for (size_t h = 0; h < st.n; h++) {
-                if (!l->pi[st.v[h].policy].acts[x]) continue;
-                dw_attr_decl *a = &t->attrs[n++];
-                memset(a, 0, sizeof *a);
-                a->name = (dw_str){ st.v[h].name, strlen(st.v[h].name) };
-                a->type = &bool_t;
-                a->required = true;
-            }
-            t->nattrs = n;
-            qsort(t->attrs, n, sizeof *t->attrs, attr_cmp);
-            acts[x].context = t;
-        }
-        aug.actions = acts;
-    }
-    if (st.pn) aug.actions = provider_contexts(l, &aug, &st);
-    *aug_out = aug;
-}
-
-static void run_validation(L *l, dw_diags *d)
-{
-    dw_policy_set lowered;
-    dw_schema aug;
-    lower_st st;
-    lowered_set(l, &lowered, &aug, &st, false);
-    dw_validate(&lowered, &aug, d);
-}
-
-int dw_lower(dw_policy_set *ps, const dw_lint_options *opt, dw_lowering *out)
-{
-    memset(out, 0, sizeof *out);
-    L *l = dw_lint_new(ps->src, opt, NULL);
-    if (!l) return -1;
-    l->ps = ps;
-    if (setjmp(l->oom)) { dw_lint_free(l); memset(out, 0, sizeof *out); return -1; }
-    dw_lint_find_ids(l);
-    build_universe(l);
-    for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
-    lower_st st;
-    lowered_set(l, &out->set, &out->schema, &st, true);
-    out->has_schema = opt->schema != NULL;
-    out->fields = alloc(l, (st.n + 1) * sizeof *out->fields);
-    out->field_policy = alloc(l, (st.n + 1) * sizeof *out->field_policy);
-    for (size_t i = 0; i < st.n; i++) { out->fields[i] = st.v[i].name; out->field_policy[i] = st.v[i].policy; }
-    out->nfields = st.n;
-    out->provider_fields = alloc(l, (st.pn + 1) * sizeof *out->provider_fields);
-    for (size_t i = 0; i < st.pn; i++) out->provider_fields[i] = st.pv[i].name;
-    out->nprovider_fields = st.pn;
-    out->owner = l;
-    return 0;
-}
-
-void dw_lowering_free(dw_lowering *lw)
-{
-    if (lw->owner) dw_lint_free(lw->owner);
-    memset(lw, 0, sizeof *lw);
-}
-
-/* ------------------------------------------------------------------ rules over the AST */
-
-static bool digits(const char *s, size_t n, size_t *used)
-{
-    size_t i = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-    *used = i;
-    return i > 0;
-}
-
-/* policy_<d>__temporal_<d> (temporal) or policy_<d>_p_<d> (provider) */
-static bool reserved_name(dw_str a, bool provider)
-{
-    const char *s = a.s;
-    size_t n = a.len, u;
-    if (n < 7 || memcmp(s, "policy_", 7)) return false;
-    s += 7; n -= 7;
-    if (!digits(s, n, &u)) return false;
-    s += u; n -= u;
-    const char *mid = provider ? "_p_" : "__temporal_";
-    size_t ml = strlen(mid);
-    if (n < ml || memcmp(s, mid, ml)) return false;
-    s += ml; n -= ml;
-    return digits(s, n, &u) && u == n;
-}
-
-static void rule_reserved_attr(L *l, size_t pi, const dw_expr *e, void *ud)
-{
-    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
-    const dw_expr *o = e->u.attr.kids0;
-    bool hit = false;
-    if (o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT && reserved_name(e->u.attr.attr, false)) hit = true;
-    else if (reserved_name(e->u.attr.attr, true)) {
-        const char *p = ctx_path(l, o);
-        if (p && strcmp(p, "providers") == 0) hit = true;
-    }
-    if (hit)
-        add(l, R_RESERVED_ATTR, -1, e->loc, "write the condition itself (`temporal { … }` or the provider call)",
-            "reserved attribute: %s reads `%.*s`, a name reserved for hoisted temporal leaves and provider outputs "
-            "(policy_<i>__temporal_<k>, providers.policy_<i>_p_<k>)",
-            rname(l, pi), (int)e->u.attr.attr.len, e->u.attr.attr.s);
-}
-
-static void trule_reserved_attr(L *l, size_t pi, const dw_tnode *n, void *ud)
-{
-    if (n->kind != DW_T_CONTEXT) return;
-    const char *dot = memchr(n->path.s, '.', n->path.len);
-    dw_str first = { n->path.s, dot ? (size_t)(dot - n->path.s) : n->path.len };
-    bool hit = reserved_name(first, false);
-    if (!hit && dot && dw_str_is(first, "providers")) {
-        const char *rest = dot + 1, *d2 = memchr(rest, '.', n->path.len - (size_t)(rest - n->path.s));
-        hit = reserved_name((dw_str){ rest, d2 ? (size_t)(d2 - rest) : n->path.len - (size_t)(rest - n->path.s) }, true);
-    }
-    if (hit)
-        add(l, R_RESERVED_ATTR, -1, n->loc, "write the condition itself (`temporal { … }` or the provider call)",
-            "reserved attribute: %s reads `context.%.*s`, a name reserved for hoisted temporal leaves and provider outputs",
-            rname(l, pi), (int)n->path.len, n->path.s);
-}
-
-static void rule_providers(L *l, size_t pi, const dw_expr *e, void *ud)
-{
-    if (e->kind == DW_E_CALL && e->u.call.nsegs >= 2)
-        add(l, R_PROVIDERS, -1, e->loc, "Box has no information providers; remove the call",
-            "information providers are not enabled in this build: %s calls `%.*s`", rname(l, pi),
-            (int)e->u.call.name.len, e->u.call.name.s);
-}
-
-static void rule_output(L *l, size_t pi, const dw_expr *e, void *ud)
-{
-    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
-    const dw_expr *o = e->u.attr.kids0;
-    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !dw_str_is(e->u.attr.attr, "output")) return;
-    bool *once = ud;
-    if (*once) return;
-    *once = true;
-    add(l, R_OUTPUT_DECISION, -1, e->loc,
-        "read output fields in a temporal predicate on a ::response event, e.g. `output.status: 0`",
-        "%s reads context.output outside a temporal clause; decisions never carry output, so this test is inert",
-        rname(l, pi));
-}
-
-/* the comparisons of a string-valued context path with literals */
-typedef struct cmp_site { const char *path; const dw_expr *lit; bool like; dw_loc at; const dw_expr *pe; } cmp_site;
-typedef void (*cmp_fn)(L *l, size_t pi, const cmp_site *c);
-
-static void each_cmp(L *l, size_t pi, const dw_expr *e, void *ud)
-{
-    cmp_fn fn = *(cmp_fn *)ud;
-    if (e->kind == DW_E_EQ || e->kind == DW_E_NE) {
-        for (int s = 0; s < 2; s++) {
-            const dw_expr *a = e->u.kids[s], *b = e->u.kids[1 - s];
-            if (b->kind != DW_E_STRING) continue;
-            const char *p = ctx_path(l, a);
-            if (p || is_provider_value(a)) fn(l, pi, &(cmp_site){ p, b, false, b->loc, a });
-        }
-    } else if (e->kind == DW_E_LIKE) {
-        const char *p = ctx_path(l, e->u.like.kids0);
-        size_t rl = e->u.like.raw.len;
-        uint32_t off = e->loc.end >= rl + 2 ? e->loc.end - (uint32_t)rl - 2 : e->loc.off;
-        if (p) fn(l, pi, &(cmp_site){ p, e, true, dw_lines_loc(&l->out->lines, l->src, off, e->loc.end), e->u.like.kids0 });
-    } else if (e->kind == DW_E_METHOD && dw_str_is(e->u.call.name, "contains") && e->u.call.nargs == 1 &&
-               e->u.call.recv && e->u.call.recv->kind == DW_E_SET) {
-        const char *p = ctx_path(l, e->u.call.args[0]);
-        if (!p) return;
-        for (size_t k = 0; k < e->u.call.recv->u.list.n; k++) {
-            const dw_expr *x = e->u.call.recv->u.list.v[k];
-            if (x->kind == DW_E_STRING) fn(l, pi, &(cmp_site){ p, x, false, x->loc, e->u.call.args[0] });
-        }
-    }
-}
-
-static void walk_cmps(L *l, size_t pi, cmp_fn fn) { walk_policy(l, pi, each_cmp, &fn); }
-
-/* the literal (decoded) of a comparison site, and its source spelling */
-static dw_str site_text(const cmp_site *c) { return c->like ? c->lit->u.like.raw : c->lit->u.str; }
-
-/* Does s start with a home spelling?  Returns the length of the home prefix
- * ("/Users/dev" in "/Users/dev/x"), or 0. */
-static size_t home_prefix(L *l, const char *s, size_t n)
-{
-    const char *h = l->opt->home;
-    if (h && *h) {
-        size_t hl = strlen(h);
-        while (hl > 1 && h[hl - 1] == '/') hl--;
-        if (n >= hl && memcmp(s, h, hl) == 0 && (n == hl || s[hl] == '/')) return hl;
-        return 0;
-    }
-    if (n >= 5 && memcmp(s, "/root", 5) == 0 && (n == 5 || s[5] == '/')) return 5;
-    size_t pl = n >= 6 && memcmp(s, "/home/", 6) == 0 ? 6 : n >= 7 && memcmp(s, "/Users/", 7) == 0 ? 7 : 0;
-    if (!pl) return 0;
-    size_t i = pl;
-    while (i < n && s[i] != '/') {
-        if (s[i] == '*') return 0;
-        i++;
-    }
-    return i > pl ? i : 0;
-}
-
-static void site_inert(L *l, size_t pi, const cmp_site *c)
-{
-    if (!c->path || strcmp(c->path, "input.path") != 0 || !l->pi[pi].fs) return;
-    dw_str t = site_text(c);
-    const char *what = c->like ? "the pattern" : "";
-    const char *sep = c->like ? " " : "";
-    size_t hp = home_prefix(l, t.s, t.len);
-    if (hp) {
-        const char *fix = fmt(l, "~%.*s", (int)(t.len - hp), t.s + hp);
-        const char *qfix = dw_lint_quote(l, fix, strlen(fix));
-        if (c->like) qfix = fmt(l, "\"%s\"", fix);
-        add(l, R_INERT, -1, c->at, fmt(l, "write %s", qfix),
-            "policy compares an inert literal: %s compares context.input.path with %s%s%s, and a path under the "
-            "operator home is spelled ~/…; write %s",
-            rname(l, pi), what, sep, c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : dw_lint_quote(l, t.s, t.len), qfix);
-        return;
-    }
-    if (t.len > 1 && t.s[t.len - 1] == '/') {
-        size_t k = t.len;
-        while (k > 1 && t.s[k - 1] == '/') k--;
-        const char *lit = c->like ? fmt(l, "\"%.*s\"", (int)t.len, t.s) : dw_lint_quote(l, t.s, t.len);
-        const char *fix = c->like ? fmt(l, "\"%.*s\" (the directory) or \"%.*s/*\" (what is under it)", (int)k, t.s, (int)k, t.s)
-                                  : dw_lint_quote(l, t.s, k);
-        add(l, R_INERT, -1, c->at, fmt(l, "write %s", fix),
-            "policy compares an inert literal: %s compares context.input.path with %s%s%s, and paths never end with /; write %s",
-            rname(l, pi), what, sep, lit, fix);
-    }
-}
-
-static void site_home_after_wild(L *l, size_t pi, const cmp_site *c)
-{
-    if (!c->like || !c->path || strcmp(c->path, "input.path") != 0 || !l->pi[pi].fs) return;
-    const dw_like_pattern *p = &c->lit->u.like.pat;
-    for (size_t k = 1; k < p->nseg; k++) {
-        const char *s = p->seg[k].s;
-        size_t n = p->seg[k].len;
-        for (size_t i = 0; i < n; i++) {
-            bool tilde = s[i] == '~' && i + 1 < n && s[i + 1] == '/' && (i == 0 || s[i - 1] == '/');
-            bool abs = s[i] == '/' && home_prefix(l, s + i, n - i) && (l->opt->home || i == 0 || s[i - 1] != '/');
-            if (tilde || abs) {
-                dw_str t = site_text(c);
-                add(l, R_HOME_AFTER_WILD, -1, c->at,
-                    "paths under home start with \"~/\": put the home spelling first, or drop the leading wildcard",
-                    "%s matches context.input.path with the pattern \"%.*s\", which has the home spelling after a `*`; "
-                    "it can match only paths outside home", rname(l, pi), (int)t.len, t.s);
-                return;
-            }
-        }
-    }
-}
-
-static void site_program(L *l, size_t pi, const cmp_site *c)
-{
-    if (!c->path || strcmp(c->path, "input.program") != 0) return;
-    dw_str t = site_text(c);
-    if (!memchr(t.s, '/', t.len)) return;
-    const char *slash = t.s + t.len;
-    while (slash > t.s && slash[-1] != '/') slash--;
-    size_t bl = t.len - (size_t)(slash - t.s);
-    add(l, R_PROGRAM_SLASH, -1, c->at,
-        bl ? fmt(l, "compare context.input.program with \"%.*s\", or context.input.program_path with the path", (int)bl, slash)
-           : "compare context.input.program_path with the path",
-        "%s compares context.input.program with \"%.*s\", which contains `/`; program is the resolved command name",
-        rname(l, pi), (int)t.len, t.s);
-}
-
-static void site_empty(L *l, size_t pi, const cmp_site *c)
-{
-    if (c->like || c->lit->u.str.len != 0) return;
-    const char *what = c->path ? fmt(l, "the context value context.%s", c->path) : "a provider output";
-    add(l, R_EMPTY_STRING, -1, c->at,
-        c->path ? "test presence with `has` first, or compare with a non-empty value"
-                : "test the provider output's own fields, or compare with a non-empty value",
-        "%s compares %s with \"\", which is also true when the value is missing (a Null becomes \"\", dogwood.md §20 Q15)",
-        rname(l, pi), what);
-}
-
-static void trule_empty(L *l, size_t pi, const dw_tnode *n, void *ud)
-{
-    if (n->kind != DW_T_CMP || (n->op != DW_TC_EQ && n->op != DW_TC_NE)) return;
-    for (int s = 0; s < 2; s++) {
-        const dw_tnode *a = n->kids[s], *b = n->kids[1 - s];
-        if (a && b && a->kind == DW_T_CONTEXT && b->kind == DW_T_LIT_STRING && b->str.len == 0)
-            add(l, R_EMPTY_STRING, -1, n->loc, "test presence with `has` in the plain condition, or compare with a non-empty value",
-                "%s compares the context value context.%.*s with \"\", which is also true when the value is missing "
-                "(a Null becomes \"\", dogwood.md §20 Q15)", rname(l, pi), (int)a->path.len, a->path.s);
-    }
-}
-
-static void trule_ip(L *l, size_t pi, const dw_tnode *n, void *ud)
-{
-    if (n->kind != DW_T_PRED || !dw_str_is(n->str, "net:connect")) return;
-    for (size_t k = 0; k < n->nfields; k++)
-        if (dw_str_is(n->fields[k].path, "input.ip"))
-            add(l, R_IP_HISTORY, -1, n->fields[k].loc,
-                "match input.host in the predicate, or test context.input.ip in the plain condition",
-                "%s: history events of net:connect never record input.ip, so this predicate never matches", rname(l, pi));
-}
-
-static void trule_request(L *l, size_t pi, const dw_tnode *n, void *ud)
-{
-    if (n->kind == DW_T_PRED && dw_str_is(n->ekind, "request"))
-        add(l, R_PRECOND_REQUEST, -1, n->loc, "key the precondition on ::response events",
-            "%s keys a precondition on ::request events, which include denied attempts", rname(l, pi));
-}
-
-/* ---- before expansion: macro calls (Box profile, info) ---- */
-static bool is_ext_ctor(dw_str n)
-{
-    return dw_str_is(n, "decimal") || dw_str_is(n, "ip") || dw_str_is(n, "datetime") || dw_str_is(n, "duration");
-}
-
-/* is `name` a temporal macro of the set or of the library? */
-static bool temporal_macro(L *l, const dw_policy_set *lib, dw_str name)
-{
-    for (size_t k = 0; k < l->ps->nmacros; k++)
-        if (dw_str_eq(l->ps->macros[k].name, name)) return l->ps->macros[k].kind == DW_MACRO_TEMPORAL;
-    for (size_t k = 0; lib && k < lib->nmacros; k++)
-        if (dw_str_eq(lib->macros[k].name, name)) return lib->macros[k].kind == DW_MACRO_TEMPORAL;
-    return false;
-}
-
-static void rule_macro_call(L *l, size_t pi, const dw_expr *e, void *ud)
-{
-    if (e->kind == DW_E_CALL && e->u.call.nsegs == 1 && !is_ext_ctor(e->u.call.name) && temporal_macro(l, ud, e->u.call.name))
-        add(l, R_MACRO_CALL, -1, e->loc, "write the expanded condition instead of the macro call",
-            "%s calls the macro `%.*s`; in the reference engine its fresh binders are named after text offsets, so "
-            "editing text before the call resets the rule's temporal state on reload (dogwood.md §20 D8)",
-            rname(l, pi), (int)e->u.call.name.len, e->u.call.name.s);
-}
-
-static void trule_macro_call(L *l, size_t pi, const dw_tnode *n, void *ud)
-{
-    if (n->kind == DW_T_CALL && temporal_macro(l, ud, n->name))
-        add(l, R_MACRO_CALL, -1, n->loc, "write the expanded condition instead of the macro call",
-            "%s calls the macro `%.*s`; in the reference engine its fresh binders are named after text offsets, so "
-            "editing text before the call resets the rule's temporal state on reload (dogwood.md §20 D8)",
-            rname(l, pi), (int)n->name.len, n->name.s);
-}
-
-void dw_lint_macro_calls(L *l, const dw_policy_set *lib)
-{
-    for (size_t i = 0; i < l->np; i++) {
-        walk_policy(l, i, rule_macro_call, (void *)lib);
-        walk_temporal(l, i, trule_macro_call, (void *)lib);
-    }
-}
-
 /* ------------------------------------------------------------------ driver */
-
-static int id_order(const void *a, const void *b, void *ud)
-{
-    const L *l = ud;
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    dw_str s = l->pi[x].id->value, t = l->pi[y].id->value;
-    size_t n = s.len < t.len ? s.len : t.len;
-    int c = n ? memcmp(s.s, t.s, n) : 0;
-    if (!c) c = s.len < t.len ? -1 : s.len > t.len ? 1 : 0;
-    return c ? c : x < y ? -1 : x > y ? 1 : 0;
-}
-
-/* rules grouped by @id value after a sort (a pairwise scan was quadratic:
- * minutes at load for 100,000 rules) */
-static void rule_duplicate_ids(L *l)
-{
-    size_t *ix = alloc(l, (l->np + 1) * sizeof *ix), n = 0;
-    for (size_t i = 0; i < l->np; i++) if (l->pi[i].id) ix[n++] = i;
-    qsort_r(ix, n, sizeof *ix, id_order, l);
-    for (size_t g = 0; g < n;) {
-        size_t e = g + 1;
-        while (e < n && dw_str_eq(l->pi[ix[e]].id->value, l->pi[ix[g]].id->value)) e++;
-        if (e - g >= 2) {
-            const dw_annotation *a = l->pi[ix[g]].id;
-            /* Box's 0-based names, "policy_N, " per rule: linear, one buffer */
-            char *list = alloc(l, (e - g) * 32 + 1), *at = list;
-            for (size_t k = g; k < e; k++) at += sprintf(at, k > g ? ", policy_%zu" : "policy_%zu", ix[k]);
-            add(l, R_DUP_ID, -1, l->pi[ix[g + 1]].id->loc, "give every rule its own @id",
-                "policy gives one @id to more than one rule: @id(%s) is on rules %s", dw_lint_quote(l, a->value.s, a->value.len), list);
-        }
-        g = e;
-    }
-}
 
 void dw_lint_find_ids(L *l)
 {
@@ -1176,57 +586,6 @@ void dw_lint_find_ids(L *l)
         for (size_t k = 0; k < p->nannots; k++)
             if (dw_str_is(p->annots[k].key, "id") && p->annots[k].has_value) l->pi[i].id = &p->annots[k];
     }
-}
-
-/* The rules over the expanded set (DW_FE_PROFILE): one implementation for
- * `dwc check` and the loader's Box profile. */
-static void profile_rules(L *l, dw_diags *d)
-{
-    const dw_lint_options *opt = l->opt;
-    dw_lint_find_ids(l);
-    for (size_t i = 0; i < l->np; i++) {
-        const dw_policy *p = &l->ps->policies[i];
-        pinfo *f = &l->pi[i];
-        f->cond = C_ALWAYS;
-        for (size_t c = 0; c < p->nclauses; c++) {
-            int v = clause_fold(&p->clauses[c]);
-            if (v == C_NEVER) f->cond = C_NEVER;
-            else if (v == C_UNKNOWN && f->cond == C_ALWAYS) f->cond = C_UNKNOWN;
-            if (has_temporal(p->clauses[c].body)) f->temporal = true;
-        }
-    }
-    build_universe(l);
-    for (size_t i = 0; i < l->np; i++) compute_acts(l, i);
-
-    /* strict validation of the lowered set (§5, §14) */
-    if (opt->schema) {
-        run_validation(l, d);
-        dw_lint_take_diags(l, d, R_VALIDATION);
-    }
-
-    rule_duplicate_ids(l);
-    for (size_t i = 0; i < l->np; i++) {
-        walk_policy(l, i, rule_reserved_attr, NULL);
-        walk_temporal(l, i, trule_reserved_attr, NULL);
-        walk_cmps(l, i, site_empty);
-        walk_temporal(l, i, trule_empty, NULL);
-        if (opt->box) {
-            walk_policy(l, i, rule_providers, NULL);
-            bool once = false;
-            walk_policy(l, i, rule_output, &once);
-            walk_cmps(l, i, site_inert);
-            walk_cmps(l, i, site_home_after_wild);
-            walk_cmps(l, i, site_program);
-            walk_temporal(l, i, trule_ip, NULL);
-            const dw_policy *p = &l->ps->policies[i];
-            for (size_t c = 0; c < p->nclauses; c++) {
-                const dw_expr *b = p->clauses[c].body;
-                if (!p->clauses[c].is_when && b && b->kind == DW_E_TEMPORAL && b->u.temporal)
-                    twalk(l, i, b->u.temporal->root, trule_request, NULL, 0);
-            }
-        }
-    }
-    dw_lint_scope_analysis(l);
 }
 
 L *dw_lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
@@ -1258,7 +617,7 @@ int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
     size_t first = fe->findings.n;
     int rc = 0;
     if (setjmp(l->oom)) rc = -1;
-    else profile_rules(l, &d);
+    else dw_lint_profile_rules(l, &d);
     /* each error finding is a refusal, reported as `dwc check` reports it and
      * in its order (by position), so the loader's first error is check's */
     if (rc == 0) {
@@ -1278,4 +637,3 @@ int dw_lint_profile(dw_front_end *fe, dw_diags *diags)
     dw_lint_free(l);
     return rc;
 }
-

@@ -1,5 +1,6 @@
-/* lint_impl.h - what compiler/lint.c (the rules, and the pipeline's
- * DW_FE_PROFILE stage, in libdogwood) shares with compiler/lint_run.c
+/* lint_impl.h - what compiler/lint.c, lint_lower.c and lint_rules.c (the
+ * rules, and the pipeline's DW_FE_PROFILE stage, in libdogwood) share among
+ * themselves and with compiler/lint_run.c
  * (dw_lint_run and the Unicode hygiene rules, which read ICU's tables and so
  * stay in dwc).  Not an API. */
 #ifndef DW_LINT_IMPL_H
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include "lint.h"
 #include "../stdlib/arena.h"
+#include "../lang/tast.h"
 
 enum {
     R_PARSE, R_MACRO, R_TEMPORAL, R_VALIDATION, R_NO_ENV, R_UNKNOWN_ACTION, R_UNGUARDED, R_WINDOW_CAP,
@@ -91,5 +93,24 @@ void dw_lint_scope_analysis(L *l);
 void dw_lint_find_ids(L *l);
 /* box-macro-call over the unexpanded set (lib: the macro library) */
 void dw_lint_macro_calls(L *l, const dw_policy_set *lib);
+
+typedef void (*expr_fn)(L *l, size_t pi, const dw_expr *e, void *ud);
+typedef void (*tnode_fn)(L *l, size_t pi, const dw_tnode *n, void *ud);
+
+/* lint.c: the walkers, folding, the action universe, shared with lint_lower.c and lint_rules.c */
+void dw_lint_walk_policy(L *l, size_t pi, expr_fn fn, void *ud);
+void dw_lint_twalk(L *l, size_t pi, const dw_tnode *n, tnode_fn fn, void *ud, int depth);
+void dw_lint_walk_temporal(L *l, size_t pi, tnode_fn fn, void *ud);
+const char *dw_lint_ctx_path(L *l, const dw_expr *e);
+bool dw_lint_is_provider_value(const dw_expr *e);
+int dw_lint_clause_fold(const dw_clause *c);
+void dw_lint_build_universe(L *l);
+void dw_lint_compute_acts(L *l, size_t pi);
+
+/* lint_lower.c: the profile's strict validation of the lowered set */
+void dw_lint_run_validation(L *l, dw_diags *d);
+
+/* lint_rules.c: the rules over the expanded set (DW_FE_PROFILE) */
+void dw_lint_profile_rules(L *l, dw_diags *d);
 
 #endif
