@@ -3,7 +3,7 @@
  * schema's index looks entity types up by dw_type_hash and actions by
  * dw_uid_hash_typed, and a uid read from JSON carries dw_uid_hash_typed as
  * its hash.  dw_uid_hash_typed(dw_type_hash(t), id) is vm/value.c's
- * dw_uid_hash(t, id) (tests/unit/test_uid_hash.c holds them equal). */
+ * dw_uid_hash(t, id), which is defined through them. */
 #ifndef DW_UID_HASH_H
 #define DW_UID_HASH_H
 #include <stddef.h>

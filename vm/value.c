@@ -6,6 +6,7 @@
 #include <xxhash.h>
 #include "../stdlib/bytes.h"
 #include "../stdlib/cedar_quote.h"
+#include "../stdlib/uid_hash.h"
 
 const char *dw_vkind_name(dw_vkind k)
 {
@@ -18,8 +19,9 @@ const char *dw_vkind_name(dw_vkind k)
 
 uint64_t dw_uid_hash(const char *type, size_t tlen, const char *id, size_t idlen)
 {
-    /* seed the id hash with the type hash so ("a","bc") != ("ab","c") */
-    return XXH3_64bits_withSeed(id, idlen, XXH3_64bits(type, tlen));
+    /* the one formula, in two steps (stdlib/uid_hash.h): a reader that
+     * hashed the type already reuses it */
+    return dw_uid_hash_typed(dw_type_hash(type, tlen), id, idlen);
 }
 
 bool dw_uid_eq(const dw_uid *a, const dw_uid *b)
