@@ -86,7 +86,7 @@ void dwd_conn_fill(dwd_conn *c, size_t cap, int64_t now)
         if (!c->unconsumed) c->unconsumed_since = now;
         c->unconsumed += (size_t)n;
         if (c->in.oom) { dwd_conn_close_with(c, "out of memory: closing the connection"); break; }
-        if ((size_t)n < want) { c->readable = false; break; }   /* read to the end: the next bytes bring an event */
+        if ((size_t)n < want && !c->hup) { c->readable = false; break; }   /* read to the end: the next bytes bring an event */
         if (!c->peek_off) dwd_conn_consume(c);
     }
 }

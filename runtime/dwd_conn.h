@@ -11,7 +11,8 @@
  * dwd_conn_consume) when the server has had no input for DWD_IDLE_MS.
  * Readiness comes from an edge-triggered epoll set: `readable` remembers
  * input not yet read to its end (a full buffer, or reading paused by the
- * limits). */
+ * limits); a short read ends it, unless the event said the peer shut down
+ * (`hup`): bytes and EOF can come in one event, and no other follows. */
 #ifndef DW_DWD_CONN_H
 #define DW_DWD_CONN_H
 #include <stdbool.h>
@@ -40,6 +41,7 @@ typedef struct dwd_conn {
     uint32_t round_lines;      /* requests answered this round */
     bool peek_off;             /* SO_PEEK_OFF is set: a peek starts after what was peeked before */
     bool readable;             /* input reported and not read to its end */
+    bool hup;                  /* the peer shut down or failed (EPOLLRDHUP, EPOLLHUP, EPOLLERR): read to EOF */
     bool watch_out;            /* EPOLLOUT is in the epoll set (replies wait for the client) */
     bool eof;                  /* the client sent its last byte */
     bool closing;              /* close once out is flushed */

@@ -827,7 +827,11 @@ int main(int argc, char **argv)
         bool accepting = false;
         for (int k = 0; k < ne; k++) {
             if (!evs[k].data.ptr) accepting = true;
-            else if (evs[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ((conn *)evs[k].data.ptr)->readable = true;
+            else if (evs[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+                conn *c = evs[k].data.ptr;
+                c->readable = true;
+                if (evs[k].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c->hup = true;
+            }
         }
         if (!ne && timeout)      /* nothing came: nobody waits for a reply, so consuming wakes nobody early */
             for (int i = 0; i < s.nconns; i++) dwd_conn_consume(s.conns[i]);

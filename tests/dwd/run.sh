@@ -325,6 +325,27 @@ sleep 0.3
 echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/join-stats"
 nd=$(sed 's/.*"decisions":\([0-9]*\).*/\1/' "$T/join-stats")
 check "another client is answered while a pipelined backlog of bound-hitting decisions waits ($nd of 201 decided)" test "$nd" -lt 100
+# A client's last bytes and its EOF can come in one epoll event: here they arrive while dwd is in a
+# round of those slow decisions, so the event that reports them already says the peer shut down, and no
+# other event follows; a read that got the bytes must go on to the EOF (before: the connection hung
+# until --idle-timeout and this client's 10 s timeout fired).
+python3 - "$T/sock" > "$T/join-eof" 2> "$T/join-eof.err" <<'EOP'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+s.sendall(b'{"op":"stats"}\n')
+data = b''
+while data.count(b'\n') < 1: data += s.recv(65536)
+time.sleep(0.05)
+s.sendall(b'{"op":"stats"}\n{"op":"sta'); s.shutdown(socket.SHUT_WR)
+while True:
+    chunk = s.recv(65536)
+    if not chunk: break
+    data += chunk
+sys.stdout.write(data.decode())
+EOP
+check "bytes and EOF in one event, dwd busy: both complete lines answered, then an error line and EOF $(tail -n 1 "$T/join-eof.err")" \
+    test "$(grep -c '^{"ok":true,"decisions"' "$T/join-eof")" -eq 2 -a \
+         "$(tail -n 1 "$T/join-eof")" = '{"ok":false,"error":"the connection ended inside a request line (no newline); closing the connection"}'
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
 stop_dwd
 
