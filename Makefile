@@ -88,6 +88,8 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/lang/%.c | $(BUILD)/gen/lang/parser.h $(BUILD
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -Wno-unused-function -Wno-sign-compare -Ilang -c $< -o $@
 
+# lang/parse_build.c includes bison's header, whose %code requires names lang/'s headers bare
+$(BUILD)/obj/lang/parse_build.o: CFLAGS += -Ilang
 # generated headers are order-only: -MMD records who really includes them
 $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/lang/parser.h $(BUILD)/gen/lang/lexer.h
 	@mkdir -p $(dir $@)
@@ -154,7 +156,7 @@ $(BUILD)/dwc: $(BUILD)/obj/runtime/dwc_main.o $(BUILD)/obj/runtime/alloc_count.o
 # tests/dwd/no_front_end.sh checks the binary's symbols besides.
 FRONT_END_OBJS = $(filter $(BUILD)/obj/compiler/%,$(LIB_OBJS)) \
     $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
-    $(addprefix $(BUILD)/obj/lang/,schema.o schema_text.o schema_json.o eventschema.o eventschema_derive.o) \
+    $(addprefix $(BUILD)/obj/lang/,parse_build.o schema.o schema_text.o schema_json.o eventschema.o eventschema_derive.o) \
     $(addprefix $(BUILD)/obj/runtime/,load.o engine_source.o links.o check.o check_filter.o check_set.o)
 $(BUILD)/libdogwood-serve.a: $(filter-out $(FRONT_END_OBJS),$(LIB_OBJS))
 	@rm -f $@
