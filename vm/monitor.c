@@ -23,6 +23,7 @@
  *  - previous: the event before i in the (partition's) history. */
 #include "monitor.h"
 #include "../stdlib/bytes.h"
+#include "ident_hash.h"
 #include "monitor_keys.h"
 #include "teval.h"
 #include <stdlib.h>
@@ -533,12 +534,7 @@ static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int6
     return m->kb.bad ? -1 : 1;
 }
 
-static knode *upsert(kmap *km, const mbuf *b)
-{
-    uint64_t h = dw_km_hash(b->p, b->n);
-    knode *x = dw_km_find(km, h, b->p, (uint32_t)b->n);
-    return x ? x : dw_km_insert(km, h, b->p, (uint32_t)b->n);
-}
+static knode *upsert(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, true); }
 
 static bool prev_set(kmap *km, prevrec *r, bool matched, int64_t ts, const uint8_t *v, size_t n)
 {
@@ -650,7 +646,7 @@ int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
     if (!partition(m, ev)) { disable(m); return -1; }
     /* only the predicates naming this event's identity (plus every
      * `previous`, which sees all events): O(applicable), not O(leaves) */
-    const idrun *run = id_find(m, dw_km_ident_hash(ev->atype, ev->aid, ev->kind));
+    const idrun *run = id_find(m, dw_ident_hash(ev->atype, ev->aid, ev->kind));
     for (uint32_t k = 0; run && k < run->n; k++) {
         uint32_t e = m->ident[run->first + k];
         mon *mo = &m->mons[e >> 1];
@@ -739,10 +735,7 @@ static int anchor_tuple(dw_monitors *m, const dw_program *p, const mpred *pr, co
     return m->ab.bad ? -1 : 1;
 }
 
-static knode *lookup(kmap *km, const mbuf *b)
-{
-    return dw_km_find(km, dw_km_hash(b->p, b->n), b->p, (uint32_t)b->n);
-}
+static knode *lookup(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, false); }
 
 /* §8.6 on values: ==/!= by ≐, orderings on Longs only. */
 static bool cmp_apply(uint8_t op, const dw_value *a, const dw_value *b)

@@ -2,6 +2,7 @@
  * map, last-touch order and expiry, and the count/sum window FIFO. */
 #include "monitor.h"
 #include "monitor_keys.h"
+#include "ident_hash.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,14 +40,9 @@ void dw_monitors_seed(void) { pthread_once(&hash_seed_once, hash_seed_init); }
 
 uint64_t dw_km_hash(const uint8_t *p, size_t n) { return XXH3_64bits_withSeed(p, n, hash_seed); }
 
-/* Event identities are agent-chosen too: the same seeded hash, per field. */
-uint64_t dw_km_ident_hash(dw_str type, dw_str id, dw_str kind)
-{
-    uint64_t h = XXH3_64bits_withSeed(type.s, type.len, hash_seed);
-    h = XXH3_64bits_withSeed(id.s, id.len, h);
-    h = XXH3_64bits_withSeed(kind.s, kind.len, h);
-    return h ? h : 1;            /* 0 marks an empty slot */
-}
+/* Event identities: only the dispatch table's own (program-defined) are in
+ * it and a hit is checked by match_event, so the plain hash serves. */
+uint64_t dw_km_ident_hash(dw_str type, dw_str id, dw_str kind) { return dw_ident_hash(type, id, kind); }
 
 /* ---------------------------------------------------------------- keyed map */
 
@@ -58,6 +54,16 @@ knode *dw_km_find(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
         if (x->h == h && x->klen == klen && (klen == 0 || memcmp(x->key, key, klen) == 0)) return x;
     }
     return NULL;
+}
+
+knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
+{
+    knode *x = m->hot;
+    if (x && x->klen == klen && (klen == 0 || memcmp(x->key, key, klen) == 0)) return x;
+    uint64_t h = dw_km_hash(key, klen);
+    if (!(x = dw_km_find(m, h, key, klen)) && insert) x = dw_km_insert(m, h, key, klen);
+    if (x) m->hot = x;
+    return x;
 }
 
 static void lru_unlink(kmap *m, knode *x)
@@ -121,6 +127,7 @@ void dw_km_remove(kmap *m, knode *x)
     *pp = x->hnext;
     lru_unlink(m, x);
     m->n--;
+    if (m->hot == x) m->hot = NULL;
     node_free(m, x);
 }
 

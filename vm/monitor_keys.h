@@ -28,6 +28,7 @@ typedef struct kmap {
     knode *head, *tail;
     size_t bytes;
     uint64_t probes;         /* chain links visited by lookups (dw_monitors_probes) */
+    knode *hot;              /* the node dw_km_get last returned (NULL once removed) */
 } kmap;
 
 typedef struct fent { int64_t ts; knode *node; int64_t amt; } fent;
@@ -43,6 +44,10 @@ static inline int64_t sat_sub(int64_t a, int64_t b)
 
 knode *dw_km_find(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen);
 knode *dw_km_insert(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen);
+/* The node of key (inserted when absent and insert is set; NULL if absent or
+ * out of memory).  A decision looks up the key its own event just touched:
+ * the node last returned is compared first, without hashing. */
+knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert);
 void dw_km_remove(kmap *m, knode *x);
 void dw_km_touch(kmap *m, knode *x, int64_t ts);
 void dw_km_expire(kmap *m, int64_t now, int64_t wt);

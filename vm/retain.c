@@ -1,11 +1,10 @@
 /* retain.c - which events a temporal leaf can ever need (vm/retain.h). */
 #include "retain.h"
 #include "../stdlib/bytes.h"
+#include "ident_hash.h"
 #include "teval.h"             /* dw_tval_eq: predicate matching's equality */
 #include <stdlib.h>
 #include <string.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #define MAX_DEPTH 1024
 
@@ -309,10 +308,8 @@ static uint64_t id_hash(dw_str atype, dw_str aid, dw_str kind)
 {
     /* over program-defined keys: lookups of other keys only probe the
      * clusters the program's keys form, so agent input cannot lengthen
-     * them; XXH3 (inlined) as it is asked once per appended event */
-    uint64_t h = XXH3_64bits(atype.s, atype.len);
-    h = XXH3_64bits_withSeed(aid.s, aid.len, h);
-    return XXH3_64bits_withSeed(kind.s, kind.len, h);
+     * them (vm/ident_hash.h) */
+    return dw_ident_hash(atype, aid, kind);
 }
 
 int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n)
