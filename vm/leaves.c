@@ -95,12 +95,14 @@ int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, 
         const dw_policy_code *pc = &p->policies[pi];
         c->v[w++] = c->v[k];
         if (!pc->nleaves) continue;
-        if (!stack) {
-            if (!(stack = dw_arena_alloc_raw(scratch, (p->max_stack + 1) * sizeof *stack))) return fail(fault, DW_LEAF_ENOMEM, pi, 0);
-            cx.stack = stack;
-        }
         bool in_scope = (c->v[k] & DW_IX_IMPLIED) != 0;   /* the index showed the scope true */
-        if (!in_scope && dw_eval_code(&cx, pc->scope_entry, &in_scope) != DW_EVAL_OK) return fail(fault, DW_LEAF_ESCOPE, pi, 0);
+        if (!in_scope) {         /* the stack only for a scope the index left open */
+            if (!stack) {
+                if (!(stack = dw_arena_alloc_raw(scratch, (p->max_stack + 1) * sizeof *stack))) return fail(fault, DW_LEAF_ENOMEM, pi, 0);
+                cx.stack = stack;
+            }
+            if (dw_eval_code(&cx, pc->scope_entry, &in_scope) != DW_EVAL_OK) return fail(fault, DW_LEAF_ESCOPE, pi, 0);
+        }
         if (!in_scope) { w--; continue; }   /* its code would be false: the decision skips it */
         for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
             bool holds = false;
