@@ -47,7 +47,8 @@ bool dw_reads_hoisted_name(const dw_expr *e);
 #define DW_HOISTED_READ_MSG "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs " \
     "(context.policy_<i>__temporal_<k>, context.providers.policy_<i>_p_<k>) is read directly"
 /* Each read of a hoisted name in the conditions of ps's policies and templates, reported as the
- * compiler reports it (an error at the read); how many. */
+ * compiler reports it (an error at the read); how many.  None in a set that hoists nothing (no
+ * temporal leaf, no provider call): that is plain Cedar, such as dwc's own lowering. */
 size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d);
 
 #endif
