@@ -146,6 +146,9 @@ p('- **dwc**: `build/dwc bench -p POLICY -s SCHEMA [--entities E] --requests R.j
 p('  round-robin after a warm-up, N decisions, per-decision latency percentiles. N is 1,000,000 or what a');
 p('  calibration run says fits in about 3 s. Each case runs several times; the table shows the run with the');
 p('  median p50, and the last column the p50 of every run (the machine may be shared with other work).');
+p(runMeta.pinned_cpu !== undefined
+  ? `  Every \`dwc bench\` run is pinned to core ${runMeta.pinned_cpu} (\`taskset\`): one moved between cores mid-run loses its caches and reads its timestamps on both, and unpinned the same binary's Box-example p50 varied from 70 to 130 ns between runs (pinned: 60 ns each run). The Cedar peer is not pinned (V8 compiles and collects on helper threads).`
+  : '  `dwc bench` runs are not pinned to a core (BENCH_CPU empty, or no `taskset`).');
 p('- **Cedar**: `tests/bench/cedar_peer.js`, same inputs and output keys, driving `@cedar-policy/cedar-wasm` through');
 p('  its stateful API: the policy set and schema are preparsed once (`preparsePolicySet`, `preparseSchema`), then');
 p('  every decision is one `statefulIsAuthorized` call (request validated against the schema), timed with');

@@ -20,6 +20,7 @@
 #   BENCH_PEER_MAX=N    largest policy count the Cedar peer is run on (default 10000: a single
 #                       cedar-wasm run on 100,000 policies takes well over a minute)
 #   BENCH_PEER_BUDGET=S seconds of timed loop per Cedar run (default 5)
+#   BENCH_CPU=N         the core dwc bench runs on (default: the last; empty: not pinned)
 #   BENCH_REPEAT=K      dwc bench runs per case; the one with the median p50 is reported (default 3)
 #   BENCH_REPORT=path   report file (default docs/PERFORMANCE.md)
 #   DWD_LOAD_SECONDS=S  measured seconds per dwd_load run (default here 3; dwd_report.sh's own is 5)
@@ -60,6 +61,14 @@ BOX_SCHEMA=$SHARED/spec/box/actions.cedarschema
 
 # A per-run time limit, when coreutils' timeout exists.
 if command -v timeout >/dev/null 2>&1; then TO="timeout 300"; else TO=""; fi
+# dwc bench runs on one core (the last; BENCH_CPU=N another, BENCH_CPU= none): unpinned, a run
+# that the scheduler moves between the 2 cores mid-way reads its per-decision timestamps on both
+# and loses its caches, and the same binary's Box-example p50 varied 70-130 ns from run to run
+# (pinned: 60 ns every run).  The Cedar peer is not pinned: V8 compiles and collects on helper
+# threads, which one core would slow.
+BENCH_CPU=${BENCH_CPU-$(( $(nproc 2>/dev/null || echo 1) - 1 ))}
+PIN=""
+if [ -n "$BENCH_CPU" ] && command -v taskset >/dev/null 2>&1; then PIN="taskset -c $BENCH_CPU"; fi
 
 # ---- Cedar peer: @cedar-policy/cedar-wasm, pinned by tests/bench/package-lock.json ----
 if [ ! -f "$NODE_DIR/node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js" ] ||
@@ -87,6 +96,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
 printf 'started=%s\nloadavg_start=%s\ncommit=%s\ndirty=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" \
   "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(git diff-index --quiet HEAD -- 2>/dev/null && echo 0 || echo 1)" > "$RES/run.meta"
 section() { printf 'section_%s=%s\n' "$1" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"; }
+[ -n "$PIN" ] && printf 'pinned_cpu=%s\n' "$BENCH_CPU" >> "$RES/run.meta"
 
 # ---- workloads ----
 # Each workload directory holds policies.cedar (or policy.dw), schema.cedarschema, entities.json
@@ -115,7 +125,7 @@ printf 'label=Box example 01-project-read\nstyle=example\npolicies=%s\nrequests=
 # throughput pass); never below 500.  Each case runs BENCH_REPEAT times (the machine may be
 # shared: single runs vary by tens of percent).  Cedar: capped by a time budget in the peer.
 dwc_n() {
-  ns=$($TO $DWC bench "$@" -n 300 2>/dev/null | sed -n 's/^ns_per_decision=//p')
+  ns=$($TO $PIN $DWC bench "$@" -n 300 2>/dev/null | sed -n 's/^ns_per_decision=//p')
   awk -v ns="${ns:-0}" -v q="$QUICK" 'BEGIN {
     n = ns > 0 ? int(1.5e9 / ns) : 10000
     if (n > 1000000) n = 1000000
@@ -164,7 +174,7 @@ for name in $WORKLOADS; do
       say "$name ($mode): dwc bench -n $dn, $REPEAT runs"
       r=1
       while [ $r -le "$REPEAT" ]; do
-        if ! $TO $DWC bench "$@" -n "$dn" $flag > "$base.dwc.$r" 2> "$base.dwc.err"; then
+        if ! $TO $PIN $DWC bench "$@" -n "$dn" $flag > "$base.dwc.$r" 2> "$base.dwc.err"; then
           say "warning: dwc bench failed on $name ($mode): $(head -2 "$base.dwc.err")"
           rm -f "$base.dwc.$r"; break
         fi
@@ -211,7 +221,7 @@ if [ "$HAVE_BENCH" = 1 ] && "$DWC" bench --help | grep -q -- --engine; then
     say "engine ($set): dwc bench --engine -n $en, $REPEAT runs"
     r=1
     while [ $r -le "$REPEAT" ]; do
-      $TO $DWC bench --engine -p "$pol" --requests "$EV" -n "$en" > "$RES/engine-$set.$r" 2> "$RES/engine-$set.err" ||
+      $TO $PIN $DWC bench --engine -p "$pol" --requests "$EV" -n "$en" > "$RES/engine-$set.$r" 2> "$RES/engine-$set.err" ||
         { rm -f "$RES/engine-$set.$r"; break; }
       r=$((r + 1))
     done
