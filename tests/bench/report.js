@@ -345,15 +345,19 @@ fragment('dwd', 'dwd.md', 'dwd over the socket (tests/bench/dwd_load.c)', inline
   tg.push(['… ≥ 1,500× cedar-wasm (p50)', ratio(vmc && vmc.p50_ns, vm && vm.p50_ns), yes(chk(q(vmc && vmc.p50_ns, vm && vm.p50_ns), (x) => x >= 1500))]);
   tg.push(['From JSON (`--from-json`): ≥ 300× cedar-wasm (p50)', `${ratio(jsc && jsc.p50_ns, js && js.p50_ns)} (dwc ${t(js && js.p50_ns)})`,
            yes(chk(q(jsc && jsc.p50_ns, js && js.p50_ns), (x) => x >= 300))]);
-  const eng = {};
+  const eng = {}, pairs = [];
   for (const line of (readIf(path.join(RES, 'engine.txt')) || '').split('\n')) {
     const o = {};
     for (const m of line.matchAll(/([a-z_0-9]+)=(\S+)/g)) o[m[1]] = m[2];
     if (o.set) eng[o.set] = o;
+    if (o.pair) { const x = q(o.budget_p50_ns, o.plain_p50_ns); if (x !== null) pairs.push(x); }
   }
   tg.push(['`dwc bench --engine`, plain set: p50 ≤ 400 ns', t(eng.plain && eng.plain.p50_ns), yes(chk(eng.plain && eng.plain.p50_ns, (x) => x <= 400))]);
-  const bq = q(eng.budget && eng.budget.p50_ns, eng.plain && eng.plain.p50_ns);
-  tg.push(['… with a count budget over 1 h: ≤ 1.5× the plain set (p50)', bq === null ? '—' : `${bq.toFixed(2)}×`, yes(bq === null ? null : bq <= 1.5)]);
+  // the rounds alternate the two sets: the median of each round's ratio, else the medians' ratio
+  pairs.sort((a, b) => a - b);
+  const bq = pairs.length ? pairs[Math.floor((pairs.length - 1) / 2)] : q(eng.budget && eng.budget.p50_ns, eng.plain && eng.plain.p50_ns);
+  tg.push([`… with a count budget over 1 h: ≤ 1.5× the plain set (p50${pairs.length ? ', median of the alternating rounds' : ''})`,
+           bq === null ? '—' : `${bq.toFixed(2)}×${pairs.length ? ` (rounds: ${pairs.map((x) => x.toFixed(2)).join(', ')})` : ''}`, yes(bq === null ? null : bq <= 1.5)]);
   tg.push(['… allocations per decision (steady state: 0)', eng.plain ? `plain ${eng.plain.allocs_per_decision}, budget ${eng.budget ? eng.budget.allocs_per_decision : '—'} (the window's growth, amortized)` : '—',
            yes(eng.plain ? Number(eng.plain.allocs_per_decision) === 0 : null)]);
   const DR = args['dwd-results'] || path.join(RES, '..', 'dwd-load-results');

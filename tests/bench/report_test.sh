@@ -30,6 +30,8 @@ done
 # both modes and the ratio row of each workload
 n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "parsed ratio rows: ${n:-0}, want 7"
 n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "from-json ratio rows: ${n:-0}, want 7"
+# the budget's cost is the median of the alternating rounds' ratios (fixture: 1.40, 1.43, 1.80)
+grep -q '^| … with a count budget over 1 h: ≤ 1.5× the plain set (p50, median of the alternating rounds) | 1.43× (rounds: 1.40, 1.43, 1.80) | yes |$' "$out" && ok || bad "budget target row: $(grep 'count budget over 1 h' "$out")"
 # the scope-keyed scaling target is computed from the keyed sets (fixture: 108 ns -> 131 ns)
 grep -q '^| 10 → 10,000 scope-keyed policies (\*keyed\*): mean grows ≤ 1.5× | 1.21× ' "$out" && ok || bad "keyed scaling target row missing"
 # the run's length and load average (run.meta) are reported
