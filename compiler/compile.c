@@ -142,18 +142,6 @@ static bool literal_value(compiler *c, const dw_expr *e, dw_value *out)
     }
 }
 
-/* Whether e holds a temporal leaf or a provider call: those are numbered in
- * source order (the hoisted names of §14.3), so their record keeps it. */
-static bool hoists(const dw_expr *e)
-{
-    if (e->kind == DW_E_TEMPORAL || (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) ||
-        (e->kind == DW_E_METHOD && !dw_is_cedar_method(e->u.call.name.s, e->u.call.name.len, NULL)))
-        return true;
-    const dw_expr *k;
-    for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++) if (hoists(k)) return true;
-    return false;
-}
-
 static void compile_expr(compiler *c, const dw_expr *e)
 {
     if (c->failed) return;
@@ -255,7 +243,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
         uint32_t *ord = n ? malloc(n * sizeof *ord) : NULL;
         if (n && !ord) { dw_compile_oom(c); break; }
         bool keyed = true;
-        for (size_t i = 0; i < n && keyed; i++) keyed = !hoists(e->u.rec.v[i].value);
+        for (size_t i = 0; i < n && keyed; i++) keyed = !dw_expr_hoists(e->u.rec.v[i].value);
         for (size_t i = 0; i < n; i++) {
             size_t j = i;
             for (; keyed && j > 0; j--) {

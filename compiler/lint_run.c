@@ -155,9 +155,10 @@ static void rule_unicode(L *l)
     }
 }
 
-static bool has_error(const dw_findings *f)
+/* an error among f's findings from `first` on (out may hold earlier ones: lint appends) */
+static bool has_error(const dw_findings *f, size_t first)
 {
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = first; i < f->n; i++)
         if (f->v[i].sev == DW_LINT_ERROR) return true;
     return false;
 }
@@ -171,6 +172,7 @@ static bool has_template(const dw_policy_set *ps)
 
 int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
 {
+    size_t first = out->n;
     L *l = dw_lint_new(src, opt, out);
     if (!l) return -1;
     dw_diags d;
@@ -225,7 +227,7 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
      * calls (§13.3; a build with PROVIDERS=0 refuses every call), and it has
      * its own limits.  Not after an error (it would repeat it), nor for a set
      * with templates, which compiles only once its links are given. */
-    if (!profile_rc && !has_error(out) && !has_template(fe.ps)) {
+    if (!profile_rc && !has_error(out, first) && !has_template(fe.ps)) {
         if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_COMPILE */
         dw_lint_take_diags(l, &d, R_VALIDATION);
     }

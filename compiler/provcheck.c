@@ -250,13 +250,14 @@ static size_t hoisted_reads(const dw_policy_set *ps, const dw_expr *e, dw_diags 
     return n;
 }
 
-/* e has a temporal leaf or a provider call: something lowering hoists */
-static bool hoists(const dw_expr *e)
+bool dw_expr_hoists(const dw_expr *e)
 {
-    if (e->kind == DW_E_TEMPORAL || (e->kind == DW_E_CALL && e->u.call.nsegs >= 2)) return true;
+    if (e->kind == DW_E_TEMPORAL || (e->kind == DW_E_CALL && e->u.call.nsegs >= 2) ||
+        (e->kind == DW_E_METHOD && !dw_is_cedar_method(e->u.call.name.s, e->u.call.name.len, NULL)))
+        return true;
     const dw_expr *k;
     for (size_t i = 0; (k = dw_expr_kid_c(e, i)); i++)
-        if (hoists(k)) return true;
+        if (dw_expr_hoists(k)) return true;
     return false;
 }
 
@@ -272,7 +273,7 @@ size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d)
     for (int s = 0; s < 2 && !any; s++)
         for (size_t i = 0; i < counts[s] && !any; i++)
             for (size_t c = 0; c < sets[s][i].nclauses && !any; c++)
-                any = sets[s][i].clauses[c].body && hoists(sets[s][i].clauses[c].body);
+                any = sets[s][i].clauses[c].body && dw_expr_hoists(sets[s][i].clauses[c].body);
     if (!any) return 0;
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < counts[s]; i++)

@@ -42,6 +42,9 @@ const dw_expr *dw_provider_pattern_error(const dw_provider_decl *d, const dw_exp
  * `context.policy_<i>__temporal_<k>` or `context.providers.policy_<i>_p_<k>`.
  * Such a read is refused when the set is lowered ("reserved attribute"). */
 bool dw_reads_hoisted_name(const dw_expr *e);
+/* e holds a temporal leaf, a provider call or a provider output method: something lowering
+ * hoists (§14.3), numbered in source order. */
+bool dw_expr_hoists(const dw_expr *e);
 /* How such a read is refused, by the compiler and by `dwc validate`. */
 #define DW_HOISTED_READ_HINT "write the condition itself (`temporal { ... }` or the provider call)"
 #define DW_HOISTED_READ_MSG "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs " \
