@@ -202,6 +202,21 @@ static void compile_expr(compiler *c, const dw_expr *e)
         compile_expr(c, e->u.attr.kids0);
         emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, dw_emit_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
         break;
+    case DW_E_HAS_PATH: {     /* e once, then every step in one instruction (no copies of e) */
+        if (dw_reads_hoisted_name(e)) {
+            dw_compile_error(c, e->loc, DW_HOISTED_READ_HINT, DW_HOISTED_READ_MSG);
+            break;
+        }
+        compile_expr(c, e->u.path.kids0);
+        dw_keylist kl = { c->keyidx.n, (uint32_t)e->u.path.n };
+        for (size_t i = 0; i < e->u.path.n; i++) {
+            uint32_t k = dw_emit_str(c, e->u.path.attrs[i].s, e->u.path.attrs[i].len);
+            if (dw_vec_push(&c->keyidx, &k, sizeof k)) dw_compile_oom(c);
+        }
+        if (dw_vec_push(&c->keylists, &kl, sizeof kl)) { dw_compile_oom(c); break; }
+        emit(c, DW_OP_HASPATH, c->keylists.n - 1);
+        break;
+    }
     case DW_E_LIKE: {
         compile_expr(c, e->u.like.kids0);
         const dw_like_pattern *src = &e->u.like.pat;

@@ -138,6 +138,9 @@ static uint64_t expr_hash(const dw_expr *e)
     case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
         return mix(mix(h, expr_hash(e->u.kids[0])), expr_hash(e->u.kids[1]));
     case DW_E_HAS: case DW_E_GETATTR: return mix(str_hash(h, e->u.attr.attr), expr_hash(e->u.attr.kids0));
+    case DW_E_HAS_PATH:
+        for (size_t i = 0; i < e->u.path.n; i++) h = str_hash(h, e->u.path.attrs[i]);
+        return mix(h, expr_hash(e->u.path.kids0));
     case DW_E_LIKE: return mix(str_hash(h, e->u.like.raw), expr_hash(e->u.like.kids0));
     case DW_E_IS: return mix(mix(str_hash(h, e->u.is.type), expr_hash(e->u.is.kids0)), expr_hash(e->u.is.in));
     case DW_E_SET:

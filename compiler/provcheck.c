@@ -228,8 +228,18 @@ static bool hoisted(dw_str a, const char *mid)
     return i > d && i == a.len;
 }
 
+static bool is_context_var(const dw_expr *o) { return o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT; }
+
 bool dw_reads_hoisted_name(const dw_expr *e)
 {
+    if (e->kind == DW_E_HAS_PATH) {     /* its first two steps: `context has __temporal_…`, `context has providers.policy_…` */
+        const dw_expr *o = e->u.path.kids0;
+        const dw_str *a = e->u.path.attrs;
+        if (is_context_var(o))
+            return hoisted(a[0], "__temporal_") || (dw_str_is(a[0], "providers") && hoisted(a[1], "_p_"));
+        return o->kind == DW_E_GETATTR && dw_str_is(o->u.attr.attr, "providers") && is_context_var(o->u.attr.kids0) &&
+               hoisted(a[0], "_p_");
+    }
     if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return false;
     const dw_expr *o = e->u.attr.kids0;
     bool on_context = o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT;

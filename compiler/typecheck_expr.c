@@ -235,6 +235,47 @@ static tc_res type_has(tc *T, const dw_expr *e, tc_caps c)
     return BAD;
 }
 
+static tc_res attr_in_record(tc *T, const dw_expr *e, const dw_type *rec, const dw_type *whole, tc_caps c);
+
+/* `e has a.b.c` is `e has a && e.a has b && e.a.b has c` typed as written (Cedar's validator on
+ * its desugaring), e typed once: each step's value must be an entity or a record (an error at the
+ * name that read it; Cedar points at the whole `has`), a step typed False ends the chain False
+ * without typing the rest, and each step's capability lets the next read its name.  The reads
+ * `e.a`, `e.a.b` are GETATTR nodes made here, sharing e, so capabilities compare as written. */
+static tc_res type_has_path(tc *T, const dw_expr *e, tc_caps c)
+{
+    const dw_expr *obj = e->u.path.kids0;
+    tc_res r = type_of(T, obj, c);
+    if (!r.t) return BAD;
+    const dw_type *t = r.t, *res = &dw_tc_t_true;
+    tc_caps acc = NOCAPS;
+    for (size_t i = 0; i < e->u.path.n; i++) {
+        dw_str a = e->u.path.attrs[i];
+        tc_caps ci = dw_tc_caps_union(T, c, acc);
+        const dw_type *rec = t->kind == DW_T_RECORD ? t : t->kind == DW_T_ENTITY ? shape_of(T, t->name) : NULL;
+        if (t->kind != DW_T_RECORD && t->kind != DW_T_ENTITY) {
+            ERROR(T, i ? e->u.path.locs[i - 1] : obj->loc, "`has` tests an attribute of an entity or a record",
+                  "unexpected type: expected an entity or a record but saw %s", dw_tc_ty_str(T, t));
+            return BAD;
+        }
+        if (!rec) return ok(&dw_tc_t_false);                  /* actions have no attributes */
+        tc_res h = has_in_record(T, rec, obj, a, ci, t->kind == DW_T_RECORD);
+        if (h.t == &dw_tc_t_false) return ok(&dw_tc_t_false);  /* the rest is not typed at all */
+        if (h.t != &dw_tc_t_true) res = &dw_tc_t_bool;
+        acc = dw_tc_caps_union(T, acc, h.c);
+        if (i + 1 == e->u.path.n) break;
+        dw_expr *g = alloc(T, sizeof *g);
+        *g = (dw_expr){ .kind = DW_E_GETATTR, .depth = obj->depth + 1, .loc = e->loc };
+        g->u.attr.kids0 = (dw_expr *)obj;
+        g->u.attr.attr = a;
+        tc_res gr = attr_in_record(T, g, rec, t, dw_tc_caps_union(T, c, acc));
+        if (!gr.t) return BAD;
+        t = gr.t;
+        obj = g;
+    }
+    return ok_c(res, acc);
+}
+
 static tc_res attr_in_record(tc *T, const dw_expr *e, const dw_type *rec, const dw_type *whole, tc_caps c)
 {
     const dw_expr *x = e->u.attr.kids0;
@@ -649,6 +690,7 @@ static tc_res type_of(tc *T, const dw_expr *e, tc_caps c)
         return in_of(T, e->u.kids[0], e->u.kids[1], tx, ty);
     }
     case DW_E_HAS: return type_has(T, e, c);
+    case DW_E_HAS_PATH: return type_has_path(T, e, c);
     case DW_E_GETATTR: return type_getattr(T, e, c);
     case DW_E_LIKE: {
         const dw_type *t = type_of(T, e->u.like.kids0, c).t;

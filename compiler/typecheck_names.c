@@ -85,6 +85,7 @@ void dw_tc_names_expr(tc *T, const dw_expr *e)
     case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
         dw_tc_names_expr(T, e->u.kids[0]); dw_tc_names_expr(T, e->u.kids[1]); return;
     case DW_E_HAS: case DW_E_GETATTR: dw_tc_names_expr(T, e->u.attr.kids0); return;
+    case DW_E_HAS_PATH: dw_tc_names_expr(T, e->u.path.kids0); return;
     case DW_E_LIKE: dw_tc_names_expr(T, e->u.like.kids0); return;
     case DW_E_IS: {
         dw_tc_names_expr(T, e->u.is.kids0);

@@ -37,6 +37,7 @@ dw_expr **dw_expr_kid(dw_expr *e, size_t i)
         return i < 2 ? &e->u.kids[i] : NULL;
     case DW_E_NOT: case DW_E_NEG: return i < 1 ? &e->u.kids[0] : NULL;
     case DW_E_HAS: case DW_E_GETATTR: return i < 1 ? &e->u.attr.kids0 : NULL;
+    case DW_E_HAS_PATH: return i < 1 ? &e->u.path.kids0 : NULL;
     case DW_E_LIKE: return i < 1 ? &e->u.like.kids0 : NULL;
     case DW_E_IS:
         if (i == 0) return &e->u.is.kids0;
@@ -79,6 +80,11 @@ bool dw_expr_eq(const dw_expr *a, const dw_expr *b, dw_temporal_eq_fn temporal_e
     case DW_E_GE: case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
         return EQ(a->u.kids[0], b->u.kids[0]) && EQ(a->u.kids[1], b->u.kids[1]);
     case DW_E_HAS: case DW_E_GETATTR: return dw_str_eq(a->u.attr.attr, b->u.attr.attr) && EQ(a->u.attr.kids0, b->u.attr.kids0);
+    case DW_E_HAS_PATH:
+        if (a->u.path.n != b->u.path.n) return false;
+        for (size_t i = 0; i < a->u.path.n; i++)
+            if (!dw_str_eq(a->u.path.attrs[i], b->u.path.attrs[i])) return false;
+        return EQ(a->u.path.kids0, b->u.path.kids0);
     case DW_E_LIKE: return dw_str_eq(a->u.like.raw, b->u.like.raw) && EQ(a->u.like.kids0, b->u.like.kids0);
     case DW_E_IS: return dw_str_eq(a->u.is.type, b->u.is.type) && EQ(a->u.is.kids0, b->u.is.kids0) && EQ(a->u.is.in, b->u.is.in);
     case DW_E_SET:
@@ -125,6 +131,9 @@ dw_expr *dw_expr_clone(dw_arena *a, const dw_expr *e)
     switch (e->kind) {
     case DW_E_HAS: case DW_E_GETATTR:
         if (!(c->u.attr.kids0 = dw_expr_clone(a, e->u.attr.kids0))) return NULL;
+        break;
+    case DW_E_HAS_PATH:
+        if (!(c->u.path.kids0 = dw_expr_clone(a, e->u.path.kids0))) return NULL;
         break;
     case DW_E_LIKE:
         if (!(c->u.like.kids0 = dw_expr_clone(a, e->u.like.kids0))) return NULL;
@@ -245,6 +254,15 @@ void dw_expr_print(FILE *out, const dw_expr *e)
         dw_expr_print(out, e->u.attr.kids0);
         fputc(' ', out);
         dw_str_print_quoted(out, e->u.attr.attr.s, e->u.attr.attr.len);
+        fputc(')', out);
+        break;
+    case DW_E_HAS_PATH:
+        fputs("(has ", out);
+        dw_expr_print(out, e->u.path.kids0);
+        for (size_t i = 0; i < e->u.path.n; i++) {
+            fputc(' ', out);
+            dw_str_print_quoted(out, e->u.path.attrs[i].s, e->u.path.attrs[i].len);
+        }
         fputc(')', out);
         break;
     case DW_E_LIKE:

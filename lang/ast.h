@@ -14,11 +14,6 @@
 #include "../stdlib/ext.h"
 
 #define DW_MAX_EXPR_DEPTH 256   /* dogwood.md §19 */
-/* Nodes the parser may copy to desugar `e has a.b.c` (each name after the first repeats e), per
- * parse: this many plus DW_HAS_PATH_NODES_PER_BYTE per source byte.  Nested paths copy
- * exponentially; past the bound the `has` is an error. */
-#define DW_HAS_PATH_MAX_NODES (1u << 20)
-#define DW_HAS_PATH_NODES_PER_BYTE 16u
 
 /* An entity uid written in source: Type path joined with "::" ("Box::Action")
  * and the decoded id string. */
@@ -44,7 +39,9 @@ typedef enum dw_expr_kind {
     DW_E_EQ, DW_E_NE, DW_E_LT, DW_E_LE, DW_E_GT, DW_E_GE, DW_E_IN,
     DW_E_ADD, DW_E_SUB, DW_E_MUL,
     /* attribute forms */
-    DW_E_HAS,         /* u.attr: kids[0] has attr  (a.b.c is desugared into &&) */
+    DW_E_HAS,         /* u.attr: kids[0] has attr (one name) */
+    DW_E_HAS_PATH,    /* u.path: kids0 has attrs[0].attrs[1]…, n >= 2: `e has a.b.c`, which means
+                         `e has a && e.a has b && e.a.b has c` (§3.6) with e written once */
     DW_E_GETATTR,     /* u.attr: kids[0].attr or kids[0]["attr"] */
     DW_E_LIKE,        /* u.like: kids[0] like pattern */
     DW_E_IS,          /* u.is: kids[0] is type [in kids[1]] (kids[1] NULL without `in`) */
@@ -66,13 +63,8 @@ typedef struct dw_temporal dw_temporal;   /* temporal body, see tast.h */
 
 typedef struct dw_record_entry { dw_str key; dw_expr *value; dw_loc key_loc; } dw_record_entry;
 
-/* dw_expr.sugar: how the source wrote a node the AST spells another way, for
- * printers that give the written form back (Cedar's JSON policy format). */
-#define DW_SUGAR_HAS_PATH 1u      /* an `&&` of `e has a.b.c`'s desugaring (§3.6) */
-
 struct dw_expr {
     dw_expr_kind kind;
-    uint8_t sugar;                /* DW_SUGAR_* bits */
     uint32_t depth;               /* 1 + deepest child; the parser rejects > DW_MAX_EXPR_DEPTH */
     dw_loc loc;                   /* span of the whole expression */
     union {
@@ -84,6 +76,8 @@ struct dw_expr {
         dw_str name;              /* SLOT, BINDER: name without the sigil */
         dw_expr *kids[3];
         struct { dw_expr *kids0; dw_str attr; } attr;          /* HAS, GETATTR: object in kids0 */
+        struct { dw_expr *kids0; const dw_str *attrs; const dw_loc *locs; size_t n; } path;  /* HAS_PATH;
+                                     locs[i]: where attrs[i] is written; both arrays shared by copies */
         struct { dw_expr *kids0; dw_like_pattern pat; dw_str raw; } like;
         struct { dw_expr *kids0; dw_str type; dw_expr *in; } is;
         struct { dw_expr **v; size_t n; } list;                /* SET */
@@ -197,7 +191,7 @@ static inline const dw_expr *dw_expr_kid_c(const dw_expr *e, size_t i)
     dw_expr **k = dw_expr_kid((dw_expr *)e, i);
     return k ? *k : NULL;
 }
-/* Deep copy (used to desugar `has a.b.c`); NULL on OOM. */
+/* Deep copy; NULL on OOM. */
 dw_expr *dw_expr_clone(dw_arena *a, const dw_expr *e);
 /* Structural equality, source positions ignored.  Two temporal leaves are
  * equal when temporal_eq says so; with NULL never (the safe answer for a

@@ -183,44 +183,34 @@ dw_expr *dw_parse_mk_getattr(dw_parser *P, dw_expr *obj, dw_str attr, dw_loc loc
     return dw_parse_fin(P, e);
 }
 
-/* `e has a.b.c` = `e has a && e.a has b && e.a.b has c` (§3.6). */
-dw_expr *dw_parse_mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc, dw_loc has_loc)
+/* `e has a` is one HAS node; `e has a.b.c` (`e has a && e.a has b && e.a.b has c`, §3.6) one
+ * HAS_PATH node holding e once and the names: a tree linear in the source, however the paths nest
+ * (Cedar shares e the same way). */
+dw_expr *dw_parse_mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc)
 {
     dw_pname *s = segs->v;
-    dw_expr *acc = NULL;
     size_t n = segs->n;
-    if (n > DW_MAX_EXPR_DEPTH) {   /* the desugaring is quadratic: refuse early */
+    if (n > DW_MAX_EXPR_DEPTH) {   /* a path is read as an attribute chain that long */
         if (!P->depth_reported)
             ERRH(loc, "simplify the expression or split it with a macro", "expression nested too deeply");
         P->depth_reported = true;
         n = 1;
     }
-    if (n > 1 && P->has_copy_refused) n = 1;
-    if (n > 1 && obj->depth <= DW_MAX_EXPR_DEPTH) {
-        /* each name after the first copies obj: a path over a parenthesised path, k deep, is 3^k nodes */
-        size_t copies = dw_expr_count_nodes(obj, P->has_copy_left / (n - 1) + 1) * (n - 1);
-        if (copies > P->has_copy_left) {
-            ERRH(has_loc, "split the expression or name the path in a macro",
-                 "`has` path too large to expand: `e has a.b` is `e has a && e.a has b`, and the copies of `e` "
-                 "pass this input's limit of %zu syntax nodes",
-                 (size_t)DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * P->src->len);
-            P->has_copy_refused = true;
-            n = 1;
-        } else P->has_copy_left -= copies;
-    }
-    for (size_t k = 0; k < n; k++) {
-        dw_expr *base = obj;
-        /* each conjunct gets its own copy, so the tree stays a tree */
-        if (k > 0 && obj->depth <= DW_MAX_EXPR_DEPTH && !(base = dw_expr_clone(P->A, obj))) longjmp(P->oom, 1);
-        for (size_t j = 0; j < k; j++) base = dw_parse_mk_getattr(P, base, s[j].s, loc);
+    if (n == 1) {
         dw_expr *h = dw_parse_mk(P, DW_E_HAS, loc);
-        h->u.attr.kids0 = base;
-        h->u.attr.attr = s[k].s;
-        dw_parse_fin(P, h);
-        if (acc) { acc = dw_parse_bin(P, DW_E_AND, acc, h, loc); acc->sugar |= DW_SUGAR_HAS_PATH; }
-        else acc = h;
+        h->u.attr.kids0 = obj;
+        h->u.attr.attr = s[0].s;
+        return dw_parse_fin(P, h);
     }
-    return acc;
+    dw_expr *h = dw_parse_mk(P, DW_E_HAS_PATH, loc);
+    dw_str *attrs = dw_parse_palloc(P, n * sizeof *attrs);
+    dw_loc *locs = dw_parse_palloc(P, n * sizeof *locs);
+    for (size_t k = 0; k < n; k++) { attrs[k] = s[k].s; locs[k] = s[k].loc; }
+    h->u.path.kids0 = obj;
+    h->u.path.attrs = attrs;
+    h->u.path.locs = locs;
+    h->u.path.n = n;
+    return dw_parse_fin(P, h);
 }
 
 dw_expr *dw_parse_mk_rel(dw_parser *P, int op, dw_expr *a, dw_expr *b, dw_loc loc)

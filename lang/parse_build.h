@@ -26,7 +26,7 @@ dw_ppath dw_parse_path_add(dw_parser *P, dw_ppath p, dw_str seg, dw_loc loc);
 dw_expr *dw_parse_mk_call(dw_parser *P, dw_ppath *p, dw_pvec *args, dw_loc loc);
 dw_expr *dw_parse_mk_method(dw_parser *P, dw_expr *recv, dw_pname name, dw_pvec *args, dw_loc loc);
 dw_expr *dw_parse_mk_getattr(dw_parser *P, dw_expr *obj, dw_str attr, dw_loc loc);
-dw_expr *dw_parse_mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc, dw_loc has_loc);
+dw_expr *dw_parse_mk_has(dw_parser *P, dw_expr *obj, dw_pvec *segs, dw_loc loc);
 dw_expr *dw_parse_mk_rel(dw_parser *P, int op, dw_expr *a, dw_expr *b, dw_loc loc);
 void dw_parse_chain_err(dw_parser *P, dw_loc start, dw_loc loc);
 dw_expr *dw_parse_mk_like(dw_parser *P, dw_expr *a, dw_str raw, dw_loc sloc, dw_loc loc);

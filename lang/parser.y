@@ -56,8 +56,6 @@ typedef struct dw_parser {
     dw_expr *bare_lit;         /* INTEGER primary not (yet) wrapped: `-N` folds into it */
     dw_expr *big_lit;          /* the literal 9223372036854775808, legal only negated */
     bool depth_reported;       /* one "nested too deeply" per item */
-    size_t has_copy_left;      /* nodes `has`-path desugaring may still copy (DW_HAS_PATH_MAX_NODES) */
-    bool has_copy_refused;     /* reported once: the parse has failed, expand no more */
     uint32_t chain_off;        /* 1 + start offset of the last reported relational chain */
     bool template_slot;        /* current policy mentions ?principal / ?resource */
     dw_pvec *policies, *macros;
@@ -369,24 +367,20 @@ relation:
 /* One relational operator per relation; a chain is parsed, then rejected (D2). */
 relchain:
   add relop add { $$ = dw_parse_mk_rel(P, $2, $1, $3, @$); }
-| add HAS attrpath { $$ = dw_parse_mk_has(P, $1, $3, @$, @2); }
+| add HAS attrpath { $$ = dw_parse_mk_has(P, $1, $3, @$); }
 | add HAS STRING {
       dw_pvec *v = NULL; dw_pname *n = dw_parse_vpush(P, &v, sizeof *n); n->s = dw_parse_decode_str(P, $3, @3); n->loc = @3;
-      $$ = dw_parse_mk_has(P, $1, v, @$, @2);
+      $$ = dw_parse_mk_has(P, $1, v, @$);
   }
 | add LIKE STRING { $$ = dw_parse_mk_like(P, $1, $3, @3, @$); }
 | add IS path %prec IS_NOIN { $$ = dw_parse_mk_is(P, $1, &$3, NULL, @$); }
 | add IS path IN add { $$ = dw_parse_mk_is(P, $1, &$3, $5, @$); }
 | relchain relop add { dw_parse_chain_err(P, @1, @2); $$ = dw_parse_mk_rel(P, $2, $1, $3, @$); }
-| relchain HAS attrpath {
-      /* the parse has failed: expanding the path (a has b.c is a has b && a.b has c) would clone
-       * $1 once per name, exponential over a chain (fuzz_evaluate: 13 s and 4 GB on 619 bytes) */
-      dw_parse_chain_err(P, @1, @2); (void)$3; $$ = $1;
-  }
+| relchain HAS attrpath { dw_parse_chain_err(P, @1, @2); $$ = dw_parse_mk_has(P, $1, $3, @$); }
 | relchain HAS STRING {
       dw_parse_chain_err(P, @1, @2);
       dw_pvec *v = NULL; dw_pname *n = dw_parse_vpush(P, &v, sizeof *n); n->s = dw_parse_decode_str(P, $3, @3); n->loc = @3;
-      $$ = dw_parse_mk_has(P, $1, v, @$, @2);
+      $$ = dw_parse_mk_has(P, $1, v, @$);
   }
 | relchain LIKE STRING { dw_parse_chain_err(P, @1, @2); $$ = dw_parse_mk_like(P, $1, $3, @3, @$); }
 | relchain IS path %prec IS_NOIN { dw_parse_chain_err(P, @1, @2); $$ = dw_parse_mk_is(P, $1, &$3, NULL, @$); }
@@ -657,7 +651,6 @@ dw_policy_set *dw_parse_policy_set(const dw_source *src, dw_diags *diags)
     P->src = src;
     P->diags = diags;
     P->A = &ps->arena;
-    P->has_copy_left = DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * src->len;
     YY_BUFFER_STATE buf = NULL;
     void *volatile sc = NULL;
     if (setjmp(P->oom)) {
@@ -685,7 +678,6 @@ dw_expr *dw_parse_expr(dw_policy_set *owner, const dw_source *src, dw_diags *dia
     P->src = src;
     P->diags = diags;
     P->A = &owner->arena;
-    P->has_copy_left = DW_HAS_PATH_MAX_NODES + DW_HAS_PATH_NODES_PER_BYTE * src->len;
     YY_BUFFER_STATE buf = NULL;
     void *volatile sc = NULL;
     if (setjmp(P->oom)) {

@@ -45,7 +45,6 @@ static void rewrite(lower_out *o, dw_expr *e, int depth)
     in->u.kids[1] = e->u.kids[1];
     in->depth = dw_expr_compute_depth(in);
     e->kind = DW_E_NOT;
-    e->sugar = 0;
     e->u.kids[0] = in;
     e->u.kids[1] = NULL;
     e->depth = in->depth + 1;

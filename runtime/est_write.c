@@ -43,24 +43,15 @@ static void un(est_w *w, const char *op, const dw_expr *a)
     put(w, "{"); key(w, op); put(w, "{\"arg\":"); expr(w, a); put(w, "}}");
 }
 
-/* `e has a.b.c` was parsed into `e has a && e.a has b && e.a.b has c`
- * (DW_SUGAR_HAS_PATH on each &&): Cedar writes the path as one node. */
-static bool has_path(est_w *w, const dw_expr *e)
+/* `e has a.b.c`: Cedar writes the path as one node, its names in a list. */
+static void has_path(est_w *w, const dw_expr *e)
 {
-    if (e->kind != DW_E_AND || !(e->sugar & DW_SUGAR_HAS_PATH)) return false;
-    const dw_expr *hs[DW_MAX_EXPR_DEPTH + 1];
-    size_t n = 0;
-    const dw_expr *x = e;
-    while (x->kind == DW_E_AND && (x->sugar & DW_SUGAR_HAS_PATH) && n < DW_MAX_EXPR_DEPTH) { hs[n++] = x->u.kids[1]; x = x->u.kids[0]; }
-    hs[n++] = x;                                        /* the first `has` */
-    if (x->kind != DW_E_HAS) return false;
-    put(w, "{\"has\":{\"left\":"); expr(w, x->u.attr.kids0); put(w, ",\"attr\":[");
-    for (size_t i = n; i-- > 0;) {
-        str(w, hs[i]->u.attr.attr.s, hs[i]->u.attr.attr.len);
+    put(w, "{\"has\":{\"left\":"); expr(w, e->u.path.kids0); put(w, ",\"attr\":[");
+    for (size_t i = 0; i < e->u.path.n; i++) {
         if (i) put(w, ",");
+        str(w, e->u.path.attrs[i].s, e->u.path.attrs[i].len);
     }
     put(w, "]}}");
-    return true;
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -160,10 +151,7 @@ static void expr(est_w *w, const dw_expr *e)
         put(w, "{\"if-then-else\":{\"if\":"); expr(w, e->u.kids[0]); put(w, ",\"then\":"); expr(w, e->u.kids[1]);
         put(w, ",\"else\":"); expr(w, e->u.kids[2]); put(w, "}}");
         return;
-    case DW_E_AND:
-        if (has_path(w, e)) return;
-        /* fallthrough */
-    case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE:
+    case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE: case DW_E_GT: case DW_E_GE:
     case DW_E_IN: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL:
         bin(w, rel[e->kind], e->u.kids[0], e->u.kids[1]);
         return;
@@ -173,6 +161,7 @@ static void expr(est_w *w, const dw_expr *e)
         put(w, e->kind == DW_E_HAS ? "{\"has\":{\"left\":" : "{\".\":{\"left\":"); expr(w, e->u.attr.kids0);
         put(w, ",\"attr\":"); str(w, e->u.attr.attr.s, e->u.attr.attr.len); put(w, "}}");
         return;
+    case DW_E_HAS_PATH: has_path(w, e); return;
     case DW_E_LIKE: like(w, e); return;
     case DW_E_IS:
         put(w, "{\"is\":{\"left\":"); expr(w, e->u.is.kids0); put(w, ",\"entity_type\":"); str(w, e->u.is.type.s, e->u.is.type.len);

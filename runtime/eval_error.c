@@ -163,7 +163,7 @@ int dw_eval_error_text(dw_buf *b, dw_buf *help, const dw_program *p, const dw_ev
             rc = type_error(b, "(entity of type `any_entity_type`)", x);
         }
         break;
-    case DW_OP_HAS: case DW_OP_GETATTR: {
+    case DW_OP_HAS: case DW_OP_GETATTR: case DW_OP_HASPATH: {
         const dw_value *on = &s[d - 1];
         if (st == DW_ERR_TYPE) rc = type_error(b, "one of [record, (entity of type `any_entity_type`)]", on);
         else if (st == DW_ERR_NO_ENTITY) rc = put(b, "entity `") || val(b, on) || put(b, "` does not exist") ? -1 : 0;

@@ -232,7 +232,7 @@ const dw_type *dw_lsp_type_of(const dw_schema *sc, const dw_action_decl *act, dw
     if (!e || depth > DW_MAX_EXPR_DEPTH) return NULL;
     switch (e->kind) {
     case DW_E_BOOL: case DW_E_NOT: case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_NE: case DW_E_LT: case DW_E_LE:
-    case DW_E_GT: case DW_E_GE: case DW_E_IN: case DW_E_HAS: case DW_E_LIKE: case DW_E_IS: case DW_E_TEMPORAL:
+    case DW_E_GT: case DW_E_GE: case DW_E_IN: case DW_E_HAS: case DW_E_HAS_PATH: case DW_E_LIKE: case DW_E_IS: case DW_E_TEMPORAL:
         return &T_BOOL;
     case DW_E_LONG: case DW_E_NEG: case DW_E_ADD: case DW_E_SUB: case DW_E_MUL: return &T_LONG;
     case DW_E_STRING: return &T_STRING;

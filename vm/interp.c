@@ -383,6 +383,25 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             *v = dw_bool(record_find(rec, key, P->str_hash[A]) != NULL);
             vmbreak;
         }
+        vmcase(DW_OP_HASPATH) {
+            /* each step is HAS, and reads the name it found for the next; a failure
+             * leaves the value that is not a record or entity on top, as HAS does */
+            const dw_keylist *kl = &P->keylists[A];
+            const dw_value *v = &sp[-1];
+            for (uint32_t i = 0; v && i < kl->n; i++) {
+                const dw_value *rec;
+                if (v->kind == DW_V_RECORD) rec = v;
+                else if (v->kind == DW_V_ENTITY) {
+                    const dw_entity *e = entity_of(cx, v->u.uid);
+                    if (!e) { v = NULL; break; }
+                    rec = &e->attrs;
+                } else { sp[-1] = *v; FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity"); }
+                uint32_t k = P->keyidx[kl->first + i];
+                v = record_find(rec, &P->strs[k], P->str_hash[k]);
+            }
+            sp[-1] = dw_bool(v != NULL);
+            vmbreak;
+        }
         vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
             sp[-1] = dw_bool(like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));

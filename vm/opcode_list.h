@@ -13,8 +13,8 @@
  * fall-through); JUMPK (taken path keeps the tested value: pops 0, pushes 0);
  * STR (string-table index); PAT (like-pattern index); COUNT (pops A values);
  * KEYS (key-list index: pops as many values as the list has keys);
- * CALL (A = fn << 16 | argc: pops argc values); LEAF (temporal leaf index); PROV (provider call site index).  pops == -1 means "from the
- * operand" (COUNT, KEYS, CALL). */
+ * CALL (A = fn << 16 | argc: pops argc values); LEAF (temporal leaf index); PROV (provider call site index);
+ * PATH (key-list index, two or more names: pops 1).  pops == -1 means "from the operand" (COUNT, KEYS, CALL). */
 OP(CONST,       K,     0, 1)   /* push K[A] */
 OP(VAR,         VAR,   0, 1)   /* push request variable A */
 OP(AND,         JUMPK, 1, 0)   /* v=top: !Bool -> type error; v false -> goto A (keep v); else pop */
@@ -44,3 +44,6 @@ OP(CALL,        CALL,  -1, 1)  /* push fn(args); methods take the receiver first
 OP(LEAF,        LEAF,  0, 1)   /* push the Bool of temporal leaf A (evaluated before the policy runs) */
 OP(RET,         NONE,  1, 0)   /* return top (must be Bool) as the policy's result */
 OP(PROV,        PROV,  0, 1)   /* push the value of provider call site A (evaluated before the policy runs) */
+OP(HASPATH,     PATH,  1, 1)   /* push e has n1.n2…, names KL[A]: `e has n1 && e.n1 has n2 && …`, e evaluated once; false at
+                                  the first missing name; a step on a value that is not a record or entity is HAS's type
+                                  error, that value left on top */

@@ -162,6 +162,12 @@ void dw_program_disasm(const dw_program *p, FILE *out)
                             pc->nsteps - 1, pc->policy, pc->ordinal);
                 }
                 break;
+            case DW_OPK_PATH:
+                if (A < p->nkeylists) {
+                    const dw_keylist *kl = &p->keylists[A];
+                    for (uint32_t i = 0; i < kl->n; i++) { if (i) fputc('.', out); print_bytes(out, &p->strs[p->keyidx[kl->first + i]]); }
+                }
+                break;
             case DW_OPK_KEYS:
                 if (A < p->nkeylists) {
                     const dw_keylist *kl = &p->keylists[A];

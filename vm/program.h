@@ -20,7 +20,7 @@ typedef enum dw_opcode {
 
 typedef enum dw_operand_kind {
     DW_OPK_NONE, DW_OPK_K, DW_OPK_VAR, DW_OPK_JUMP, DW_OPK_JUMPK,
-    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL, DW_OPK_LEAF, DW_OPK_PROV,
+    DW_OPK_STR, DW_OPK_PAT, DW_OPK_COUNT, DW_OPK_KEYS, DW_OPK_CALL, DW_OPK_LEAF, DW_OPK_PROV, DW_OPK_PATH,
 } dw_operand_kind;
 
 typedef enum dw_extfn {

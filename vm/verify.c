@@ -74,6 +74,9 @@ static int verify_range(const dw_program *p, uint32_t k, uint32_t entry, uint32_
             if (A >= p->nkeylists) return bad(msg, cap, "pc %u: key list %u out of range", at, A);
             pops = (int)p->keylists[A].n;
             break;
+        case DW_OPK_PATH:   /* a `has` path of one name is HAS */
+            if (A >= p->nkeylists || p->keylists[A].n < 2) return bad(msg, cap, "pc %u: has-path key list %u out of range or shorter than 2", at, A);
+            break;
         case DW_OPK_LEAF:
             if (A >= p->temporal.nleaves || A < leaf_lo || A >= leaf_hi)
                 return bad(msg, cap, "pc %u: temporal leaf %u out of range (policy %u owns [%u, %u))", at, A, k, leaf_lo, leaf_hi);
