@@ -104,6 +104,7 @@ static dw_expr *lower(L *l, size_t pi, dw_expr *e, lower_st *st)
         LOW(tmp.u.kids[0]); LOW(tmp.u.kids[1]); break;
     case DW_E_NOT: case DW_E_NEG: LOW(tmp.u.kids[0]); break;
     case DW_E_HAS: case DW_E_GETATTR: LOW(tmp.u.attr.kids0); break;
+    case DW_E_HAS_PATH: LOW(tmp.u.path.kids0); break;
     case DW_E_LIKE: LOW(tmp.u.like.kids0); break;
     case DW_E_IS: LOW(tmp.u.is.kids0); LOW(tmp.u.is.in); break;
     case DW_E_SET: {

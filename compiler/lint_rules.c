@@ -34,21 +34,36 @@ static bool reserved_name(dw_str a, bool provider)
     return digits(s, n, &u) && u == n;
 }
 
+/* Does reading attr on o, o being the context path o_path ("" for context itself, NULL for no
+ * context path), read a reserved name? */
+static bool reserved_read(const char *o_path, dw_str attr)
+{
+    if (!o_path) return false;
+    if (!*o_path) return reserved_name(attr, false);
+    return strcmp(o_path, "providers") == 0 && reserved_name(attr, true);
+}
+
 static void rule_reserved_attr(L *l, size_t pi, const dw_expr *e, void *ud)
 {
-    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
-    const dw_expr *o = e->u.attr.kids0;
-    bool hit = false;
-    if (o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT && reserved_name(e->u.attr.attr, false)) hit = true;
-    else if (reserved_name(e->u.attr.attr, true)) {
-        const char *p = dw_lint_ctx_path(l, o);
-        if (p && strcmp(p, "providers") == 0) hit = true;
+    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS && e->kind != DW_E_HAS_PATH) return;
+    const dw_expr *o = dw_expr_kid_c(e, 0);  /* the object (a path's base) */
+    const char *op = o->kind == DW_E_VAR && o->u.var == DW_VAR_CONTEXT ? "" : dw_lint_ctx_path(l, o);
+    const dw_str *names = e->kind == DW_E_HAS_PATH ? e->u.path.attrs : &e->u.attr.attr;
+    size_t n = e->kind == DW_E_HAS_PATH ? e->u.path.n : 1;
+    /* a path's steps read o.a, o.a.b, …: only the first two can reach providers.policy_… */
+    for (size_t i = 0; i < n && i < 2; i++) {
+        if (reserved_read(op, names[i])) {
+            add(l, R_RESERVED_ATTR, -1, e->loc, "write the condition itself (`temporal { … }` or the provider call)",
+                "reserved attribute: %s reads `%.*s`, a name reserved for hoisted temporal leaves and provider outputs "
+                "(policy_<i>__temporal_<k>, providers.policy_<i>_p_<k>)",
+                dw_lint_rname(l, pi), (int)names[i].len, names[i].s);
+            return;
+        }
+        if (!op) return;
+        char *next = alloc(l, strlen(op) + names[i].len + 2);
+        sprintf(next, "%s%s%.*s", op, *op ? "." : "", (int)names[i].len, names[i].s);
+        op = next;
     }
-    if (hit)
-        add(l, R_RESERVED_ATTR, -1, e->loc, "write the condition itself (`temporal { … }` or the provider call)",
-            "reserved attribute: %s reads `%.*s`, a name reserved for hoisted temporal leaves and provider outputs "
-            "(policy_<i>__temporal_<k>, providers.policy_<i>_p_<k>)",
-            dw_lint_rname(l, pi), (int)e->u.attr.attr.len, e->u.attr.attr.s);
 }
 
 static void trule_reserved_attr(L *l, size_t pi, const dw_tnode *n, void *ud)
@@ -77,9 +92,10 @@ static void rule_providers(L *l, size_t pi, const dw_expr *e, void *ud)
 
 static void rule_output(L *l, size_t pi, const dw_expr *e, void *ud)
 {
-    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS) return;
-    const dw_expr *o = e->u.attr.kids0;
-    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !dw_str_is(e->u.attr.attr, "output")) return;
+    if (e->kind != DW_E_GETATTR && e->kind != DW_E_HAS && e->kind != DW_E_HAS_PATH) return;
+    const dw_expr *o = dw_expr_kid_c(e, 0);  /* the object (a path's base) */
+    dw_str a = e->kind == DW_E_HAS_PATH ? e->u.path.attrs[0] : e->u.attr.attr;
+    if (o->kind != DW_E_VAR || o->u.var != DW_VAR_CONTEXT || !dw_str_is(a, "output")) return;
     bool *once = ud;
     if (*once) return;
     *once = true;

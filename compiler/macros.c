@@ -339,6 +339,12 @@ static dw_expr *csubst(X *x, const csub *s, const dw_expr *b)
         c->u.call.name_loc = s->loc;
         break;
     case DW_E_ENTITY: c->u.euid.loc = s->loc; break;
+    case DW_E_HAS_PATH: {
+        dw_loc *locs = xalloc(x, b->u.path.n * sizeof *locs);
+        for (size_t i = 0; i < b->u.path.n; i++) locs[i] = s->loc;
+        c->u.path.locs = locs;
+        break;
+    }
     default: break;
     }
     dw_expr **k;

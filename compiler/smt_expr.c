@@ -464,6 +464,18 @@ static sv enc(dw_smt *x, const dw_expr *e)
         sv o = enc(x, e->u.attr.kids0);
         return attr_of(x, &o, e->u.attr.attr, e->kind == DW_E_HAS);
     }
+    case DW_E_HAS_PATH: {
+        /* `e has a && e.a has b && …` with e encoded once; a step encoded constant false (and
+         * error-free) ends the chain, as DW_E_AND does, the rest not encoded */
+        sv o = enc(x, e->u.path.kids0), acc = { 0 };
+        for (size_t i = 0; i < e->u.path.n; i++) {
+            sv h = attr_of(x, &o, e->u.path.attrs[i], true);
+            acc = i ? bool_sv(AND(acc.v, h.v), OR(acc.err, AND(acc.v, h.err))) : h;
+            if (dw_smt_is_false(x, acc.v) && dw_smt_is_false(x, acc.err)) return acc;
+            if (i + 1 < e->u.path.n) o = attr_of(x, &o, e->u.path.attrs[i], false);
+        }
+        return acc;
+    }
     case DW_E_LIKE: {
         sv s = enc(x, e->u.like.kids0);
         if (!s.t || s.t->kind != DW_T_STRING) FAIL();

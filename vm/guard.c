@@ -12,8 +12,8 @@
  *     (OR; the same field; LIKE ... | CONST; EQ)*     up to 8 alternatives
  *     [CHECK_BOOL]; AND -> ret  |  RET
  *
- * (also `[lits].contains(field)`, and after `context.a has b` blocks on the
- * field's own path) is false, without error, whenever that field holds a
+ * (also `[lits].contains(field)`, and after a `context.a has b` or `context has a.b`
+ * block on the field's own path) is false, without error, whenever that field holds a
  * String the test rejects.  Such a policy is filed under its field path and literal (exact
  * string, or the literal prefix of its `like` pattern); a request looks the
  * field up once per bucket and gathers only the unguarded policies plus the
@@ -74,8 +74,11 @@ static policy_guard analyse(const dw_program *p, uint32_t i)
         if (OPAT(0) == DW_OP_VAR && AAT(0) == DW_VAR_C && nhas == 0) {
             uint32_t k = 1;
             while (OPAT(k) == DW_OP_GETATTR && nhas < GUARD_MAX_PATH) has[nhas++] = AAT(k), k++;
-            if (OPAT(k) != DW_OP_HAS) { nhas = 0; break; }
-            has[nhas++] = AAT(k);
+            if (OPAT(k) == DW_OP_HAS) has[nhas++] = AAT(k);
+            else if (OPAT(k) == DW_OP_HASPATH && AAT(k) < p->nkeylists && nhas + p->keylists[AAT(k)].n <= GUARD_MAX_PATH) {
+                const dw_keylist *kl = &p->keylists[AAT(k)];     /* `context has a.b`: the path a.b */
+                for (uint32_t j = 0; j < kl->n; j++) has[nhas++] = p->keyidx[kl->first + j];
+            } else { nhas = 0; break; }
             if (OPAT(k + 1) != DW_OP_AND || !is_ret(p, AAT(k + 1), pc)) return g;
             pc_ += k + 2;
             continue;

@@ -257,18 +257,24 @@ static void test_policy_near_limit(void **state)
     free(t); free(ctx);
 }
 
-/* `e has a.b.c` repeats e per name: a path over a parenthesised path, k deep, is 3^k nodes.  The
- * copies are bounded (DW_HAS_PATH_MAX_NODES): k = 25 is an error at once, k = 8 decides as Cedar
- * does (a Bool has no attributes: the policy errs, so deny) */
-static void test_has_path_copies(void **state)
+/* `e has a.b.c` holds e once (DW_E_HAS_PATH, one HASPATH instruction): a path over a
+ * parenthesised path, k deep, is k nodes (it was 3^k when each name copied e, refused from k = 12).
+ * k = 40 decides as Cedar does (a Bool has no attributes: the policy errs, so deny); past the depth
+ * bound (§19) it is refused like any nesting */
+static void test_has_path_nesting(void **state)
 {
-    char *t = nest(POL, "(", 24, "context has a.b.c", ") has a.b.c", END);
-    policy_refused("nested has paths", t, "`has` path too large to expand");
     uint32_t nerr = 0;
-    t = nest(POL, "(", 7, "context has a.b.c", ") has a.b.c", END);
-    assert_false(decide_text("nested has paths under the bound", t, empty_store(), NULL, &nerr));
+    char *t = nest(POL, "(", 39, "context has a.b.c", ") has a.b.c", END);
+    assert_false(decide_text("nested has paths", t, empty_store(), NULL, &nerr));
     assert_int_equal(nerr, 1);
     free(t);
+    /* every step true, 100 names */
+    char *ctx = nest("", "{\"a\": ", 100, "1", "}", "");
+    t = nest(POL "context has a", ".a", 99, "", "", END);
+    assert_true(decide_text("a long has path", t, empty_store(), ctx, NULL));
+    free(t); free(ctx);
+    policy_refused("nested has paths past the depth bound", nest(POL, "(", DEEP, "context has a.b.c", ") has a.b.c", END),
+                   "nested too deeply");
 }
 
 /* ---------------------------------------------------------------- JSON, schemas, event schemas, traces */
@@ -679,7 +685,7 @@ int main(void)
         cmocka_unit_test(test_policy_nesting),
         cmocka_unit_test(test_policy_near_limit),
         cmocka_unit_test(test_temporal_near_limit),
-        cmocka_unit_test(test_has_path_copies),
+        cmocka_unit_test(test_has_path_nesting),
         cmocka_unit_test(test_json_nesting),
         cmocka_unit_test(test_schema_nesting),
         cmocka_unit_test(test_eventschema_nesting),
