@@ -211,6 +211,20 @@ done
 # the formatter keeps each path as written (Cedar's formatPolicies prints it so, any depth)
 out=$("$DWC" format -p "$tmp/n40.cedar" | "$DWC" format); rc=$?
 [ $rc = 0 ] && [ "$(tr -d ' \n' <<<"$out")" = "$(tr -d ' \n' <"$tmp/n40.cedar")" ] && ok || bad "has-nest-40 format: exit $rc: $(head -c 300 <<<"$out")"
+# one path over entities and records: each step HAS, then the read (cedar-wasm 4.13's answers)
+HREQ=(--entities has_path_entities.json -l 'User::"alice"' -a 'Action::"view"' -r 'Photo::"p1"')
+while IFS=$'\t' read -r rc want e; do run "has-path: $e" "$rc" "$want" "${HREQ[@]}" "$e"; done <<'EOF2'
+0	true	principal has manager.name
+0	false	principal has manager.manager
+0	false	principal has manager.manager.name
+0	true	resource has owner.manager.name
+1	type error: expected one of [record, (entity of type `any_entity_type`)], got string	principal has name.x
+0	false	User::"zed" has a.b
+0	false	resource has ghost.name
+0	true	principal has meta.w
+0	false	principal has meta.q.r
+1	type error: expected one of [record, (entity of type `any_entity_type`)], got long	principal has meta.w.r
+EOF2
 # past the depth bound (§19: 256) a nesting is refused at once, like any other
 printf 'permit(principal, action, resource)\nwhen { %s };\n' "$(nest 300)" >"$tmp/n300.cedar"
 out=$(timeout 5 "$DWC" check-parse -p "$tmp/n300.cedar" 2>&1); rc=$?
