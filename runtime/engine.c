@@ -581,7 +581,14 @@ static size_t rule_description_locked(dw_engine *e, uint32_t rule, char *buf, si
     const dw_policy_code *pc = &p->policies[rule];
     for (uint32_t k = 0; k < pc->nannots; k++)
         if (pc->annots[k].key.len == 11 && memcmp(pc->annots[k].key.s, "description", 11) == 0) {
-            if (cap) snprintf(buf, cap, "%.*s", (int)pc->annots[k].value.len, pc->annots[k].value.s);
+            if (cap) {   /* as snprintf's "%.*s" would (no printf: once per denial) */
+                const char *v = pc->annots[k].value.s;
+                size_t m = pc->annots[k].value.len < cap - 1 ? pc->annots[k].value.len : cap - 1;
+                const char *z = m ? memchr(v, 0, m) : NULL;
+                if (z) m = (size_t)(z - v);
+                if (m) memcpy(buf, v, m);
+                buf[m] = 0;
+            }
             return pc->annots[k].value.len ? pc->annots[k].value.len : 0;
         }
     return 0;

@@ -99,15 +99,21 @@ void engine_stop_checkpointer(dw_engine *e)
  * engine order; the caller waits for it after releasing the lock). */
 int engine_log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uint64_t *ticket)
 {
-    char head[32];
-    int hn = snprintf(head, sizeof head, "%" PRId64 "\n", ts);
-    wbuf b = { 0 };
-    engine_wb_put(&b, head, (size_t)hn);
-    engine_wb_put(&b, json, len);
+    /* "<ts>\n<json>", built in the per-decision scratch arena (no malloc,
+     * no printf: once per event) */
+    char *rec = len < SIZE_MAX - 24 ? dw_arena_alloc_raw(&e->scratch, len + 24) : NULL;
+    if (!rec) return -1;
+    char num[24];
+    size_t k = sizeof num;
+    uint64_t u = ts < 0 ? 0 - (uint64_t)ts : (uint64_t)ts;
+    num[--k] = '\n';
+    do num[--k] = (char)('0' + u % 10); while (u /= 10);
+    if (ts < 0) num[--k] = '-';
+    size_t hn = sizeof num - k;
+    memcpy(rec, num + k, hn);
+    memcpy(rec + hn, json, len);
     uint64_t seq, lts;
-    int rc = b.oom ? -1 : dw_histlog_enqueue(e->log, b.p, b.n, &seq, &lts);
-    free(b.p);
-    if (rc) return -1;
+    if (dw_histlog_enqueue(e->log, rec, hn + len, &seq, &lts)) return -1;
     e->next_seq = seq;
     e->log_last_ts = lts;
     if (ticket) *ticket = seq + 1;
