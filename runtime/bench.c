@@ -70,9 +70,10 @@ static int cmp_u32(const void *a, const void *b)
 /* Build one request from its JSON line, in arena a (runtime/json_request.c:
  * one pass for the common shape, the JSON reader and dw_request_from_json
  * otherwise). */
-static int build_request(dw_session *s, dw_arena *a, const char *line, size_t len, dw_request *out, dw_buf *err)
+static int build_request(dw_session *s, dw_arena *a, dw_uid_cache *cache, const char *line, size_t len, dw_request *out,
+                         dw_buf *err)
 {
-    return dw_request_parse_json(a, line, len, s->schema, s->schema != NULL, out, err);
+    return dw_request_parse_json(a, line, len, s->schema, s->schema != NULL, cache, out, err);
 }
 
 /* The lines of text that are not blank, split in place (each '\n' becomes a
@@ -118,6 +119,7 @@ typedef struct vm_bench {
     bool from_json;
     dw_arena json_arena, scratch;
     dw_buf err;
+    dw_uid_cache uids;       /* the reader's state across lines, as a host would keep it */
 } vm_bench;
 
 static int vm_decide(void *ctx, size_t i, bench_outcome *o)
@@ -129,7 +131,7 @@ static int vm_decide(void *ctx, size_t i, bench_outcome *o)
     if (b->from_json) {
         dw_arena_reset(&b->json_arena);
         b->err.len = 0;
-        if (build_request(b->s, &b->json_arena, r->line, r->len, &fresh, &b->err)) return -1;
+        if (build_request(b->s, &b->json_arena, &b->uids, r->line, r->len, &fresh, &b->err)) return -1;
         req = &fresh;
     }
     dw_arena_reset(&b->scratch);
@@ -270,6 +272,8 @@ int dw_cmd_bench(int argc, char **argv)
     const char **lines = NULL;
     size_t *lens = NULL;
     vm_bench b = { .s = &s, .from_json = from_json };
+    dw_uid_cache_init(&b.uids, 0);
+    b.uids.lend = true;          /* each line's request is done with before the next is read */
     dw_arena req_arena;
     dw_arena_init(&req_arena, 1 << 20);
     dw_arena_init(&b.json_arena, 64 * 1024);
@@ -298,7 +302,7 @@ int dw_cmd_bench(int argc, char **argv)
     for (size_t k = 0; k < nlines; k++) {
         dw_buf err = { 0 };
         breq *r = &b.reqs[nreq];
-        if (build_request(&s, &req_arena, lines[k], lens[k], &r->req, &err) == 0) {
+        if (build_request(&s, &req_arena, NULL, lines[k], lens[k], &r->req, &err) == 0) {
             dw_request_bind(&r->req, s.prog, &s.store);   /* once, as a host would */
             r->line = lines[k];
             r->len = lens[k];

@@ -516,6 +516,9 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     size_t i = skip_ws(json, 0, len);
     if (i >= len || json[i] != '{') return 0;
     i++;
+    /* a uid kept in the scratch may be the cache's own: both last until the next event */
+    dw_uid_cache_next_line(&e->uids);
+    e->uids.lend = hc == NULL;
     for (;;) {
         dw_str key;
         if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;
@@ -527,9 +530,9 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
         if (m >= 0) have[m] = true;
         dw_value skipped;
         if (m < 0) {                         /* read and ignored, as the general path does (a trace's "expect") */
-            if (!dw_json_fast_value(a, &carve, json, len, &i, NULL, &skipped)) return 0;
+            if (!dw_json_fast_value(a, &carve, NULL, json, len, &i, NULL, &skipped)) return 0;
         } else if (m == M_PRINCIPAL || m == M_RESOURCE) {
-            const dw_uid *u = dw_json_fast_uid(va, vc, json, len, &i);
+            const dw_uid *u = dw_json_fast_uid(va, vc, &e->uids, json, len, &i);
             if (!u) return 0;
             *(m == M_PRINCIPAL ? &P : &R) = u;
         } else if (m == M_INPUT || m == M_OUTPUT) {
@@ -543,7 +546,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                 typed = true;
             }
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
-            if (!dw_json_fast_value(va, vc, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
+            if (!dw_json_fast_value(va, vc, &e->uids, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
         } else if (!dw_json_fast_string(va, vc, json, len, &i, &str[m].s, &str[m].len)) return 0;
         i = skip_ws(json, i, len);
         if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }

@@ -9,6 +9,7 @@
 #include "../stdlib/bytes.h"
 #include "../stdlib/uid_hash.h"
 #include "../stdlib/utf8.h"
+#include "json_uid_cache.h"
 
 /* Beyond these the general path decides (Box's requests nest 4 levels and
  * hold a few members per record). */
@@ -21,6 +22,7 @@ typedef struct rd {
     const char *s;
     size_t n, i;
     dw_carve carve;          /* the block strings, uids, fields and elements are carved from */
+    dw_uid_cache *cache;     /* uid objects read before (NULL: none) */
 } rd;
 
 /* One arena call per request, not one per value: a block sized by the input
@@ -141,9 +143,8 @@ static bool str(rd *p, const char **out, size_t *len)
 }
 
 /* The uid of type t and id (spans of the line) with copies of both, in one
- * piece of the carve.  *th: the type's dw_type_hash (the uid's hash is built
- * on it). */
-static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, size_t il, uint64_t *th)
+ * piece of the carve; hash: its dw_uid_hash. */
+static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, size_t il, uint64_t hash)
 {
     size_t tw = (tl + 8) & ~(size_t)7, iw = (il + 8) & ~(size_t)7;
     char *b = take(p, sizeof(dw_uid) + tw + iw);
@@ -152,54 +153,112 @@ static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, s
     char *ot = b + sizeof *u, *oi = ot + tw;
     put(p, ot, t, tl);
     put(p, oi, id, il);
-    *th = dw_type_hash(t, tl);
-    *u = (dw_uid){ .type = ot, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = oi, .hash = dw_uid_hash_typed(*th, id, il) };
+    *u = (dw_uid){ .type = ot, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = oi, .hash = hash };
     return u;
 }
 
 /* After an entity object's '{': exactly "type" and "id", strings, either
- * order. */
-static const dw_uid *uid_members(rd *p, uint64_t *th)
+ * order, and the '}'; their spans in the line. */
+static bool uid_spans(rd *p, const char **t, size_t *tl, const char **id, size_t *il)
 {
-    const char *t = NULL, *id = NULL;
-    size_t tl = 0, il = 0, start = p->i;
+    size_t start = p->i;
+    *t = *id = NULL;
     /* the compact form {"type":"T","id":"I"}: the bytes between the strings
      * are two 8-byte words */
     if (p->n - start >= 8 && word_is(p->s + start, "\"type\":\"")) {
         p->i = start + 7;                          /* T's opening quote */
-        if (span(p, &t, &tl) && p->n - p->i >= 8 && word_is(p->s + p->i - 1, "\",\"id\":\"")) {
+        if (span(p, t, tl) && p->n - p->i >= 8 && word_is(p->s + p->i - 1, "\",\"id\":\"")) {
             p->i += 6;                             /* I's opening quote */
-            if (span(p, &id, &il) && at(p, '}')) {
+            if (span(p, id, il) && at(p, '}')) {
                 p->i++;
-                return make_uid(p, t, tl, id, il, th);
+                return true;
             }
         }
         p->i = start;
-        t = id = NULL;
+        *t = *id = NULL;
     }
     for (int m = 0; m < 2; m++) {
-        if (m && !eat(p, ',')) return NULL;
+        if (m && !eat(p, ',')) return false;
         ws(p);
         char k = p->i + 1 < p->n ? p->s[p->i + 1] : 0;
-        if (!t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !span(p, &t, &tl)) return NULL; }
-        else if (!id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !span(p, &id, &il)) return NULL; }
-        else return NULL;
+        if (!*t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !span(p, t, tl)) return false; }
+        else if (!*id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !span(p, id, il)) return false; }
+        else return false;
     }
-    if (!eat(p, '}')) return NULL;
-    return make_uid(p, t, tl, id, il, th);
+    return eat(p, '}');
+}
+
+/* p at an entity object's '{' (the members' object, inside any
+ * "__entity"): its uid, *th its type's dw_type_hash.  Through the cache when
+ * there is one: an object whose bytes (up to its first '}', which ends it
+ * unless a string holds one) are a stored one's takes that reading. */
+static const dw_uid *uid_object(rd *p, uint64_t *th)
+{
+    size_t o = p->i;
+    const char *t, *id, *raw = p->s + o;
+    size_t tl = 0, il = 0;
+    dw_uid_cache *c = p->cache;
+    dw_uid_cache_slot *sl = NULL;
+    uint64_t key = 0;
+    size_t rl = 0;
+    if (c) {
+        const char *e = memchr(raw, '}', p->n - o < DW_UID_CACHE_RAW ? p->n - o : DW_UID_CACHE_RAW);
+        rl = e ? (size_t)(e - raw) + 1 : 0;
+        if (rl >= DW_UID_CACHE_MIN) {
+            key = dw_uid_cache_key(raw, rl);
+            sl = dw_uid_cache_slot_of(c, key);
+            if (sl->key == key && sl->rawlen == rl && dw_mem_eq(sl->raw, raw, rl)) {
+                c->hits++;
+                p->i = o + rl;
+                *th = sl->type_hash;
+                if (c->lend) {
+                    sl->lent = c->line;
+                    return &sl->uid;
+                }
+                return make_uid(p, raw + sl->toff, sl->uid.tlen, raw + sl->ioff, sl->uid.idlen, sl->uid.hash);
+            }
+        }
+    }
+    p->i = o + 1;
+    if (!uid_spans(p, &t, &tl, &id, &il)) return NULL;
+    *th = dw_type_hash(t, tl);
+    uint64_t h = dw_uid_hash_typed(*th, id, il);
+    /* store it when it was read to its first '}' and its slot is not lent to this line */
+    if (sl && p->i == o + rl && sl->lent != c->line) {
+        c->misses++;
+        sl->key = key;
+        sl->type_hash = *th;
+        sl->rawlen = (uint16_t)rl;
+        sl->toff = (uint16_t)(t - raw);
+        sl->ioff = (uint16_t)(id - raw);
+        memcpy(sl->raw, raw, rl);
+        memcpy(sl->str, t, tl);                /* tl + il + 2 < rl: room in str */
+        sl->str[tl] = 0;
+        memcpy(sl->str + tl + 1, id, il);
+        sl->str[tl + 1 + il] = 0;
+        sl->uid = (dw_uid){ .type = sl->str, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = sl->str + tl + 1, .hash = h };
+        if (c->lend) {
+            sl->lent = c->line;
+            return &sl->uid;
+        }
+    }
+    return make_uid(p, t, tl, id, il, h);
 }
 
 /* p at '{': {"type": T, "id": I} or {"__entity": {...}} (dw_uid_from_json). */
 static const dw_uid *entity(rd *p, uint64_t *th)
 {
+    size_t open = p->i;
     p->i++;
     ws(p);
     if (KEY(p, "__entity")) {
-        if (!eat(p, '{')) return NULL;
-        const dw_uid *u = uid_members(p, th);
+        ws(p);
+        if (!at(p, '{')) return NULL;
+        const dw_uid *u = uid_object(p, th);
         return u && eat(p, '}') ? u : NULL;
     }
-    return uid_members(p, th);
+    p->i = open;
+    return uid_object(p, th);
 }
 
 static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
@@ -314,7 +373,8 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
             const dw_uid *u;
             uint64_t th;
             if (wrapped) {               /* entity()'s wrapped form, from past its key */
-                u = eat(p, '{') ? uid_members(p, &th) : NULL;
+                ws(p);
+                u = at(p, '{') ? uid_object(p, &th) : NULL;
                 if (u && !eat(p, '}')) u = NULL;
             } else {
                 p->i = open;
@@ -372,10 +432,11 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
 }
 
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                         dw_request *out)
+                         dw_uid_cache *cache, dw_request *out)
 {
     memset(out, 0, sizeof *out);
-    rd p = { a, text, len, 0, { NULL, NULL } };
+    if (cache) dw_uid_cache_next_line(cache);
+    rd p = { a, text, len, 0, { NULL, NULL }, cache };
     const dw_uid *u[3] = { NULL, NULL, NULL };
     uint64_t th[3];                      /* their types' hashes */
     const dw_action_decl *ad = NULL;
@@ -423,9 +484,9 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
 }
 
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                          dw_request *out, dw_buf *err)
+                          dw_uid_cache *cache, dw_request *out, dw_buf *err)
 {
-    if (dw_request_json_fast(a, text, len, schema, validate, out)) return 0;
+    if (dw_request_json_fast(a, text, len, schema, validate, cache, out)) return 0;
     dw_source src = { "request", text, len };
     dw_diags d;
     dw_diags_init(&d);
@@ -442,19 +503,19 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 
 /* ---- the reader's pieces, for other one-pass readers (the engine's Box events) ---- */
 
-bool dw_json_fast_value(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const dw_type *expect,
-                        dw_value *out)
+bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos,
+                        const dw_type *expect, dw_value *out)
 {
-    rd p = { a, text, len, *pos, *c };
+    rd p = { a, text, len, *pos, *c, cache };
     bool ok = value(&p, expect, 1, out);
     *c = p.carve;
     if (ok) *pos = p.i;
     return ok;
 }
 
-const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos)
+const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos)
 {
-    rd p = { a, text, len, *pos, *c };
+    rd p = { a, text, len, *pos, *c, cache };
     ws(&p);
     uint64_t th;
     const dw_uid *u = at(&p, '{') ? entity(&p, &th) : NULL;
@@ -465,7 +526,7 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, const char *text, size_
 
 bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { a, text, len, *pos, *c };
+    rd p = { a, text, len, *pos, *c, NULL };
     ws(&p);
     bool ok = at(&p, '"') && str(&p, s, n);
     *c = p.carve;
@@ -475,7 +536,7 @@ bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len,
 
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { NULL, text, len, *pos, { NULL, NULL } };
+    rd p = { NULL, text, len, *pos, { NULL, NULL }, NULL };
     ws(&p);
     bool ok = at(&p, '"') && span(&p, s, n);
     if (ok) *pos = p.i;

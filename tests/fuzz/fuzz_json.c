@@ -3,7 +3,7 @@
  * input is also given to the one-pass request reader (runtime/json_request.c)
  * without a schema and with Box's: when it takes a line on, the general path
  * must accept the line too and build the same request, down to the uid and
- * record key hashes (abort otherwise). */
+ * record key hashes (abort otherwise), with and without a uid cache. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +30,17 @@ static bool hashes_right(const dw_value *v, int depth)
     }
 }
 
-/* the one pass against the general path, on one schema (NULL: none) */
-static void compare_one_pass(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema)
+/* the one pass against the general path, on one schema (NULL: none),
+ * without a uid cache and through two kept across inputs: one that lends its
+ * uids, one of a single slot that copies (every object evicts the last) */
+static dw_uid_cache cache_lend, cache_one;
+
+static void compare_read(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema,
+                         dw_uid_cache *c, int took)
 {
     dw_request fast, slow;
-    if (!dw_request_json_fast(a, text, size, schema, schema != NULL, &fast)) return;
+    if (dw_request_json_fast(a, text, size, schema, schema != NULL, c, &fast) != took) abort();
+    if (!took) return;
     dw_buf err = { 0 };
     if (!j || dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
                                    dw_json_get(j, "context"), schema, schema != NULL, &slow, &err))
@@ -42,6 +48,22 @@ static void compare_one_pass(const char *text, size_t size, const dw_json *j, dw
     dw_buf_free(&err);
     for (int i = 0; i < 4; i++)
         if (dw_value_cmp(&fast.vars[i], &slow.vars[i]) != 0 || !hashes_right(&fast.vars[i], 0)) abort();
+}
+
+static void compare_one_pass(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema)
+{
+    static bool caches;
+    if (!caches) {
+        caches = true;
+        dw_uid_cache_init(&cache_lend, 0);
+        cache_lend.lend = true;
+        dw_uid_cache_init(&cache_one, 1);
+    }
+    dw_request fast;
+    int took = dw_request_json_fast(a, text, size, schema, schema != NULL, NULL, &fast);
+    compare_read(text, size, j, a, schema, NULL, took);
+    compare_read(text, size, j, a, schema, &cache_lend, took);
+    compare_read(text, size, j, a, schema, &cache_one, took);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

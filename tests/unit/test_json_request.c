@@ -119,6 +119,11 @@ static const char *edge_lines[] = {
 static dw_session sess_box, sess_kinds;
 static const dw_schema *schemas[3];
 static unsigned long fast_taken, compared;
+/* The uid caches the one pass also reads every line through, across all the
+ * lines of the run: one that lends its uids, one of a single slot (every
+ * object evicts the last; the lent one is kept for its line) that copies,
+ * and one of two slots that lends. */
+static dw_uid_cache cache_lend, cache_one, cache_two;
 
 static int setup(void **st)
 {
@@ -139,6 +144,11 @@ static int setup(void **st)
     schemas[0] = sess_box.schema;
     schemas[1] = sess_kinds.schema;
     schemas[2] = NULL;
+    dw_uid_cache_init(&cache_lend, 0);
+    cache_lend.lend = true;
+    dw_uid_cache_init(&cache_one, 1);
+    dw_uid_cache_init(&cache_two, 2);
+    cache_two.lend = true;
     return 0;
 }
 
@@ -177,41 +187,65 @@ static bool same_value(const dw_value *a, const dw_value *b, int depth)
     }
 }
 
-/* One line under one schema: the one pass never disagrees with the general path. */
-static int check_line(const char *text, size_t len, const dw_schema *schema, bool validate)
+
+/* The one pass through cache c (NULL: none) against the general path's slow. */
+static int fast_read(const char *text, size_t len, const dw_schema *schema, bool validate, dw_uid_cache *c, int rc,
+                     const dw_request *slow, const char *why)
 {
-    dw_arena a1, a2;
-    dw_arena_init(&a1, 4096);
-    dw_arena_init(&a2, 4096);
-    dw_request fast, slow;
-    int took = dw_request_json_fast(&a1, text, len, schema, validate, &fast);
+    dw_arena a;
+    dw_arena_init(&a, 4096);
+    dw_request fast;
+    int took = dw_request_json_fast(&a, text, len, schema, validate, c, &fast);
+    if (took) {
+        if (rc != 0) fail_msg("one pass took a line the general path refuses (%s): %.*s", why, (int)len, text);
+        for (int i = 0; i < 4; i++)
+            if (!same_value(&fast.vars[i], &slow->vars[i], 0)) fail_msg("var %d differs (cache %p): %.*s", i, (void *)c, (int)len, text);
+    }
+    dw_arena_free(&a);
+    return took;
+}
+
+/* The general path's reading of a line (dw_json_parse + dw_request_from_json): 0; -1 (*err says why); -2 not JSON. */
+static int general_read(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate, dw_request *out,
+                        dw_buf *err)
+{
     dw_source src = { "request", text, len };
     dw_diags d;
     dw_diags_init(&d);
-    const dw_json *j = dw_json_parse(&a2, &src, &d);
+    const dw_json *j = dw_json_parse(a, &src, &d);
     dw_diags_free(&d);
+    return j ? dw_request_from_json(a, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
+                                    dw_json_get(j, "context"), schema, validate, out, err)
+             : -2;
+}
+
+/* One line under one schema: the one pass never disagrees with the general
+ * path, and a cache changes nothing but the speed. */
+static int check_line(const char *text, size_t len, const dw_schema *schema, bool validate)
+{
+    dw_arena a2;
+    dw_arena_init(&a2, 4096);
+    dw_request slow;
     dw_buf err = { 0 };
-    int rc = j ? dw_request_from_json(&a2, dw_json_get(j, "principal"), dw_json_get(j, "action"), dw_json_get(j, "resource"),
-                                      dw_json_get(j, "context"), schema, validate, &slow, &err)
-               : -1;
-    if (took) {
-        if (rc != 0) fail_msg("one pass took a line the general path refuses (%s): %.*s", err.p ? err.p : "not JSON", (int)len, text);
-        for (int i = 0; i < 4; i++)
-            if (!same_value(&fast.vars[i], &slow.vars[i], 0)) fail_msg("var %d differs: %.*s", i, (int)len, text);
-        fast_taken++;
-    }
+    int rc = general_read(&a2, text, len, schema, validate, &slow, &err);
+    const char *why = err.p ? err.p : "not JSON";
+    int took = fast_read(text, len, schema, validate, NULL, rc, &slow, why);
+    if (fast_read(text, len, schema, validate, &cache_lend, rc, &slow, why) != took ||
+        fast_read(text, len, schema, validate, &cache_one, rc, &slow, why) != took ||
+        fast_read(text, len, schema, validate, &cache_two, rc, &slow, why) != took)
+        fail_msg("a cache changes whether the one pass takes the line: %.*s", (int)len, text);
+    if (took) fast_taken++;
     compared++;
     /* and the entry point gives the general path's answer either way */
     dw_request r;
     dw_buf e2 = { 0 };
     dw_arena a3;
     dw_arena_init(&a3, 4096);
-    int rc2 = dw_request_parse_json(&a3, text, len, schema, validate, &r, &e2);
+    int rc2 = dw_request_parse_json(&a3, text, len, schema, validate, NULL, &r, &e2);
     if ((rc2 == 0) != (rc == 0)) fail_msg("dw_request_parse_json says %d, the general path %d: %.*s", rc2, rc, (int)len, text);
-    if (rc && j && (!e2.p || !err.p || strcmp(e2.p, err.p) != 0)) fail_msg("messages differ: %s / %s", e2.p, err.p);
+    if (rc == -1 && (!e2.p || !err.p || strcmp(e2.p, err.p) != 0)) fail_msg("messages differ: %s / %s", e2.p, err.p);
     dw_buf_free(&e2);
     dw_buf_free(&err);
-    dw_arena_free(&a1);
     dw_arena_free(&a2);
     dw_arena_free(&a3);
     return took;
@@ -320,6 +354,132 @@ static void test_prefixes_and_one_byte_changes_agree(void **st)
     printf("%lu lines compared, %lu taken by the one pass\n", compared, fast_taken);
 }
 
+
+/* Read line through c and check it against the general path: the one pass must take it. */
+static void cached_read(dw_uid_cache *c, const char *line, const dw_schema *schema, dw_arena *a, dw_request *out)
+{
+    size_t len = strlen(line);
+    dw_arena sa;
+    dw_arena_init(&sa, 4096);
+    dw_buf err = { 0 };
+    dw_request slow;
+    assert_int_equal(general_read(&sa, line, len, schema, schema != NULL, &slow, &err), 0);
+    dw_arena_reset(a);
+    assert_int_equal(dw_request_json_fast(a, line, len, schema, schema != NULL, c, out), 1);
+    for (int i = 0; i < 4; i++)
+        if (!same_value(&out->vars[i], &slow.vars[i], 0)) fail_msg("var %d differs: %s", i, line);
+    dw_buf_free(&err);
+    dw_arena_free(&sa);
+}
+
+/* Whether u is one of c's slots' own uids (lent, not copied into the arena). */
+static bool in_cache(const dw_uid_cache *c, const dw_uid *u)
+{
+    return (const char *)u >= (const char *)c && (const char *)u < (const char *)(c + 1);
+}
+
+static const char box_p[] = "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"%s\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},"
+                            "\"resource\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"context\":{\"input\":{\"path\":\"~/a\","
+                            "\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"read_content\"}}}}}";
+
+/* The uid cache: hits, misses, eviction, what is lent and for how long, and
+ * that only the same bytes hit (a stored reading whose key matches but whose
+ * bytes differ by one is not taken). */
+static void test_uid_cache(void **st)
+{
+    (void)st;
+    static dw_uid_cache c;
+    dw_arena a;
+    dw_arena_init(&a, 4096);
+    dw_request r;
+    char line[1024];
+    const dw_schema *box = schemas[0];
+
+    /* 64 slots, lending: a line's four uid objects are stored, then hit */
+    dw_uid_cache_init(&c, 0);
+    c.lend = true;
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.misses, 4);
+    assert_int_equal(c.hits, 0);
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.hits, 4);
+    assert_true(in_cache(&c, r.vars[0].u.uid) && in_cache(&c, r.vars[1].u.uid) && in_cache(&c, r.vars[2].u.uid));
+    /* one byte of the principal's id changed: a miss, its own reading */
+    snprintf(line, sizeof line, box_p, "selg");
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.misses, 5);
+    assert_int_equal(c.hits, 7);
+    assert_string_equal(r.vars[0].u.uid->id, "selg");
+    snprintf(line, sizeof line, box_p, "self");
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.hits, 11);
+    assert_string_equal(r.vars[0].u.uid->id, "self");
+
+    /* a stored reading whose key and length match but one byte differs (a
+     * collision, forged): not a hit */
+    dw_uid_cache_slot *sl = NULL;
+    for (size_t k = 0; k < DW_UID_CACHE_SLOTS; k++)
+        if (c.slot[k].key && c.slot[k].uid.idlen == 4 && memcmp(c.slot[k].uid.id, "self", 4) == 0) sl = &c.slot[k];
+    assert_non_null(sl);
+    sl->raw[sl->ioff + 1] = 'x';             /* the stored bytes now say "sxlf" */
+    uint64_t hits = c.hits, misses = c.misses;
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.hits, hits + 3);
+    assert_int_equal(c.misses, misses + 1);   /* read again and stored again */
+    assert_string_equal(r.vars[0].u.uid->id, "self");
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.hits, hits + 7);
+
+    /* not lending: every uid is the arena's, hits included */
+    c.lend = false;
+    cached_read(&c, line, box, &a, &r);
+    for (int i = 0; i < 3; i++) assert_false(in_cache(&c, r.vars[i].u.uid));
+    assert_int_equal(c.hits, hits + 11);
+
+    /* one slot, lending: the first object of a line keeps it for the line,
+     * the others are read and copied; the next line may take it over */
+    dw_uid_cache_init(&c, 1);
+    c.lend = true;
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.misses, 1);
+    assert_true(in_cache(&c, r.vars[0].u.uid));
+    assert_false(in_cache(&c, r.vars[1].u.uid));
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.hits, 1);
+    snprintf(line, sizeof line, box_p, "other");
+    cached_read(&c, line, box, &a, &r);    /* evicts "self" */
+    assert_int_equal(c.misses, 2);
+    assert_string_equal(r.vars[0].u.uid->id, "other");
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.misses, 3);
+    assert_int_equal(c.hits, 1);
+    /* a caller that never starts a new line only stops storing */
+    c.line--;
+    cached_read(&c, line, box, &a, &r);    /* dw_request_json_fast counts the line: the same as the last */
+    assert_int_equal(c.misses, 3);
+    assert_string_equal(r.vars[0].u.uid->id, "other");
+
+    /* an id holding a '}' (the object does not end at its first '}'), an
+     * escaped one, a long one: read every time, never stored */
+    dw_uid_cache_init(&c, 0);
+    c.lend = true;
+    snprintf(line, sizeof line, box_p, "a}b");
+    cached_read(&c, line, box, &a, &r);
+    cached_read(&c, line, box, &a, &r);
+    assert_string_equal(r.vars[0].u.uid->id, "a}b");
+    assert_int_equal(c.hits, 3);             /* action, resource, operation */
+    char id[200];
+    memset(id, 'q', sizeof id - 1);
+    id[sizeof id - 1] = 0;
+    snprintf(line, sizeof line, box_p, id);
+    cached_read(&c, line, box, &a, &r);
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.hits, 9);
+    assert_int_equal(r.vars[0].u.uid->idlen, sizeof id - 1);
+    assert_int_equal(c.misses, 3);
+    dw_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_edge_cases_agree),
         cmocka_unit_test(test_prefixes_and_one_byte_changes_agree),
         cmocka_unit_test(test_random_edits_agree),
+        cmocka_unit_test(test_uid_cache),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
