@@ -70,7 +70,7 @@ static int cmp_u32(const void *a, const void *b)
 /* Build one request from its JSON line, in arena a (runtime/json_request.c:
  * one pass for the common shape, the JSON reader and dw_request_from_json
  * otherwise). */
-static int build_request(dw_session *s, dw_arena *a, dw_uid_cache *cache, const char *line, size_t len, dw_request *out,
+static int build_request(dw_session *s, dw_arena *a, dw_read_cache *cache, const char *line, size_t len, dw_request *out,
                          dw_buf *err)
 {
     return dw_request_parse_json(a, line, len, s->schema, s->schema != NULL, cache, out, err);
@@ -119,7 +119,7 @@ typedef struct vm_bench {
     bool from_json;
     dw_arena json_arena, scratch;
     dw_buf err;
-    dw_uid_cache uids;       /* the reader's state across lines, as a host would keep it */
+    dw_read_cache uids;       /* the reader's state across lines, as a host would keep it */
 } vm_bench;
 
 static int vm_decide(void *ctx, size_t i, bench_outcome *o)
@@ -272,7 +272,7 @@ int dw_cmd_bench(int argc, char **argv)
     const char **lines = NULL;
     size_t *lens = NULL;
     vm_bench b = { .s = &s, .from_json = from_json };
-    dw_uid_cache_init(&b.uids, 0);
+    dw_read_cache_init(&b.uids, 0);
     b.uids.lend = true;          /* each line's request is done with before the next is read */
     dw_arena req_arena;
     dw_arena_init(&req_arena, 1 << 20);

@@ -61,7 +61,7 @@ dw_engine *engine_new(const dw_engine_config *cfg, engine_inputs *in, char *err,
     e->s = *in;
     dw_arena_init(&e->h.arena, 256 * 1024);
     dw_arena_init(&e->scratch, 256 * 1024);
-    dw_uid_cache_init(&e->uids, 0);
+    dw_read_cache_init(&e->uids, 0);
     e->tps = cfg->ticks_per_second > 0 ? cfg->ticks_per_second : 1000000000;
     e->replay_ts = cfg->replay_timestamps;
     e->work_bound = cfg->temporal_work_bound ? cfg->temporal_work_bound : DW_TEMPORAL_WORK_BOUND_DEFAULT;

@@ -517,7 +517,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     if (i >= len || json[i] != '{') return 0;
     i++;
     /* a uid kept in the scratch may be the cache's own: both last until the next event */
-    dw_uid_cache_next_line(&e->uids);
+    dw_read_cache_next_line(&e->uids);
     e->uids.lend = hc == NULL;
     for (;;) {
         dw_str key;

@@ -14,7 +14,7 @@
 #ifndef DW_ENGINE_INT_H
 #define DW_ENGINE_INT_H
 #include "dogwood_parts.h"
-#include "json_uid_cache.h"
+#include "json_read_cache.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -114,7 +114,7 @@ struct dw_engine {
     uint64_t restored, replayed;
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
     dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
-    dw_uid_cache uids;       /* the event reader's uid objects of earlier lines (runtime/json_uid_cache.h) */
+    dw_read_cache uids;       /* the event reader's uid objects of earlier lines (runtime/json_read_cache.h) */
     struct action_memo {     /* engine_event.c: the schema's answers for recent actions, by uid hash */
         uint64_t hash; uint32_t generation; const void *schema;
         const void *ad, *in_d, *out_d;   /* dw_action_decl, dw_attr_decl of "input" and "output" */

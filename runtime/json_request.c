@@ -9,7 +9,7 @@
 #include "../stdlib/bytes.h"
 #include "../stdlib/uid_hash.h"
 #include "../stdlib/utf8.h"
-#include "json_uid_cache.h"
+#include "json_read_cache.h"
 
 /* Beyond these the general path decides (Box's requests nest 4 levels and
  * hold a few members per record). */
@@ -22,7 +22,8 @@ typedef struct rd {
     const char *s;
     size_t n, i;
     dw_carve carve;          /* the block strings, uids, fields and elements are carved from */
-    dw_uid_cache *cache;     /* uid objects read before (NULL: none) */
+    dw_read_cache *cache;     /* uid objects and keys read before (NULL: none) */
+    dw_read_cache_uid *last;  /* the slot holding the reading uid_object last gave, if any */
 } rd;
 
 /* One arena call per request, not one per value: a block sized by the input
@@ -197,20 +198,22 @@ static const dw_uid *uid_object(rd *p, uint64_t *th)
     size_t o = p->i;
     const char *t, *id, *raw = p->s + o;
     size_t tl = 0, il = 0;
-    dw_uid_cache *c = p->cache;
-    dw_uid_cache_slot *sl = NULL;
+    dw_read_cache *c = p->cache;
+    dw_read_cache_uid *sl = NULL;
     uint64_t key = 0;
     size_t rl = 0;
+    p->last = NULL;
     if (c) {
-        const char *e = memchr(raw, '}', p->n - o < DW_UID_CACHE_RAW ? p->n - o : DW_UID_CACHE_RAW);
+        const char *e = memchr(raw, '}', p->n - o < DW_READ_CACHE_UID_RAW ? p->n - o : DW_READ_CACHE_UID_RAW);
         rl = e ? (size_t)(e - raw) + 1 : 0;
-        if (rl >= DW_UID_CACHE_MIN) {
-            key = dw_uid_cache_key(raw, rl);
-            sl = dw_uid_cache_slot_of(c, key);
+        if (rl >= DW_READ_CACHE_UID_MIN) {
+            key = dw_read_cache_uid_key(raw, rl);
+            sl = dw_read_cache_uid_slot(c, key);
             if (sl->key == key && sl->rawlen == rl && dw_mem_eq(sl->raw, raw, rl)) {
                 c->hits++;
                 p->i = o + rl;
                 *th = sl->type_hash;
+                p->last = sl;
                 if (c->lend) {
                     sl->lent = c->line;
                     return &sl->uid;
@@ -226,6 +229,9 @@ static const dw_uid *uid_object(rd *p, uint64_t *th)
     /* store it when it was read to its first '}' and its slot is not lent to this line */
     if (sl && p->i == o + rl && sl->lent != c->line) {
         c->misses++;
+        p->last = sl;
+        sl->version = ++c->stores;
+        sl->ad_schema = sl->chk_schema = NULL;
         sl->key = key;
         sl->type_hash = *th;
         sl->rawlen = (uint16_t)rl;
@@ -261,6 +267,51 @@ static const dw_uid *entity(rd *p, uint64_t *th)
     return uid_object(p, th);
 }
 
+/* p at a record member's '"': its key (NUL-terminated: a copy in the carve,
+ * or the cache's own when it lends), length and dw_key_hash; p past the
+ * closing quote.  Through the cache when there is one (json_read_cache.h). */
+static bool member_key(rd *p, const char **k, size_t *kl, uint32_t *kh)
+{
+    dw_read_cache *c = p->cache;
+    dw_read_cache_key *sl = NULL;
+    uint64_t w = 0;
+    size_t ql = 0, b = p->i + 1;
+    if (c && p->n - b >= 8) {
+        w = dw_read_cache_key_word(p->s + b, &ql);
+        sl = dw_read_cache_key_slot(c, w, ql);
+        size_t l = sl->len;
+        if (l && sl->word == w && (ql < 8 ? l == ql : l >= 8 && p->n - b > l && p->s[b + l] == '"' && dw_mem_eq(sl->s, p->s + b, l))) {
+            c->key_hits++;
+            p->i = b + l + 1;
+            *kl = l;
+            *kh = sl->khash;
+            if (c->lend) {
+                sl->lent = c->line;
+                *k = sl->s;
+                return true;
+            }
+            return copy(p, p->s + b, l, k);
+        }
+    }
+    const char *s;
+    if (!span(p, &s, kl)) return false;
+    *kh = dw_key_hash(s, *kl);
+    if (sl && *kl && *kl <= DW_READ_CACHE_KEY_MAX && sl->lent != c->line) {
+        c->key_misses++;
+        sl->word = w;
+        sl->khash = *kh;
+        sl->len = (uint8_t)*kl;
+        memcpy(sl->s, s, *kl);
+        sl->s[*kl] = 0;
+        if (c->lend) {
+            sl->lent = c->line;
+            *k = sl->s;
+            return true;
+        }
+    }
+    return copy(p, s, *kl, k);
+}
+
 static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
 
 /* After a record's '{' (record_from_json): members checked against expect's
@@ -281,7 +332,8 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
             if (n == FAST_MAX_FIELDS || !at(p, '"')) return false;
             const char *k;
             size_t kl;
-            if (!span(p, &k, &kl) || !eat(p, ':')) return false;
+            uint32_t kh;
+            if (!member_key(p, &k, &kl, &kh) || !eat(p, ':')) return false;
             const dw_type *t = NULL;
             const dw_attr_decl *d = NULL;
             if (expect) {
@@ -293,9 +345,9 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
                 t = d ? d->type : NULL;
                 required += d && d->required;
             }
-            if (!copy(p, k, kl, &k)) return false;
             f[n].key = k;
             f[n].klen = (uint32_t)kl;
+            f[n].khash = kh;
             if (!value(p, t, depth + 1, &f[n].v)) return false;
             n++;
             if (eat(p, ',')) continue;
@@ -314,7 +366,6 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
     dw_field *af;
     if (!items(p, f, n, sizeof *f, (void **)&af)) return false;
     if (declared) {
-        for (size_t i = 0; i < n; i++) af[i].khash = dw_key_hash(af[i].key, af[i].klen);
         *out = (dw_value){ .kind = DW_V_RECORD, .n = (uint32_t)n };
         out->u.fields = af;
     } else if (!dw_make_record(af, n, out)) return false;
@@ -432,13 +483,15 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
 }
 
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                         dw_uid_cache *cache, dw_request *out)
+                         dw_read_cache *cache, dw_request *out)
 {
     memset(out, 0, sizeof *out);
-    if (cache) dw_uid_cache_next_line(cache);
-    rd p = { a, text, len, 0, { NULL, NULL }, cache };
+    if (cache) dw_read_cache_next_line(cache);
+    rd p = { a, text, len, 0, { NULL, NULL }, cache, NULL };
     const dw_uid *u[3] = { NULL, NULL, NULL };
     uint64_t th[3];                      /* their types' hashes */
+    dw_read_cache_uid *sl[3] = { NULL, NULL, NULL };   /* their readings' cache slots */
+    uint64_t ver[3] = { 0, 0, 0 };       /* and those readings */
     const dw_action_decl *ad = NULL;
     bool have_ctx = false;
     if (!eat(&p, '{') || eat(&p, '}')) return 0;
@@ -455,8 +508,15 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
         ws(&p);
         if (m < 3) {
             if (u[m] || !at(&p, '{') || !(u[m] = entity(&p, &th[m]))) return 0;
-            if (m == 1 && schema && !(ad = dw_schema_action_h(schema, u[1]->type, u[1]->tlen, u[1]->id, u[1]->idlen, u[1]->hash)))
-                return 0;
+            if ((sl[m] = p.last)) ver[m] = sl[m]->version;
+            if (m == 1 && schema) {
+                dw_read_cache_uid *as = sl[1];
+                if (as && as->ad_schema == schema) ad = as->ad;      /* this reading's answer */
+                else {
+                    if (!(ad = dw_schema_action_h(schema, u[1]->type, u[1]->tlen, u[1]->id, u[1]->idlen, u[1]->hash))) return 0;
+                    if (as) as->ad_schema = schema, as->ad = ad;
+                }
+            }
         } else {
             /* the context's type comes from its action */
             if (have_ctx || (schema && !u[1]) || !at(&p, '{')) return 0;
@@ -480,11 +540,22 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
             for (size_t i = 0; i < ad->context->nattrs; i++)
                 if (ad->context->attrs[i].required) return 0;
     }
-    return dw_request_check_hashed(schema, ad, validate, out, th, NULL, NULL) == 0;
+    /* the request check depends on the schema, validate and the three
+     * readings alone: the answer kept with the action's reading, when all
+     * three are still the slots' (a slot may be overwritten later in a line
+     * that does not lend) */
+    bool memo = schema && sl[0] && sl[1] && sl[2] && sl[0]->version == ver[0] && sl[1]->version == ver[1] &&
+                sl[2]->version == ver[2];
+    dw_read_cache_uid *as = sl[1];
+    if (memo && as->chk_schema == schema && as->chk_validate == validate && as->chk_p == ver[0] && as->chk_r == ver[2])
+        return 1;
+    if (dw_request_check_hashed(schema, ad, validate, out, th, NULL, NULL)) return 0;
+    if (memo) as->chk_schema = schema, as->chk_validate = validate, as->chk_p = ver[0], as->chk_r = ver[2];
+    return 1;
 }
 
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                          dw_uid_cache *cache, dw_request *out, dw_buf *err)
+                          dw_read_cache *cache, dw_request *out, dw_buf *err)
 {
     if (dw_request_json_fast(a, text, len, schema, validate, cache, out)) return 0;
     dw_source src = { "request", text, len };
@@ -503,19 +574,19 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 
 /* ---- the reader's pieces, for other one-pass readers (the engine's Box events) ---- */
 
-bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos,
+bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out)
 {
-    rd p = { a, text, len, *pos, *c, cache };
+    rd p = { a, text, len, *pos, *c, cache, NULL };
     bool ok = value(&p, expect, 1, out);
     *c = p.carve;
     if (ok) *pos = p.i;
     return ok;
 }
 
-const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos)
+const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos)
 {
-    rd p = { a, text, len, *pos, *c, cache };
+    rd p = { a, text, len, *pos, *c, cache, NULL };
     ws(&p);
     uint64_t th;
     const dw_uid *u = at(&p, '{') ? entity(&p, &th) : NULL;
@@ -526,7 +597,7 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_uid_cache *cache, co
 
 bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { a, text, len, *pos, *c, NULL };
+    rd p = { a, text, len, *pos, *c, NULL, NULL };
     ws(&p);
     bool ok = at(&p, '"') && str(&p, s, n);
     *c = p.carve;
@@ -536,7 +607,7 @@ bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len,
 
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { NULL, text, len, *pos, { NULL, NULL }, NULL };
+    rd p = { NULL, text, len, *pos, { NULL, NULL }, NULL, NULL };
     ws(&p);
     bool ok = at(&p, '"') && span(&p, s, n);
     if (ok) *pos = p.i;

@@ -10,21 +10,21 @@
  * path's own. */
 #ifndef DW_JSON_REQUEST_H
 #define DW_JSON_REQUEST_H
-#include "json_uid_cache.h"
+#include "json_read_cache.h"
 #include "json_value.h"
 
 /* {"principal", "action", "resource", "context"} (context optional), as
  * dw_request_from_json with the same schema and validate.  The request's
  * values live in arena a.  cache: the uid objects of earlier lines
- * (runtime/json_uid_cache.h; NULL: none), only ever a shortcut to the same
+ * (runtime/json_read_cache.h; NULL: none), only ever a shortcut to the same
  * request.  0, or -1 with a message in *err (appended). */
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                          dw_uid_cache *cache, dw_request *out, dw_buf *err);
+                          dw_read_cache *cache, dw_request *out, dw_buf *err);
 
 /* The one-pass reader alone: 1 decoded into *out, 0 not taken on (the
  * general path must decide; arena a may hold partial work).  For tests. */
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
-                         dw_uid_cache *cache, dw_request *out);
+                         dw_read_cache *cache, dw_request *out);
 
 /* The reader's pieces, for other one-pass readers of JSON lines (the
  * engine's Box events, runtime/engine_event.c), each at text[*pos] (leading
@@ -33,9 +33,9 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
  * it against expect, an entity uid object, a string with no escape (a
  * NUL-terminated copy); cache as dw_request_parse_json's.  true (or the uid) with *pos past it; false (NULL):
  * not taken on, the general path must decide. */
-bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos,
+bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out);
-const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_uid_cache *cache, const char *text, size_t len, size_t *pos);
+const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos);
 bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n);
 /* The same string in place (not copied, not NUL-terminated): a member name to compare. */
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n);

@@ -33,10 +33,10 @@ static bool hashes_right(const dw_value *v, int depth)
 /* the one pass against the general path, on one schema (NULL: none),
  * without a uid cache and through two kept across inputs: one that lends its
  * uids, one of a single slot that copies (every object evicts the last) */
-static dw_uid_cache cache_lend, cache_one;
+static dw_read_cache cache_lend, cache_one;
 
 static void compare_read(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema,
-                         dw_uid_cache *c, int took)
+                         dw_read_cache *c, int took)
 {
     dw_request fast, slow;
     if (dw_request_json_fast(a, text, size, schema, schema != NULL, c, &fast) != took) abort();
@@ -55,9 +55,9 @@ static void compare_one_pass(const char *text, size_t size, const dw_json *j, dw
     static bool caches;
     if (!caches) {
         caches = true;
-        dw_uid_cache_init(&cache_lend, 0);
+        dw_read_cache_init(&cache_lend, 0);
         cache_lend.lend = true;
-        dw_uid_cache_init(&cache_one, 1);
+        dw_read_cache_init(&cache_one, 1);
     }
     dw_request fast;
     int took = dw_request_json_fast(a, text, size, schema, schema != NULL, NULL, &fast);

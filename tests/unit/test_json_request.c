@@ -123,7 +123,7 @@ static unsigned long fast_taken, compared;
  * lines of the run: one that lends its uids, one of a single slot (every
  * object evicts the last; the lent one is kept for its line) that copies,
  * and one of two slots that lends. */
-static dw_uid_cache cache_lend, cache_one, cache_two;
+static dw_read_cache cache_lend, cache_one, cache_two;
 
 static int setup(void **st)
 {
@@ -144,10 +144,10 @@ static int setup(void **st)
     schemas[0] = sess_box.schema;
     schemas[1] = sess_kinds.schema;
     schemas[2] = NULL;
-    dw_uid_cache_init(&cache_lend, 0);
+    dw_read_cache_init(&cache_lend, 0);
     cache_lend.lend = true;
-    dw_uid_cache_init(&cache_one, 1);
-    dw_uid_cache_init(&cache_two, 2);
+    dw_read_cache_init(&cache_one, 1);
+    dw_read_cache_init(&cache_two, 2);
     cache_two.lend = true;
     return 0;
 }
@@ -189,7 +189,7 @@ static bool same_value(const dw_value *a, const dw_value *b, int depth)
 
 
 /* The one pass through cache c (NULL: none) against the general path's slow. */
-static int fast_read(const char *text, size_t len, const dw_schema *schema, bool validate, dw_uid_cache *c, int rc,
+static int fast_read(const char *text, size_t len, const dw_schema *schema, bool validate, dw_read_cache *c, int rc,
                      const dw_request *slow, const char *why)
 {
     dw_arena a;
@@ -356,7 +356,7 @@ static void test_prefixes_and_one_byte_changes_agree(void **st)
 
 
 /* Read line through c and check it against the general path: the one pass must take it. */
-static void cached_read(dw_uid_cache *c, const char *line, const dw_schema *schema, dw_arena *a, dw_request *out)
+static void cached_read(dw_read_cache *c, const char *line, const dw_schema *schema, dw_arena *a, dw_request *out)
 {
     size_t len = strlen(line);
     dw_arena sa;
@@ -373,7 +373,7 @@ static void cached_read(dw_uid_cache *c, const char *line, const dw_schema *sche
 }
 
 /* Whether u is one of c's slots' own uids (lent, not copied into the arena). */
-static bool in_cache(const dw_uid_cache *c, const dw_uid *u)
+static bool in_cache(const dw_read_cache *c, const dw_uid *u)
 {
     return (const char *)u >= (const char *)c && (const char *)u < (const char *)(c + 1);
 }
@@ -388,7 +388,7 @@ static const char box_p[] = "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"%s
 static void test_uid_cache(void **st)
 {
     (void)st;
-    static dw_uid_cache c;
+    static dw_read_cache c;
     dw_arena a;
     dw_arena_init(&a, 4096);
     dw_request r;
@@ -396,7 +396,7 @@ static void test_uid_cache(void **st)
     const dw_schema *box = schemas[0];
 
     /* 64 slots, lending: a line's four uid objects are stored, then hit */
-    dw_uid_cache_init(&c, 0);
+    dw_read_cache_init(&c, 0);
     c.lend = true;
     cached_read(&c, box_lines[0], box, &a, &r);
     assert_int_equal(c.misses, 4);
@@ -417,8 +417,8 @@ static void test_uid_cache(void **st)
 
     /* a stored reading whose key and length match but one byte differs (a
      * collision, forged): not a hit */
-    dw_uid_cache_slot *sl = NULL;
-    for (size_t k = 0; k < DW_UID_CACHE_SLOTS; k++)
+    dw_read_cache_uid *sl = NULL;
+    for (size_t k = 0; k < DW_READ_CACHE_UID_SLOTS; k++)
         if (c.slot[k].key && c.slot[k].uid.idlen == 4 && memcmp(c.slot[k].uid.id, "self", 4) == 0) sl = &c.slot[k];
     assert_non_null(sl);
     sl->raw[sl->ioff + 1] = 'x';             /* the stored bytes now say "sxlf" */
@@ -438,7 +438,7 @@ static void test_uid_cache(void **st)
 
     /* one slot, lending: the first object of a line keeps it for the line,
      * the others are read and copied; the next line may take it over */
-    dw_uid_cache_init(&c, 1);
+    dw_read_cache_init(&c, 1);
     c.lend = true;
     cached_read(&c, box_lines[0], box, &a, &r);
     assert_int_equal(c.misses, 1);
@@ -461,7 +461,7 @@ static void test_uid_cache(void **st)
 
     /* an id holding a '}' (the object does not end at its first '}'), an
      * escaped one, a long one: read every time, never stored */
-    dw_uid_cache_init(&c, 0);
+    dw_read_cache_init(&c, 0);
     c.lend = true;
     snprintf(line, sizeof line, box_p, "a}b");
     cached_read(&c, line, box, &a, &r);
@@ -477,6 +477,31 @@ static void test_uid_cache(void **st)
     assert_int_equal(c.hits, 9);
     assert_int_equal(r.vars[0].u.uid->idlen, sizeof id - 1);
     assert_int_equal(c.misses, 3);
+
+    /* the schema answers kept with an action's reading: a request check that
+     * passed for one principal is not taken for another (here of a type the
+     * action does not allow), nor for another schema or validate */
+    dw_read_cache_init(&c, 0);
+    c.lend = true;
+    cached_read(&c, box_lines[0], box, &a, &r);
+    cached_read(&c, box_lines[0], box, &a, &r);
+    static const char wrong[] = "{\"principal\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},"
+                                "\"resource\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"context\":{\"input\":{\"path\":\"~/a\","
+                                "\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"read_content\"}}}}}";
+    hits = c.hits;
+    assert_int_equal(dw_request_json_fast(&a, wrong, strlen(wrong), box, true, &c, &r), 0);
+    assert_int_equal(c.hits, hits + 4);       /* every reading a hit: only the check says no */
+    dw_buf err = { 0 };
+    assert_int_equal(dw_request_parse_json(&a, wrong, strlen(wrong), box, true, &c, &r, &err), -1);
+    assert_non_null(strstr(err.p, "principal type Box::Resource is not allowed"));
+    dw_buf_free(&err);
+    assert_int_equal(dw_request_json_fast(&a, wrong, strlen(wrong), box, false, &c, &r), 1);   /* unchecked */
+    assert_int_equal(dw_request_json_fast(&a, wrong, strlen(wrong), box, true, &c, &r), 0);
+    cached_read(&c, box_lines[0], box, &a, &r);
+    /* another schema: its own answers (Box's action is not declared there) */
+    assert_int_equal(dw_request_json_fast(&a, box_lines[0], strlen(box_lines[0]), schemas[1], true, &c, &r), 0);
+    cached_read(&c, box_lines[0], NULL, &a, &r);
+    cached_read(&c, box_lines[0], box, &a, &r);
     dw_arena_free(&a);
 }
 
