@@ -177,6 +177,11 @@ static const char *reported_id(int rule, bool box)
 /* sev < 0: the rule's severity under the profile */
 void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg)
 {
+    dw_lint_add_in(l, rule, sev, l->src, off, end, hint, msg);
+}
+
+void dw_lint_add_in(L *l, int rule, int sev, const dw_source *src, uint32_t off, uint32_t end, const char *hint, const char *msg)
+{
     const dw_lint_rule *r = &dw_lint_rules[rule];
     if (r->box_only && !l->opt->box) return;
     dw_findings *f = l->out;
@@ -193,13 +198,14 @@ void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const cha
     g->rule_index = (size_t)rule;
     g->rule = reported_id(rule, l->opt->box);
     g->sev = sev >= 0 ? (dw_lint_sev)sev : l->opt->box ? r->box_sev : r->sev;
-    g->loc = dw_lines_loc(&f->lines, l->src, off, end);
-    dw_loc e = dw_lines_loc(&f->lines, l->src, end, end);
+    g->loc = dw_lines_loc(&f->lines, src, off, end);
+    dw_loc e = dw_lines_loc(&f->lines, src, end, end);
     g->end_line = e.line;
     g->end_col = e.col;
     g->msg = xstrdup(l, msg);
-    size_t pol = policy_at(l, off);
+    size_t pol = src == l->src ? policy_at(l, off) : SIZE_MAX;
     g->policy = pol == SIZE_MAX ? -1 : (long)pol;
+    if (src != l->src) g->src = src;
     g->hint = hint ? strdup(hint) : NULL;
     if (hint && !g->hint) { free(g->msg); longjmp(l->oom, 1); }
     f->n++;
@@ -293,13 +299,18 @@ void dw_lint_take_diags(L *l, dw_diags *d, int stage)
         if (at < l->np && unknown[at]) continue;
         int sev = g->sev == DW_SEV_ERROR ? DW_LINT_ERROR : DW_LINT_WARNING;
         uint32_t off = g->loc.off, end = g->loc.end;
-        if (g->src != l->src) off = end = 0;   /* e.g. the standard macro library */
+        /* a --macros library's errors point into it (its parsed set's copy of
+         * the source dies with the front end; the caller's outlives the
+         * findings); the standard library's, at the policy file's start */
+        const dw_source *in = l->src;
+        if (g->src && g->src != l->src && l->opt->macros && g->src->text == l->opt->macros->text) in = l->opt->macros;
+        else if (g->src != l->src) off = end = 0;
         if (rule == R_IMPOSSIBLE) {
-            size_t p = policy_at(l, off);
+            size_t p = in == l->src ? policy_at(l, off) : SIZE_MAX;
             if (p != SIZE_MAX && l->pi) l->pi[p].impossible_reported = true;
             sev = -1;
         }
-        dw_lint_addv(l, rule, sev, off, end, g->hint, m);
+        dw_lint_add_in(l, rule, sev, in, off, end, g->hint, m);
     }
     dw_diags_free(d);
     dw_diags_init(d);

@@ -71,6 +71,8 @@ typedef struct dw_lint_options {
     const dw_event_derivation *dv;         /* may be NULL: default 24h cap, no §9.9 */
     bool refusals_only;                    /* skip the warning-only scope analysis (the loader) */
     const struct dw_providers *providers;  /* provider declarations for dw_lower (NULL: the built-ins) */
+    const dw_source *macros;               /* --macros FILE: replaces the standard library (§10.6), NULL: the
+                                              standard one; it outlives the findings, which may point into it */
 } dw_lint_options;
 
 /* Lint the policy text `src`.  Findings are appended to *out (unsorted).

@@ -65,6 +65,8 @@ L *dw_lint_new(const dw_source *src, const dw_lint_options *opt, dw_findings *ou
 void dw_lint_free(L *l);
 /* sev < 0: the rule's severity under the profile */
 void dw_lint_addv(L *l, int rule, int sev, uint32_t off, uint32_t end, const char *hint, const char *msg);
+/* the same at [off, end) of src, a file other than the policy text (the finding's src) */
+void dw_lint_add_in(L *l, int rule, int sev, const dw_source *src, uint32_t off, uint32_t end, const char *hint, const char *msg);
 static inline void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)
     __attribute__((format(printf, 6, 7)));
 static inline void add(L *l, int rule, int sev, dw_loc loc, const char *hint, const char *f, ...)

@@ -25,7 +25,7 @@ const char dw_check_usage[] =
     "usage: dwc check -p POLICY... [-s SCHEMA | --schema box] [--events EVENTS]\n"
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
     "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
-    "                 [--budget S] [--cache DIR] [-j N] [--lint-only]\n"
+    "                 [--budget S] [--cache DIR] [-j N] [--lint-only] [--macros FILE]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -57,6 +57,8 @@ const char dw_check_usage[] =
     "  -j, --jobs N          prove N environments at once, each in its own process (default: the\n"
     "                        number of cores; 1: one process; not with --against or --assert)\n"
     "      --lint-only       every finding but the proofs' (no Z3): fast, for editors and pre-commit hooks\n"
+    "      --macros FILE     a macro library (only `def`s) that replaces the standard one\n"
+    "                        (dogwood.md §10.6); the policy file's own definitions win\n"
     "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
     "counterexample is re-run on the VM and reported only when the VM agrees.\n"
@@ -340,7 +342,8 @@ static int load_quiet(loaded *l, const char *path, const char *text, size_t len,
     l->src = (dw_source){ path, text, len };
     dw_diags d;
     dw_diags_init(&d);
-    dw_front_end fe = { .src = &l->src, .schema = s->schema, .dv = s->dv, .max_window = s->es ? (int64_t)s->es->max_window : 0 };
+    dw_front_end fe = { .src = &l->src, .schema = s->schema, .dv = s->dv, .max_window = s->es ? (int64_t)s->es->max_window : 0,
+                        .macros = dw_session_macros(s) };
     int rc = dw_front_end_run(&fe, DW_FE_COMPILE, &d, NULL) ? 2 : 0;
     l->ps = fe.ps;
     l->lib = fe.lib;
@@ -516,23 +519,23 @@ out:
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
-                      const char *fmt, const char *level);
+                      const char *fmt, const char *level, const char *macros);
 
 int dw_cmd_check(int argc, char **argv)
 {
     const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
-    const char *timeout = NULL, *budget = NULL, *cache = NULL, *jobs = NULL, *fmt = NULL, *level = NULL;
+    const char *timeout = NULL, *budget = NULL, *cache = NULL, *jobs = NULL, *fmt = NULL, *level = NULL, *macros = NULL;
     dw_cli_list pols = { 0 }, disable = { 0 };
     bool exit_zero = false, lint_only = false;
     const dw_cli_opt opts[] = {
         { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
         { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "cache", 0, &cache, NULL }, { "jobs", 'j', &jobs, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
-        { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { 0 },
+        { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { "macros", 0, &macros, NULL }, { 0 },
     };
     const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
     int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
-    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, jobs, fmt, level);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, jobs, fmt, level, macros);
     free(pols.v);
     free(disable.v);
     return rc;
@@ -540,7 +543,7 @@ int dw_cmd_check(int argc, char **argv)
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
-                      const char *fmt, const char *level)
+                      const char *fmt, const char *level, const char *macros)
 {
     if (pr) return pr > 0 ? 0 : 1;
     if (bare) {
@@ -590,13 +593,14 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     bool joined = false;
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
+    if (macros && dw_session_load_macros(&s, macros)) goto out;
     if (dw_check_set_read(&cs, pols)) goto out;
     /* one file is checked as itself; several (or a directory) as their joined text */
     joined = cs.nparts > 1 || strcmp(cs.parts[0].path, pols->v[0]);
     char set_name[64];
     snprintf(set_name, sizeof set_name, "<policy set of %zu files>", cs.nparts);
     s.policy_src = joined ? (dw_source){ set_name, cs.text, cs.len } : cs.parts[0].src;
-    dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv };
+    dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv, .macros = dw_session_macros(&s) };
     int lr = dw_lint_run(&s.policy_src, &opt, &f);
     if (lr < 0) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
     bool front_end_errors = false;
@@ -614,7 +618,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     if (asserts && ri.proofs) {
         size_t n;
         if (dw_read_file(asserts, &keep_as.text, &n) == 0) keep_as.src = (dw_source){ asserts, keep_as.text, n };
-        for (size_t i = 0; i < f.n; i++) if (f.v[i].src) f.v[i].src = &keep_as.src;
+        for (size_t i = 0; i < f.n; i++) if (f.v[i].src && f.v[i].src != opt.macros) f.v[i].src = &keep_as.src;
     }
     {
         /* the parsed set: each finding's policy, @suppress, and names in JSON output */

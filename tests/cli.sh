@@ -222,6 +222,24 @@ run dg9k "$DWC" authorize -p "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw" -l 'Bo
 refused dg9k 2 "DENY"
 run dg9l "$DWC" validate -p "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw"
 [ "$(cat "$tmp/dg9l.rc")" = 0 ] && ok || bad "dg9l: validate --macros: $(head -3 "$tmp/dg9l.out")"
+# dwc check too (the golden cases tests/check/macros_* hold the findings that depend on the library)
+run dg9n "$DWC" check "$tmp/mac.dw" -s "$S" --macros "$tmp/lib.dw"
+refused dg9n 0 "mac.dw: no findings"
+run dg9o "$DWC" check "$tmp/mac.dw" -s "$S"
+refused dg9o 3 "error[dw-macro]: unknown function or macro \`is_secret\`"
+run dg9p "$DWC" check "$tmp/mac.dw" --lint-only --macros="$tmp/badlib.dw"
+refused dg9p 3 "$tmp/badlib.dw:1:24: error[dw-macro]: macro parameter \`?q\` is not declared by macro \`broken\`"
+# at the place compile reports it, caret and hint included
+run dg9q "$DWC" compile "$tmp/mac.dw" -s "$S" --macros "$tmp/badlib.dw" -o "$tmp/bad.dwb"
+libblock() { sed -n "\\|^$tmp/badlib.dw:|,+3p" "$1" | sed 's/error\[dw-macro\]/error/'; }
+if [ "$(libblock "$tmp/dg9p.out")" = "$(libblock "$tmp/dg9q.out")" ] && libblock "$tmp/dg9p.out" | grep -qxF '                         ^~'; then ok
+else bad "dg9q: check's library error differs from compile's:"; head -4 "$tmp/dg9p.out" "$tmp/dg9q.out"; fi
+run dg9r "$DWC" check "$tmp/mac.dw" --macros "$tmp/badlib.dw" --format sarif
+refused dg9r 3 "\"uri\": \"$tmp/badlib.dw\"}, \"region\": {\"startLine\": 1, \"startColumn\": 24"
+run dg9s "$DWC" check "$tmp/mac.dw" --macros "$tmp/none.dw"
+refused dg9s 1 "none.dw: error: cannot read: No such file or directory"
+run dg9t "$DWC" --check "$tmp/mac.dw" --schema box --macros "$tmp/lib.dw"
+refused dg9t 0 "mac.dw: no findings"
 # every option of dogwood replay at once (its argument vector for dwc replay once overflowed)
 printf '{"availableProviders": {}}\n' >"$tmp/noprov.json"
 run dg9m "$DWC" dogwood replay "$T.dw" --policy-schema "$DS" --trace "$T.log" --event-schema default --providers "$tmp/noprov.json" --macros stdlib/macros.dw

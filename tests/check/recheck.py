@@ -12,7 +12,7 @@ def opt(names):
             if a.startswith(n + "="): return a[len(n) + 1:]
     return None
 schema, events = opt(["-s", "--schema"]), opt(["--events"])
-against, asserts = opt(["--against"]), opt(["--assert"])
+against, asserts, macros = opt(["--against"]), opt(["--assert"]), opt(["--macros"])
 raw = sys.stdin.read()
 if not raw.strip():        # check refused its arguments (a usage-error case): nothing to re-run
     print(0); sys.exit(0)
@@ -25,6 +25,7 @@ def authorize(pol, cex):
         json.dump(cex["entities"], open(en, "w"))
         cmd = [dwc, "authorize", "-p", pol, "-s", schema, "--entities", en, "--request-json", rq, "-v"]
         if events: cmd += ["--events", events]
+        if macros: cmd += ["--macros", macros]   # the same library check expanded with
         out = subprocess.run(cmd, capture_output=True, text=True).stdout.split("\n")
     allow = out[0] == "ALLOW"
     det = out[1].split(": ", 1)[1].split(",") if len(out) > 1 and ": " in out[1] else []
