@@ -195,7 +195,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
         break;
     }
     case DW_E_HAS: case DW_E_GETATTR:
-        if (dw_reads_hoisted_name(e)) {      /* §20 D4: only lowering writes these (compiler/provcheck.h) */
+        if (c->hoisted_names_reserved && dw_reads_hoisted_name(e)) {   /* §20 D4: only lowering writes these (compiler/provcheck.h) */
             dw_compile_error(c, e->loc, DW_HOISTED_READ_HINT, DW_HOISTED_READ_MSG);
             break;
         }
@@ -593,7 +593,7 @@ static void *to_arena(compiler *c, vec *v, size_t size)
 
 dw_program *dw_compile(const dw_policy_set *ps, const dw_compile_options *opt, dw_diags *diags)
 {
-    compiler c = { .ps = ps, .diags = diags, .opt = opt };
+    compiler c = { .ps = ps, .diags = diags, .opt = opt, .hoisted_names_reserved = dw_set_hoists(ps) };
     c.prog = calloc(1, sizeof *c.prog);
     if (!c.prog) return NULL;
     dw_arena_init(&c.prog->arena, 64 * 1024);

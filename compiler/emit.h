@@ -27,6 +27,7 @@ typedef struct compiler {
     int depth, max_depth;      /* stack depth while emitting one policy */
     uint32_t cur_policy;       /* index of the policy being compiled */
     dw_loc src_cursor;         /* the last policy's effect location: lines are counted on from it */
+    bool hoisted_names_reserved;   /* the set hoists something (§20 D4, dw_set_hoists) */
     bool failed;
 } compiler;
 

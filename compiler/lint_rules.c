@@ -6,6 +6,7 @@
 #include <string.h>
 #include "macros.h"
 #include "pipeline.h"
+#include "provcheck.h"
 #include "../lang/tast.h"
 
 /* ------------------------------------------------------------------ rules over the AST */
@@ -370,8 +371,11 @@ void dw_lint_profile_rules(L *l, dw_diags *d)
     }
 
     rule_duplicate_ids(l);
+    /* §20 D4 binds a set that hoists something, as the compiler and `dwc validate` apply it; in
+     * plain Cedar (dwc dogwood lower's output) these are context attributes like any other */
+    bool reserved = dw_set_hoists(l->ps);
     for (size_t i = 0; i < l->np; i++) {
-        dw_lint_walk_policy(l, i, rule_reserved_attr, NULL);
+        if (reserved) dw_lint_walk_policy(l, i, rule_reserved_attr, NULL);
         dw_lint_walk_temporal(l, i, trule_reserved_attr, NULL);
         walk_cmps(l, i, site_empty);
         dw_lint_walk_temporal(l, i, trule_empty, NULL);

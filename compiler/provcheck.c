@@ -271,6 +271,17 @@ bool dw_expr_hoists(const dw_expr *e)
     return false;
 }
 
+bool dw_set_hoists(const dw_policy_set *ps)
+{
+    const dw_policy *sets[2] = { ps->policies, ps->templates };
+    size_t counts[2] = { ps->npolicies, ps->ntemplates };
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < counts[s]; i++)
+            for (size_t c = 0; c < sets[s][i].nclauses; c++)
+                if (sets[s][i].clauses[c].body && dw_expr_hoists(sets[s][i].clauses[c].body)) return true;
+    return false;
+}
+
 size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d)
 {
     size_t n = 0;
@@ -279,12 +290,7 @@ size_t dw_report_hoisted_reads(const dw_policy_set *ps, dw_diags *d)
     /* A set that hoists nothing is plain Cedar, validated as Cedar validates
      * it: dwc's own lowering reads these names (dwc dogwood lower's output,
      * which tests/dogwood_ref/lower.js validates with dwc and Cedar). */
-    bool any = false;
-    for (int s = 0; s < 2 && !any; s++)
-        for (size_t i = 0; i < counts[s] && !any; i++)
-            for (size_t c = 0; c < sets[s][i].nclauses && !any; c++)
-                any = sets[s][i].clauses[c].body && dw_expr_hoists(sets[s][i].clauses[c].body);
-    if (!any) return 0;
+    if (!dw_set_hoists(ps)) return 0;
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < counts[s]; i++)
             for (size_t c = 0; c < sets[s][i].nclauses; c++)

@@ -45,6 +45,10 @@ bool dw_reads_hoisted_name(const dw_expr *e);
 /* e holds a temporal leaf, a provider call or a provider output method: something lowering
  * hoists (§14.3), numbered in source order. */
 bool dw_expr_hoists(const dw_expr *e);
+/* Some condition of ps's policies or templates hoists something.  Only then are the hoisted
+ * names reserved (§20 D4: lowering declares them); a set that hoists nothing is plain Cedar,
+ * where they are context attributes like any other (dwc dogwood lower's output reads them). */
+bool dw_set_hoists(const dw_policy_set *ps);
 /* How such a read is refused, by the compiler and by `dwc validate`. */
 #define DW_HOISTED_READ_HINT "write the condition itself (`temporal { ... }` or the provider call)"
 #define DW_HOISTED_READ_MSG "reserved attribute: a name reserved for hoisted temporal leaves and provider outputs " \

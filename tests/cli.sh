@@ -121,6 +121,25 @@ grep -qF "validation failed: 2 error(s)" "$tmp/v5.out" && ok || bad "v5: wanted 
 sed -n '3,4p' "$tmp/d4.dw" > "$tmp/d4plain.cedar"
 run v6 "$DWC" validate -p "$tmp/d4plain.cedar" -s "$S"
 [ "$(cat "$tmp/v6.rc")" = 0 ] && ok || bad "v6: a plain Cedar set reading context.policy_0__temporal_0: $(head -2 "$tmp/v6.out")"
+# ... and compiled, with a schema and without (compile refused it while validate took it), and
+# checked without a dw-reserved-attribute finding; a provider call hoists as a temporal leaf does
+run c13 "$DWC" compile "$tmp/d4plain.cedar" -s "$S" -o "$tmp/d4plain.dwb"
+[ "$(cat "$tmp/c13.rc")" = 0 ] && [ -s "$tmp/d4plain.dwb" ] && ok || bad "c13: compile of a plain Cedar set reading context.policy_0__temporal_0: $(head -2 "$tmp/c13.out")"
+printf 'permit (principal, action, resource) when { context has providers && context.providers.policy_0_p_0 };\n' >"$tmp/d4pplain.cedar"
+run c14 "$DWC" compile "$tmp/d4pplain.cedar" -o "$tmp/d4pplain.dwb"
+[ "$(cat "$tmp/c14.rc")" = 0 ] && ok || bad "c14: compile of a plain Cedar set reading context.providers.policy_0_p_0: $(head -2 "$tmp/c14.out")"
+printf 'permit (principal, action, resource) when { Strings::Length(context.input.doc).length > 1 };\n' | cat "$tmp/d4pplain.cedar" - >"$tmp/d4prov.dw"
+run c15 "$DWC" compile "$tmp/d4prov.dw" -o "$tmp/d4prov.dwb"
+refused c15 2 "d4prov.dw:1:70: error: reserved attribute: a name reserved for hoisted temporal leaves and provider outputs"
+run c16 "$DWC" check "$tmp/d4plain.cedar"
+refused c16 0 "d4plain.cedar: no findings"
+run c17 "$DWC" check "$tmp/d4.dw"
+refused c17 3 "d4.dw:4:8: error[dw-reserved-attribute]: reserved attribute"
+# it decides on the attribute as any Cedar set does
+run c18 "$DWC" authorize -p "$tmp/d4plain.cedar" -l 'Box::Agent::"self"' -a 'Box::Action::"fs:write"' -r 'Box::Resource::"unused"' -c <(printf '{"policy_0__temporal_0": true}')
+refused c18 0 "ALLOW"
+run c19 "$DWC" authorize -p "$tmp/d4plain.cedar" -l 'Box::Agent::"self"' -a 'Box::Action::"fs:write"' -r 'Box::Resource::"unused"' -c <(printf '{"policy_0__temporal_0": false}')
+refused c19 2 "DENY"
 run a1 "$DWC" authorize -p "$P" -s "$S" --requests "$R"
 run a2 "$DWC" authorize --policies="$P" --schema="$S" --requests="$R"
 same a1 a2

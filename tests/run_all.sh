@@ -75,6 +75,8 @@ suites() {
     run_suite "explain$tag" tests/explain/run.sh "$B/dwc"
     # the Dogwood reference's own conformance cases, as its harness runs them
     run_suite "dogwood-ref$tag" tests/dogwood_ref/run.sh "$B/dwc" "$SHARED"
+    # dwc dogwood lower's output compiles as plain Cedar and decides as the set it came from (§20 D4)
+    run_suite "dogwood-lower-decide$tag" tests/dogwood_ref/lower_decide.py "$B/dwc" "$SHARED"
     run_suite "solver-fault$tag" tests/check/solver_fault.sh "$PWD/$B/dwc"
     # check's pruning and split queries lose no finding (issue 21)
     run_suite "check-fast-path$tag" tests/check/fast_path.sh "$PWD/$B/dwc"

@@ -259,9 +259,18 @@ static void test_refused_at_load(void **st)
                    false, NULL, "argument not allowed");
     expect_refused("permit (principal, action, resource) when { Strings::Length(context).length > 1 };\n", false, NULL,
                    "the whole context cannot be passed");
-    /* the hoisted names are reserved (§14.3, §20 D4) */
-    expect_refused("permit (principal, action, resource) when { context has providers && context.providers.policy_0_p_0.matched };\n",
+    /* the hoisted names are reserved (§14.3, §20 D4) in a set that hoists something ... */
+    expect_refused("permit (principal, action, resource) when { context has providers && context.providers.policy_1_p_0.matched };\n"
+                   "permit (principal, action, resource) when { Strings::Length(context.input.doc).length > 1 };\n",
                    false, NULL, "reserved attribute");
+    /* ... while in plain Cedar (dwc dogwood lower's output) they are context attributes like any other */
+    fixture fx;
+    char err[512];
+    dw_engine *e = open_with(&fx, "permit (principal, action, resource) when { context has providers && context.providers.policy_0_p_0.matched };\n",
+                             false, false, NULL, err, sizeof err);
+    if (!e) fail_msg("a plain Cedar set reading context.providers.policy_0_p_0 was refused: %s", err);
+    dw_engine_close(e);
+    unit_tmpdir_remove(fx.root);
 }
 
 /* The declaration file's rules, each an error at its position. */
