@@ -23,23 +23,25 @@ static unsigned next(unsigned n) { rng = rng * 1103515245u + 12345u; return (rng
 static const char *lits[] = { "", "a", "ab", "abc", "abd", "b", "x" };
 #define NLITS (sizeof lits / sizeof *lits)
 
-/* One condition; shapes 0-7 are guardable, 8-11 must not be (or only partly). */
+/* One condition; shapes 0-7 are guardable, 8-11 must not be (or only partly).  Shapes 5 and 11
+ * come with and without a `has` path block (`context has r.g`, one HASPATH). */
 static void condition(char *out, size_t cap)
 {
     const char *l1 = lits[next(NLITS)], *l2 = lits[next(NLITS)];
+    bool path = next(2);
     switch (next(12)) {
     case 0: snprintf(out, cap, "context.f like \"%s*\"", l1); break;
     case 1: snprintf(out, cap, "context.f == \"%s\"", l1); break;
     case 2: snprintf(out, cap, "context.f == \"%s\" || context.f like \"%s*\"", l1, l2); break;
     case 3: snprintf(out, cap, "[\"%s\", \"%s\", 1].contains(context.f)", l1, l2); break;
     case 4: snprintf(out, cap, "context has f && context.f like \"%s*z\"", l1); break;
-    case 5: snprintf(out, cap, "context.r.g like \"%s*\"", l1); break;
+    case 5: snprintf(out, cap, "%scontext.r.g like \"%s*\"", path ? "context has r.g && " : "", l1); break;
     case 6: snprintf(out, cap, "context.f like \"%s*\" && context.n > 1", l1); break;
     case 7: snprintf(out, cap, "context.f like \"%s\" && context.n + 9223372036854775807 > 0", l1); break;
     case 8: snprintf(out, cap, "context.f like \"*%s\"", l1); break;
     case 9: snprintf(out, cap, "context.n > 1 && context.f like \"%s*\"", l1); break;
     case 10: snprintf(out, cap, "context.f like \"%s*\" || context.n > 2", l1); break;
-    default: snprintf(out, cap, "context has r && context.f == \"%s\"", l1); break;
+    default: snprintf(out, cap, "context has %s && context.f == \"%s\"", path ? "r.g" : "r", l1); break;
     }
 }
 
