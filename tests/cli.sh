@@ -116,6 +116,12 @@ refused c12 2 "d4.dw:4:8: error: reserved attribute"
 if [ -n "$(grep -A3 ':4:8: error' "$tmp/v5.out")" ] && [ "$(grep -A3 ':4:8: error' "$tmp/v5.out")" = "$(grep -A3 ':4:8: error' "$tmp/c12.out")" ]; then ok
 else bad "validate and compile word the reserved attribute differently:"; diff "$tmp/v5.out" "$tmp/c12.out" | head -8; fi
 grep -qF "validation failed: 2 error(s)" "$tmp/v5.out" && ok || bad "v5: wanted both reads (has and .) counted: $(tail -1 "$tmp/v5.out")"
+# the read as a `has` path (one node, `context has N.x`): refused at the path, by both
+sed -e '4s/.*/when { context has policy_0__temporal_0.x };/' "$tmp/d4.dw" >"$tmp/d4p.dw"
+run v7 "$DWC" validate -p "$tmp/d4p.dw" -s "$S"
+refused v7 3 "d4p.dw:4:8: error: reserved attribute: a name reserved for hoisted temporal leaves and provider outputs"
+run c13 "$DWC" compile "$tmp/d4p.dw" -o "$tmp/d4p.dwb"
+refused c13 2 "d4p.dw:4:8: error: reserved attribute"
 # ... but a set that hoists nothing is plain Cedar (dwc dogwood lower's output reads those names):
 # validated as Cedar validates it
 sed -n '3,4p' "$tmp/d4.dw" > "$tmp/d4plain.cedar"
