@@ -109,16 +109,6 @@ bool dw_expr_eq(const dw_expr *a, const dw_expr *b, dw_temporal_eq_fn temporal_e
 #undef EQ
 }
 
-static size_t count_nodes(const dw_expr *e, size_t n, size_t cap)
-{
-    const dw_expr *k;
-    n++;
-    for (size_t i = 0; n <= cap && (k = dw_expr_kid_c(e, i)); i++) n = count_nodes(k, n, cap);
-    return n;
-}
-
-size_t dw_expr_count_nodes(const dw_expr *e, size_t cap) { return e ? count_nodes(e, 0, cap) : 0; }
-
 dw_expr *dw_expr_clone(dw_arena *a, const dw_expr *e)
 {
     if (!e) return NULL;

@@ -179,8 +179,6 @@ void dw_policy_print(FILE *out, const dw_policy *p);
 dw_expr *dw_expr_new(dw_arena *a, dw_expr_kind kind, dw_loc loc);
 /* 1 + the largest depth among e's children (children must have depth set). */
 uint32_t dw_expr_compute_depth(const dw_expr *e);
-/* Nodes in e, counting stopped once past cap (so the answer is min(nodes, cap + 1)). */
-size_t dw_expr_count_nodes(const dw_expr *e, size_t cap);
 /* The one child iteration of Cedar expressions: the i-th child slot, left to
  * right (a record's values; a method's receiver, then its arguments); NULL
  * past the last.  A temporal leaf has no Cedar children.  Walk with
