@@ -122,6 +122,14 @@ run v7 "$DWC" validate -p "$tmp/d4p.dw" -s "$S"
 refused v7 3 "d4p.dw:4:8: error: reserved attribute: a name reserved for hoisted temporal leaves and provider outputs"
 run c13 "$DWC" compile "$tmp/d4p.dw" -o "$tmp/d4p.dwb"
 refused c13 2 "d4p.dw:4:8: error: reserved attribute"
+# dwc dogwood lower keeps a `has` path as one path (Cedar's JSON `has` with an `attr` list, then
+# Cedar's text), and the lowered text validates
+printf 'permit (principal, action == Box::Action::"shell:exec", resource)\nwhen { context has input.arg1 && context.input.arg1 == "x" };\n' >"$tmp/lp.dw"
+"$DWC" dogwood lower "$tmp/lp.dw" --policy-schema "$S" >"$tmp/lp.out" 2>&1; rc=$?
+[ $rc = 0 ] && grep -qxF 'permit(principal, action == Box::Action::"shell:exec", resource) when { (context has input.arg1) && (context.input.arg1 == "x") };' "$tmp/lp.out" \
+    && ok || bad "lower of a has path: exit $rc: $(head -3 "$tmp/lp.out")"
+head -1 "$tmp/lp.out" >"$tmp/lp.cedar"
+"$DWC" validate -p "$tmp/lp.cedar" -s "$S" >/dev/null 2>&1 && ok || bad "the lowered has path does not validate"
 # ... but a set that hoists nothing is plain Cedar (dwc dogwood lower's output reads those names):
 # validated as Cedar validates it
 sed -n '3,4p' "$tmp/d4.dw" > "$tmp/d4plain.cedar"
