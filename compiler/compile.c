@@ -203,7 +203,7 @@ static void compile_expr(compiler *c, const dw_expr *e)
         emit(c, e->kind == DW_E_HAS ? DW_OP_HAS : DW_OP_GETATTR, dw_emit_str(c, e->u.attr.attr.s, e->u.attr.attr.len));
         break;
     case DW_E_HAS_PATH: {     /* e once, then every step in one instruction (no copies of e) */
-        if (dw_reads_hoisted_name(e)) {
+        if (c->hoisted_names_reserved && dw_reads_hoisted_name(e)) {
             dw_compile_error(c, e->loc, DW_HOISTED_READ_HINT, DW_HOISTED_READ_MSG);
             break;
         }

@@ -120,8 +120,8 @@ grep -qF "validation failed: 2 error(s)" "$tmp/v5.out" && ok || bad "v5: wanted 
 sed -e '4s/.*/when { context has policy_0__temporal_0.x };/' "$tmp/d4.dw" >"$tmp/d4p.dw"
 run v7 "$DWC" validate -p "$tmp/d4p.dw" -s "$S"
 refused v7 3 "d4p.dw:4:8: error: reserved attribute: a name reserved for hoisted temporal leaves and provider outputs"
-run c13 "$DWC" compile "$tmp/d4p.dw" -o "$tmp/d4p.dwb"
-refused c13 2 "d4p.dw:4:8: error: reserved attribute"
+run c13p "$DWC" compile "$tmp/d4p.dw" -o "$tmp/d4p.dwb"
+refused c13p 2 "d4p.dw:4:8: error: reserved attribute"
 # dwc dogwood lower keeps a `has` path as one path (Cedar's JSON `has` with an `attr` list, then
 # Cedar's text), and the lowered text validates
 printf 'permit (principal, action == Box::Action::"shell:exec", resource)\nwhen { context has input.arg1 && context.input.arg1 == "x" };\n' >"$tmp/lp.dw"
