@@ -9,8 +9,9 @@
  * Exact: a hit compares every raw byte (a uid object from '{' to its '}', a
  * key up to its closing quote), and a reading depends on nothing but those
  * bytes.  Bounded: a fixed table
- * of slots, a slot overwritten by the next object that maps to it (so
- * crafted collisions only cost misses).  Its readings depend on nothing else,
+ * of slots, a pair of slots per key, the one read less recently overwritten
+ * by the next object that maps to them (so crafted collisions only cost
+ * misses).  Its readings depend on nothing else,
  * so nothing else can make one stale; the schema answers a request reader
  * keeps with them are by the schema's address, so a cache is used with
  * schemas that outlive it (or is initialised again).
@@ -27,9 +28,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "../vm/value.h"
 
-#define DW_READ_CACHE_UID_SLOTS 64     /* at most (dw_read_cache_uid_slot takes 6 bits) */
+#define DW_READ_CACHE_UID_SLOTS 64     /* at most (dw_read_cache_uid_find takes 6 bits) */
 #define DW_READ_CACHE_UID_RAW 104      /* longer objects are read every time */
 #define DW_READ_CACHE_UID_MIN 16       /* the key reads two words: {"type":"","id":""} is 19 bytes */
 
@@ -37,6 +41,7 @@ typedef struct dw_read_cache_uid {
     uint64_t key;                 /* dw_read_cache_uid_key of raw; 0: empty */
     uint64_t type_hash;           /* uid's type's dw_type_hash */
     uint32_t lent;                /* the line it was last lent to (dw_read_cache.line) */
+    uint32_t used;                /* the line it was last read in (the pair's victim is the older) */
     uint16_t rawlen, toff, ioff;  /* raw's length; the type's and id's offsets in it */
     dw_uid uid;                   /* its type and id: NUL-terminated copies in str */
     uint64_t version;             /* which store this is (dw_read_cache.stores): names one reading */
@@ -101,10 +106,53 @@ static inline uint64_t dw_read_cache_uid_key(const char *raw, size_t n)
     return h ? h : 1;
 }
 
-/* key's slot: by its top bits, which the multiplies made depend on every input bit */
-static inline dw_read_cache_uid *dw_read_cache_uid_slot(dw_read_cache *c, uint64_t key)
+/* raw[0..n) up to and with its first '}' (room bytes readable): its length, 0 if none. */
+static inline size_t dw_read_cache_uid_len(const char *raw, size_t room)
 {
-    return &c->slot[(key >> 58) & c->mask];   /* 58: 64 - log2(DW_READ_CACHE_UID_SLOTS) */
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i close = _mm_set1_epi8('}');
+    for (; i + 16 <= room; i += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(raw + i)), close));
+        if (m) return i + (size_t)__builtin_ctz(m) + 1;
+    }
+#endif
+    for (; i < room; i++)
+        if (raw[i] == '}') return i + 1;
+    return 0;
+}
+
+/* a[0..n) == b[0..n), n >= 16 (no memcmp call: sixteen bytes at a time, the last block overlapping) */
+static inline bool dw_read_cache_same(const char *a, const char *b, size_t n)
+{
+#if defined(__SSE2__)
+    size_t i = 0;
+    for (; i + 16 < n; i += 16)
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(b + i)))) != 0xffff)
+            return false;
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + n - 16)),
+                                            _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16)))) == 0xffff;
+#else
+    return memcmp(a, b, n) == 0;
+#endif
+}
+
+/* key's pair of slots (by its top bits, which the multiplies made depend on
+ * every input bit; one slot when there is one): the stored reading of
+ * raw[0..rl) in either, else NULL with *victim the one to store it in (the
+ * one read less recently; NULL when both are lent to this line). */
+static inline dw_read_cache_uid *dw_read_cache_uid_find(dw_read_cache *c, uint64_t key, const char *raw, size_t rl,
+                                                        dw_read_cache_uid **victim)
+{
+    size_t k = (key >> 58) & c->mask;          /* 58: 64 - log2(DW_READ_CACHE_UID_SLOTS) */
+    dw_read_cache_uid *x = &c->slot[k], *y = &c->slot[k ^ (c->mask & 1)];
+    if (x->key == key && x->rawlen == rl && dw_read_cache_same(x->raw, raw, rl)) return x;
+    if (y->key == key && y->rawlen == rl && dw_read_cache_same(y->raw, raw, rl)) return y;
+    if (x->lent == c->line) x = y;
+    else if (y->lent != c->line && y->used < x->used) x = y;
+    *victim = x->lent == c->line ? NULL : x;
+    return NULL;
 }
 
 /* The 8 bytes after a key's opening quote (at s, 8 readable) cut to the key

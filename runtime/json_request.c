@@ -64,6 +64,15 @@ static inline bool eat(rd *p, char c)
 
 static inline bool at(rd *p, char c) { return p->i < p->n && p->s[p->i] == c; }
 
+/* White space skipped, the byte p is at (0 at the end: a NUL byte is no
+ * JSON punctuation either), not consumed: one test picks between ',' and a
+ * closing bracket after a member. */
+static inline char next(rd *p)
+{
+    ws(p);
+    return p->i < p->n ? p->s[p->i] : 0;
+}
+
 /* p at a member whose key is exactly the literal (quoted, no escape: an
  * escaped spelling of the same key is left to the general path): skip it and
  * its ':'. */
@@ -204,21 +213,21 @@ static const dw_uid *uid_object(rd *p, uint64_t *th)
     size_t rl = 0;
     p->last = NULL;
     if (c) {
-        const char *e = memchr(raw, '}', p->n - o < DW_READ_CACHE_UID_RAW ? p->n - o : DW_READ_CACHE_UID_RAW);
-        rl = e ? (size_t)(e - raw) + 1 : 0;
+        rl = dw_read_cache_uid_len(raw, p->n - o < DW_READ_CACHE_UID_RAW ? p->n - o : DW_READ_CACHE_UID_RAW);
         if (rl >= DW_READ_CACHE_UID_MIN) {
             key = dw_read_cache_uid_key(raw, rl);
-            sl = dw_read_cache_uid_slot(c, key);
-            if (sl->key == key && sl->rawlen == rl && dw_mem_eq(sl->raw, raw, rl)) {
+            dw_read_cache_uid *hit = dw_read_cache_uid_find(c, key, raw, rl, &sl);
+            if (hit) {
                 c->hits++;
                 p->i = o + rl;
-                *th = sl->type_hash;
-                p->last = sl;
+                *th = hit->type_hash;
+                p->last = hit;
+                hit->used = c->line;
                 if (c->lend) {
-                    sl->lent = c->line;
-                    return &sl->uid;
+                    hit->lent = c->line;
+                    return &hit->uid;
                 }
-                return make_uid(p, raw + sl->toff, sl->uid.tlen, raw + sl->ioff, sl->uid.idlen, sl->uid.hash);
+                return make_uid(p, raw + hit->toff, hit->uid.tlen, raw + hit->ioff, hit->uid.idlen, hit->uid.hash);
             }
         }
     }
@@ -226,10 +235,11 @@ static const dw_uid *uid_object(rd *p, uint64_t *th)
     if (!uid_spans(p, &t, &tl, &id, &il)) return NULL;
     *th = dw_type_hash(t, tl);
     uint64_t h = dw_uid_hash_typed(*th, id, il);
-    /* store it when it was read to its first '}' and its slot is not lent to this line */
-    if (sl && p->i == o + rl && sl->lent != c->line) {
+    /* store it when it was read to its first '}' and a slot of its pair is not lent to this line */
+    if (sl && p->i == o + rl) {
         c->misses++;
         p->last = sl;
+        sl->used = c->line;
         sl->version = ++c->stores;
         sl->ad_schema = sl->chk_schema = NULL;
         sl->key = key;
@@ -326,10 +336,11 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
      * two members of one declaration are a repeated key */
     const dw_attr_decl *decl[FAST_MAX_FIELDS];
     bool declared = expect != NULL;
-    if (!eat(p, '}'))
+    char c = next(p);
+    if (c == '}') p->i++;
+    else
         for (;;) {
-            ws(p);
-            if (n == FAST_MAX_FIELDS || !at(p, '"')) return false;
+            if (n == FAST_MAX_FIELDS || c != '"') return false;
             const char *k;
             size_t kl;
             uint32_t kh;
@@ -350,8 +361,10 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
             f[n].khash = kh;
             if (!value(p, t, depth + 1, &f[n].v)) return false;
             n++;
-            if (eat(p, ',')) continue;
-            if (eat(p, '}')) break;
+            c = next(p);
+            p->i++;                  /* past c, when it is one of these */
+            if (c == ',') { c = next(p); continue; }
+            if (c == '}') break;
             return false;
         }
     if (declared)
@@ -448,12 +461,15 @@ static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
         dw_value v[FAST_MAX_ELEMS];
         size_t n = 0;
         p->i++;
-        if (!eat(p, ']'))
+        if (next(p) == ']') p->i++;
+        else
             for (;;) {
                 if (n == FAST_MAX_ELEMS || !value(p, et, depth + 1, &v[n])) return false;
                 n++;
-                if (eat(p, ',')) continue;
-                if (eat(p, ']')) break;
+                char c = next(p);
+                p->i++;
+                if (c == ',') continue;
+                if (c == ']') break;
                 return false;
             }
         dw_value *av;
@@ -494,7 +510,7 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     uint64_t ver[3] = { 0, 0, 0 };       /* and those readings */
     const dw_action_decl *ad = NULL;
     bool have_ctx = false;
-    if (!eat(&p, '{') || eat(&p, '}')) return 0;
+    if (!eat(&p, '{') || next(&p) == '}') return 0;
     for (;;) {
         ws(&p);
         int m = -1;
@@ -524,8 +540,10 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
             if (!record(&p, ad ? ad->context : NULL, 1, &out->vars[DW_VAR_C])) return 0;
             have_ctx = true;
         }
-        if (eat(&p, ',')) continue;
-        if (eat(&p, '}')) break;
+        char c = next(&p);
+        p.i++;
+        if (c == ',') continue;
+        if (c == '}') break;
         return 0;
     }
     ws(&p);
