@@ -478,6 +478,25 @@ static void test_uid_cache(void **st)
     assert_int_equal(r.vars[0].u.uid->idlen, sizeof id - 1);
     assert_int_equal(c.misses, 3);
 
+    /* a pair of slots: the one read less recently makes room (uid objects
+     * read one at a time, a line each) */
+    dw_read_cache_init(&c, 2);
+    static const char *objs[] = { "{\"type\":\"T::User\",\"id\":\"alice\"}", "{\"type\":\"T::User\",\"id\":\"bob\"}",
+                                  "{\"type\":\"T::User\",\"id\":\"carol\"}" };
+    static const int order[] = { 0, 1, 0, 2, 0, 1 }, hit[] = { 0, 0, 1, 0, 1, 0 };
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        dw_read_cache_next_line(&c);
+        uint64_t h0 = c.hits;
+        dw_carve cv = { NULL, NULL };
+        size_t pos = 0;
+        const dw_uid *u = dw_json_fast_uid(&a, &cv, &c, objs[order[k]], strlen(objs[order[k]]), &pos);
+        assert_non_null(u);
+        assert_int_equal(pos, strlen(objs[order[k]]));
+        assert_int_equal(u->hash, dw_uid_hash(u->type, u->tlen, u->id, u->idlen));
+        assert_non_null(strstr(objs[order[k]], u->id));
+        assert_int_equal(c.hits - h0, (uint64_t)hit[k]);
+    }
+
     /* the schema answers kept with an action's reading: a request check that
      * passed for one principal is not taken for another (here of a type the
      * action does not allow), nor for another schema or validate */
