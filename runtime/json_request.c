@@ -1,8 +1,13 @@
 /* json_request.c - a request's JSON line to a dw_request in one pass (see
  * json_request.h).  The pass takes on only what it can decide exactly as
- * dw_json_parse + dw_request_from_json would, and says "not mine" (0) for
- * everything else, errors included: the general path then runs from the
- * start.  So it never needs an error message, a JSON node or an offset. */
+ * dw_json_parse + dw_request_from_json would, and says "not mine" (NULL, 0)
+ * for everything else, errors included: the general path then runs from the
+ * start.  So it never needs an error message, a JSON node or an offset.
+ *
+ * Each step takes the cursor c (into the line, which ends at e) and returns
+ * the cursor past what it read, or NULL: the cursor lives in registers, not
+ * in the reader's state, which the stores of the values being built would
+ * make the compiler reload after each one. */
 #include "json_request.h"
 #include <string.h>
 #include "../lang/json_scan.h"
@@ -19,93 +24,82 @@
 
 typedef struct rd {
     dw_arena *a;
-    const char *s;
-    size_t n, i;
-    dw_carve carve;          /* the block strings, uids, fields and elements are carved from */
+    const char *e;            /* the line's end */
+    dw_carve carve;           /* the block strings, uids, fields and elements are carved from */
     dw_read_cache *cache;     /* uid objects and keys read before (NULL: none) */
     dw_read_cache_uid *last;  /* the slot holding the reading uid_object last gave, if any */
 } rd;
 
 /* One arena call per request, not one per value: a block sized by the input
- * left (a request's values take at most a few bytes per input byte). */
-static inline void *take(rd *p, size_t n)
+ * left after c (a request's values take at most a few bytes per input byte). */
+static inline void *take(rd *p, const char *c, size_t n)
 {
-    size_t left = p->n - p->i;
+    size_t left = (size_t)(p->e - c);
     return dw_carve_take(&p->carve, p->a, n, left < 4096 ? 4 * left + 512 : 32768);
 }
 
 /* n items of the given size from the stack into the block (NULL for none). */
-static bool items(rd *p, const void *from, size_t n, size_t size, void **out)
+static bool items(rd *p, const char *c, const void *from, size_t n, size_t size, void **out)
 {
     *out = NULL;
     if (!n) return true;
-    if (!(*out = take(p, n * size))) return false;
+    if (!(*out = take(p, c, n * size))) return false;
     memcpy(*out, from, n * size);
     return true;
 }
 
-static inline void ws(rd *p)
+static inline const char *ws(const char *c, const char *e)
 {
-    while (p->i < p->n) {
-        unsigned char c = (unsigned char)p->s[p->i];
-        if (c > ' ') break;                 /* every JSON white space byte is <= ' ': compact JSON's one test */
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
-        else break;
+    while (c < e) {
+        unsigned char b = (unsigned char)*c;
+        if (b > ' ') break;                 /* every JSON white space byte is <= ' ': compact JSON's one test */
+        if (b != ' ' && b != '\t' && b != '\n' && b != '\r') break;
+        c++;
     }
+    return c;
 }
 
-static inline bool eat(rd *p, char c)
+/* the byte at c (0 at the end: a NUL byte is no JSON punctuation either) */
+static inline char peek(const char *c, const char *e) { return c < e ? *c : 0; }
+
+/* past ch, after any white space; NULL if ch is not next */
+static inline const char *eat(const char *c, const char *e, char ch)
 {
-    if (p->i < p->n && p->s[p->i] == c) { p->i++; return true; }   /* compact JSON: no whitespace to skip */
-    ws(p);
-    if (p->i < p->n && p->s[p->i] == c) { p->i++; return true; }
-    return false;
+    if (c < e && *c == ch) return c + 1;   /* compact JSON: no white space to skip */
+    c = ws(c, e);
+    return c < e && *c == ch ? c + 1 : NULL;
 }
 
-static inline bool at(rd *p, char c) { return p->i < p->n && p->s[p->i] == c; }
-
-/* White space skipped, the byte p is at (0 at the end: a NUL byte is no
- * JSON punctuation either), not consumed: one test picks between ',' and a
- * closing bracket after a member. */
-static inline char next(rd *p)
+/* c at a member whose key is exactly the literal (quoted, no escape: an
+ * escaped spelling of the same key is left to the general path): past it
+ * and its ':'. */
+#define KEY(c, e, lit) key_is((c), (e), "\"" lit "\"", sizeof lit + 1)
+static inline const char *key_is(const char *c, const char *e, const char *quoted, size_t ql)
 {
-    ws(p);
-    return p->i < p->n ? p->s[p->i] : 0;
+    if ((size_t)(e - c) < ql || !dw_mem_eq(c, quoted, ql)) return NULL;   /* no memcmp call */
+    return eat(c + ql, e, ':');
 }
 
-/* p at a member whose key is exactly the literal (quoted, no escape: an
- * escaped spelling of the same key is left to the general path): skip it and
- * its ':'. */
-#define KEY(p, lit) key_is((p), "\"" lit "\"", sizeof lit + 1)
-static inline bool key_is(rd *p, const char *quoted, size_t ql)
+/* c at '"': the bytes of a string with no escape and no control byte (valid
+ * UTF-8, as the reader checks it), in place; past its closing quote.  NULL
+ * for any other string. */
+static inline __attribute__((always_inline)) const char *span(const char *c, const char *e, const char **s, size_t *len)
 {
-    if (p->n - p->i < ql || !dw_mem_eq(p->s + p->i, quoted, ql)) return false;   /* no memcmp call */
-    size_t back = p->i;
-    p->i += ql;
-    if (eat(p, ':')) return true;
-    p->i = back;
-    return false;
-}
-
-/* p at '"': the bytes of a string with no escape and no control byte (valid
- * UTF-8, as the reader checks it), in place.  False for any other string. */
-static inline __attribute__((always_inline)) bool span(rd *p, const char **s, size_t *len)
-{
-    size_t b = p->i + 1, i = b;
+    const char *b = c + 1;
+    size_t n = (size_t)(e - b), i = 0;
     for (;;) {
-        i = dw_json_scan_plain(p->s, i, p->n);
-        if (i >= p->n) return false;
-        unsigned char c = (unsigned char)p->s[i];
-        if (c == '"') break;
-        if (c < 0x80) return false;             /* a backslash or a control byte */
-        size_t l = dw_utf8_len((const unsigned char *)p->s + i, p->n - i);
-        if (!l) return false;
+        i = dw_json_scan_plain(b, i, n);
+        if (i >= n) return NULL;
+        unsigned char x = (unsigned char)b[i];
+        if (x == '"') break;
+        if (x < 0x80) return NULL;             /* a backslash or a control byte */
+        size_t l = dw_utf8_len((const unsigned char *)b + i, n - i);
+        if (!l) return NULL;
         i += l;
     }
-    *s = p->s + b;
-    *len = i - b;
-    p->i = i + 1;
-    return true;
+    *s = b;
+    *len = i;
+    return b + i + 1;
 }
 
 /* The 8 bytes at s are those of the 8-character literal w (one compare). */
@@ -123,7 +117,7 @@ static inline bool word_is(const char *s, const char w[9])
 static inline void put(const rd *p, char *o, const char *s, size_t len)
 {
     size_t words = (len + 8) & ~(size_t)7;     /* the NUL's word too: what take(len + 1) gave */
-    if (len < 32 && s + words <= p->s + p->n)
+    if (len < 32 && s + words <= p->e)
         switch (words) {                        /* no loop: a short string is one to four moves */
         case 32: memcpy(o + 24, s + 24, 8); /* fall through */
         case 24: memcpy(o + 16, s + 16, 8); /* fall through */
@@ -134,11 +128,12 @@ static inline void put(const rd *p, char *o, const char *s, size_t len)
     o[len] = 0;
 }
 
-/* s[0..len) (in the line) as a NUL-terminated copy, as the reader's strings
- * are (the carve's pieces are rounded up to 8 bytes: room for put's words). */
-static inline __attribute__((always_inline)) bool copy(rd *p, const char *s, size_t len, const char **out)
+/* s[0..len) (in the line, the reader at c) as a NUL-terminated copy, as the
+ * reader's strings are (the carve's pieces are rounded up to 8 bytes: room
+ * for put's words). */
+static inline __attribute__((always_inline)) bool copy(rd *p, const char *c, const char *s, size_t len, const char **out)
 {
-    char *o = take(p, len + 1);
+    char *o = take(p, c, len + 1);
     if (!o) return false;
     put(p, o, s, len);
     *out = o;
@@ -146,18 +141,19 @@ static inline __attribute__((always_inline)) bool copy(rd *p, const char *s, siz
 }
 
 /* The same as a NUL-terminated copy. */
-static bool str(rd *p, const char **out, size_t *len)
+static const char *str(rd *p, const char *c, const char **out, size_t *len)
 {
     const char *s;
-    return span(p, &s, len) && copy(p, s, *len, out);
+    c = span(c, p->e, &s, len);
+    return c && copy(p, c, s, *len, out) ? c : NULL;
 }
 
 /* The uid of type t and id (spans of the line) with copies of both, in one
  * piece of the carve; hash: its dw_uid_hash. */
-static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, size_t il, uint64_t hash)
+static const dw_uid *make_uid(rd *p, const char *c, const char *t, size_t tl, const char *id, size_t il, uint64_t hash)
 {
     size_t tw = (tl + 8) & ~(size_t)7, iw = (il + 8) & ~(size_t)7;
-    char *b = take(p, sizeof(dw_uid) + tw + iw);
+    char *b = take(p, c, sizeof(dw_uid) + tw + iw);
     if (!b) return NULL;
     dw_uid *u = (dw_uid *)(void *)b;
     char *ot = b + sizeof *u, *oi = ot + tw;
@@ -169,78 +165,77 @@ static const dw_uid *make_uid(rd *p, const char *t, size_t tl, const char *id, s
 
 /* After an entity object's '{': exactly "type" and "id", strings, either
  * order, and the '}'; their spans in the line. */
-static bool uid_spans(rd *p, const char **t, size_t *tl, const char **id, size_t *il)
+static const char *uid_spans(const char *c, const char *e, const char **t, size_t *tl, const char **id, size_t *il)
 {
-    size_t start = p->i;
     *t = *id = NULL;
     /* the compact form {"type":"T","id":"I"}: the bytes between the strings
      * are two 8-byte words */
-    if (p->n - start >= 8 && word_is(p->s + start, "\"type\":\"")) {
-        p->i = start + 7;                          /* T's opening quote */
-        if (span(p, t, tl) && p->n - p->i >= 8 && word_is(p->s + p->i - 1, "\",\"id\":\"")) {
-            p->i += 6;                             /* I's opening quote */
-            if (span(p, id, il) && at(p, '}')) {
-                p->i++;
-                return true;
-            }
+    if (e - c >= 8 && word_is(c, "\"type\":\"")) {
+        const char *q = span(c + 7, e, t, tl);                /* T at its opening quote */
+        if (q && e - q >= 8 && word_is(q - 1, "\",\"id\":\"")) {
+            q = span(q + 6, e, id, il);                       /* I at its opening quote */
+            if (q && q < e && *q == '}') return q + 1;
         }
-        p->i = start;
         *t = *id = NULL;
     }
     for (int m = 0; m < 2; m++) {
-        if (m && !eat(p, ',')) return false;
-        ws(p);
-        char k = p->i + 1 < p->n ? p->s[p->i + 1] : 0;
-        if (!*t && k == 't' && KEY(p, "type")) { ws(p); if (!at(p, '"') || !span(p, t, tl)) return false; }
-        else if (!*id && k == 'i' && KEY(p, "id")) { ws(p); if (!at(p, '"') || !span(p, id, il)) return false; }
-        else return false;
+        if (m && !(c = eat(c, e, ','))) return NULL;
+        c = ws(c, e);
+        char k = e - c > 1 ? c[1] : 0;
+        const char *q;
+        if (!*t && k == 't' && (q = KEY(c, e, "type"))) {
+            q = ws(q, e);
+            if (peek(q, e) != '"' || !(c = span(q, e, t, tl))) return NULL;
+        } else if (!*id && k == 'i' && (q = KEY(c, e, "id"))) {
+            q = ws(q, e);
+            if (peek(q, e) != '"' || !(c = span(q, e, id, il))) return NULL;
+        } else return NULL;
     }
-    return eat(p, '}');
+    return eat(c, e, '}');
 }
 
-/* p at an entity object's '{' (the members' object, inside any
- * "__entity"): its uid, *th its type's dw_type_hash.  Through the cache when
- * there is one: an object whose bytes (up to its first '}', which ends it
- * unless a string holds one) are a stored one's takes that reading. */
-static const dw_uid *uid_object(rd *p, uint64_t *th)
+/* c at an entity object's '{' (the members' object, inside any
+ * "__entity"): its uid in *out, *th its type's dw_type_hash; past the
+ * object.  Through the cache when there is one: an object whose bytes (up to
+ * its first '}', which ends it unless a string holds one) are a stored one's
+ * takes that reading. */
+static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid **out)
 {
-    size_t o = p->i;
-    const char *t, *id, *raw = p->s + o;
+    const char *e = p->e, *t, *id, *raw = c;
     size_t tl = 0, il = 0;
-    dw_read_cache *c = p->cache;
+    dw_read_cache *rc = p->cache;
     dw_read_cache_uid *sl = NULL;
     uint64_t key = 0;
     size_t rl = 0;
     p->last = NULL;
-    if (c) {
-        rl = dw_read_cache_uid_len(raw, p->n - o < DW_READ_CACHE_UID_RAW ? p->n - o : DW_READ_CACHE_UID_RAW);
+    if (rc) {
+        rl = dw_read_cache_uid_len(raw, (size_t)(e - raw) < DW_READ_CACHE_UID_RAW ? (size_t)(e - raw) : DW_READ_CACHE_UID_RAW);
         if (rl >= DW_READ_CACHE_UID_MIN) {
             key = dw_read_cache_uid_key(raw, rl);
-            dw_read_cache_uid *hit = dw_read_cache_uid_find(c, key, raw, rl, &sl);
+            dw_read_cache_uid *hit = dw_read_cache_uid_find(rc, key, raw, rl, &sl);
             if (hit) {
-                c->hits++;
-                p->i = o + rl;
+                rc->hits++;
                 *th = hit->type_hash;
                 p->last = hit;
-                hit->used = c->line;
-                if (c->lend) {
-                    hit->lent = c->line;
-                    return &hit->uid;
-                }
-                return make_uid(p, raw + hit->toff, hit->uid.tlen, raw + hit->ioff, hit->uid.idlen, hit->uid.hash);
+                hit->used = rc->line;
+                if (rc->lend) {
+                    hit->lent = rc->line;
+                    *out = &hit->uid;
+                } else if (!(*out = make_uid(p, raw + rl, raw + hit->toff, hit->uid.tlen, raw + hit->ioff, hit->uid.idlen, hit->uid.hash)))
+                    return NULL;
+                return raw + rl;
             }
         }
     }
-    p->i = o + 1;
-    if (!uid_spans(p, &t, &tl, &id, &il)) return NULL;
+    if (!(c = uid_spans(c + 1, e, &t, &tl, &id, &il))) return NULL;
     *th = dw_type_hash(t, tl);
     uint64_t h = dw_uid_hash_typed(*th, id, il);
     /* store it when it was read to its first '}' and a slot of its pair is not lent to this line */
-    if (sl && p->i == o + rl) {
-        c->misses++;
+    if (sl && c == raw + rl) {
+        rc->misses++;
         p->last = sl;
-        sl->used = c->line;
-        sl->version = ++c->stores;
+        sl->used = rc->line;
+        sl->version = ++rc->stores;
         sl->ad_schema = sl->chk_schema = NULL;
         sl->key = key;
         sl->type_hash = *th;
@@ -253,81 +248,82 @@ static const dw_uid *uid_object(rd *p, uint64_t *th)
         memcpy(sl->str + tl + 1, id, il);
         sl->str[tl + 1 + il] = 0;
         sl->uid = (dw_uid){ .type = sl->str, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = sl->str + tl + 1, .hash = h };
-        if (c->lend) {
-            sl->lent = c->line;
-            return &sl->uid;
+        if (rc->lend) {
+            sl->lent = rc->line;
+            *out = &sl->uid;
+            return c;
         }
     }
-    return make_uid(p, t, tl, id, il, h);
+    return (*out = make_uid(p, c, t, tl, id, il, h)) ? c : NULL;
 }
 
-/* p at '{': {"type": T, "id": I} or {"__entity": {...}} (dw_uid_from_json). */
-static const dw_uid *entity(rd *p, uint64_t *th)
+/* c at '{': {"type": T, "id": I} or {"__entity": {...}} (dw_uid_from_json). */
+static const char *entity(rd *p, const char *c, uint64_t *th, const dw_uid **out)
 {
-    size_t open = p->i;
-    p->i++;
-    ws(p);
-    if (KEY(p, "__entity")) {
-        ws(p);
-        if (!at(p, '{')) return NULL;
-        const dw_uid *u = uid_object(p, th);
-        return u && eat(p, '}') ? u : NULL;
+    const char *e = p->e;
+    if (e - c > 2 && c[1] == '"' && c[2] != '_') return uid_object(p, c, th, out);   /* compact, not "__entity" */
+    const char *q = KEY(ws(c + 1, e), e, "__entity");
+    if (q) {
+        q = ws(q, e);
+        if (peek(q, e) != '{' || !(q = uid_object(p, q, th, out))) return NULL;
+        return eat(q, e, '}');
     }
-    p->i = open;
-    return uid_object(p, th);
+    return uid_object(p, c, th, out);
 }
 
-/* p at a record member's '"': its key (NUL-terminated: a copy in the carve,
- * or the cache's own when it lends), length and dw_key_hash; p past the
+/* c at a record member's '"': its key (NUL-terminated: a copy in the carve,
+ * or the cache's own when it lends), length and dw_key_hash; past the
  * closing quote.  Through the cache when there is one (json_read_cache.h). */
-static bool member_key(rd *p, const char **k, size_t *kl, uint32_t *kh)
+static const char *member_key(rd *p, const char *c, const char **k, size_t *kl, uint32_t *kh)
 {
-    dw_read_cache *c = p->cache;
+    const char *e = p->e, *b = c + 1;
+    dw_read_cache *rc = p->cache;
     dw_read_cache_key *sl = NULL;
     uint64_t w = 0;
-    size_t ql = 0, b = p->i + 1;
-    if (c && p->n - b >= 8) {
-        w = dw_read_cache_key_word(p->s + b, &ql);
-        sl = dw_read_cache_key_slot(c, w, ql);
+    size_t ql = 0;
+    if (rc && e - b >= 8) {
+        w = dw_read_cache_key_word(b, &ql);
+        sl = dw_read_cache_key_slot(rc, w, ql);
         size_t l = sl->len;
-        if (l && sl->word == w && (ql < 8 ? l == ql : l >= 8 && p->n - b > l && p->s[b + l] == '"' && dw_mem_eq(sl->s, p->s + b, l))) {
-            c->key_hits++;
-            p->i = b + l + 1;
+        if (l && sl->word == w && (ql < 8 ? l == ql : l >= 8 && (size_t)(e - b) > l && b[l] == '"' && dw_mem_eq(sl->s, b, l))) {
+            rc->key_hits++;
             *kl = l;
             *kh = sl->khash;
-            if (c->lend) {
-                sl->lent = c->line;
+            c = b + l + 1;
+            if (rc->lend) {
+                sl->lent = rc->line;
                 *k = sl->s;
-                return true;
+                return c;
             }
-            return copy(p, p->s + b, l, k);
+            return copy(p, c, b, l, k) ? c : NULL;
         }
     }
     const char *s;
-    if (!span(p, &s, kl)) return false;
+    if (!(c = span(c, e, &s, kl))) return NULL;
     *kh = dw_key_hash(s, *kl);
-    if (sl && *kl && *kl <= DW_READ_CACHE_KEY_MAX && sl->lent != c->line) {
-        c->key_misses++;
+    if (sl && *kl && *kl <= DW_READ_CACHE_KEY_MAX && sl->lent != rc->line) {
+        rc->key_misses++;
         sl->word = w;
         sl->khash = *kh;
         sl->len = (uint8_t)*kl;
         memcpy(sl->s, s, *kl);
         sl->s[*kl] = 0;
-        if (c->lend) {
-            sl->lent = c->line;
+        if (rc->lend) {
+            sl->lent = rc->line;
             *k = sl->s;
-            return true;
+            return c;
         }
     }
-    return copy(p, s, *kl, k);
+    return copy(p, c, s, *kl, k) ? c : NULL;
 }
 
-static bool value(rd *p, const dw_type *expect, int depth, dw_value *out);
+static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out);
 
 /* After a record's '{' (record_from_json): members checked against expect's
  * declared attributes when given, then sorted, then its required ones. */
-static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
+static const char *record(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
 {
+    const char *e = p->e;
     dw_field f[FAST_MAX_FIELDS];
     size_t n = 0, required = 0;   /* members naming a required attribute */
     /* when every member names a declared attribute, the declarations' order
@@ -336,21 +332,21 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
      * two members of one declaration are a repeated key */
     const dw_attr_decl *decl[FAST_MAX_FIELDS];
     bool declared = expect != NULL;
-    char c = next(p);
-    if (c == '}') p->i++;
+    c = ws(c, e);
+    if (peek(c, e) == '}') c++;
     else
         for (;;) {
-            if (n == FAST_MAX_FIELDS || c != '"') return false;
+            if (n == FAST_MAX_FIELDS || peek(c, e) != '"') return NULL;
             const char *k;
             size_t kl;
             uint32_t kh;
-            if (!member_key(p, &k, &kl, &kh) || !eat(p, ':')) return false;
+            if (!(c = member_key(p, c, &k, &kl, &kh)) || !(c = eat(c, e, ':'))) return NULL;
             const dw_type *t = NULL;
             const dw_attr_decl *d = NULL;
             if (expect) {
                 for (size_t i = 0; i < expect->nattrs; i++)
                     if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
-                if (!d && !expect->additional_attrs) return false;
+                if (!d && !expect->additional_attrs) return NULL;
                 declared &= d != NULL;
                 decl[n] = d;
                 t = d ? d->type : NULL;
@@ -359,13 +355,13 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
             f[n].key = k;
             f[n].klen = (uint32_t)kl;
             f[n].khash = kh;
-            if (!value(p, t, depth + 1, &f[n].v)) return false;
+            if (!(c = value(p, c, t, depth + 1, &f[n].v))) return NULL;
             n++;
-            c = next(p);
-            p->i++;                  /* past c, when it is one of these */
-            if (c == ',') { c = next(p); continue; }
-            if (c == '}') break;
-            return false;
+            c = ws(c, e);
+            char x = peek(c, e);
+            if (x == ',') { c = ws(c + 1, e); continue; }
+            if (x == '}') { c++; break; }
+            return NULL;
         }
     if (declared)
         for (size_t i = 1; i < n; i++) {
@@ -373,127 +369,120 @@ static bool record(rd *p, const dw_type *expect, int depth, dw_value *out)
             const dw_attr_decl *xd = decl[i];
             size_t k = i;
             for (; k > 0 && decl[k - 1] > xd; k--) f[k] = f[k - 1], decl[k] = decl[k - 1];
-            if (k > 0 && decl[k - 1] == xd) return false;   /* a repeated key */
+            if (k > 0 && decl[k - 1] == xd) return NULL;   /* a repeated key */
             f[k] = x, decl[k] = xd;
         }
     dw_field *af;
-    if (!items(p, f, n, sizeof *f, (void **)&af)) return false;
+    if (!items(p, c, f, n, sizeof *f, (void **)&af)) return NULL;
     if (declared) {
         *out = (dw_value){ .kind = DW_V_RECORD, .n = (uint32_t)n };
         out->u.fields = af;
-    } else if (!dw_make_record(af, n, out)) return false;
+    } else if (!dw_make_record(af, n, out)) return NULL;
     /* every required attribute present: the members are distinct (dw_make_record), so count them */
     if (expect)
         for (size_t i = 0; i < expect->nattrs; i++) required -= expect->attrs[i].required;
-    return required == 0;
+    return required == 0 ? c : NULL;
 }
 
 /* An i64 written plainly: up to 18 digits (longer ones, fractions and
  * exponents go to the reader's exact path). */
-static bool number(rd *p, int64_t *out)
+static const char *number(const char *c, const char *e, int64_t *out)
 {
-    size_t i = p->i;
-    bool neg = p->s[i] == '-';
-    if (neg) i++;
-    size_t ds = i;
-    while (i < p->n && p->s[i] >= '0' && p->s[i] <= '9') i++;
-    size_t nd = i - ds;
-    if (nd == 0 || nd > 18 || (nd > 1 && p->s[ds] == '0')) return false;
-    if (i < p->n && (p->s[i] == '.' || p->s[i] == 'e' || p->s[i] == 'E')) return false;
+    bool neg = *c == '-';
+    const char *ds = c + neg, *i = ds;
+    while (i < e && *i >= '0' && *i <= '9') i++;
+    size_t nd = (size_t)(i - ds);
+    if (nd == 0 || nd > 18 || (nd > 1 && *ds == '0')) return NULL;
+    if (i < e && (*i == '.' || *i == 'e' || *i == 'E')) return NULL;
     int64_t v = 0;
-    for (size_t k = ds; k < i; k++) v = v * 10 + (p->s[k] - '0');
+    for (const char *k = ds; k < i; k++) v = v * 10 + (*k - '0');
     *out = neg ? -v : v;
-    p->i = i;
-    return true;
+    return i;
 }
 
 /* dw_value_from_json for the kinds the pass takes on: a String, Long or Bool
  * where the schema expects one (or says nothing), a record, a set, an entity
  * reference (checked against the expected type). */
-static bool value(rd *p, const dw_type *expect, int depth, dw_value *out)
+static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
 {
-    ws(p);
-    if (p->i >= p->n || depth > FAST_MAX_DEPTH) return false;
+    const char *e = p->e;
+    c = ws(c, e);
+    if (c >= e || depth > FAST_MAX_DEPTH) return NULL;
     dw_type_kind want = expect ? expect->kind : (dw_type_kind)-1;
-    switch (p->s[p->i]) {
+    switch (*c) {
     case '"': {
-        if (expect && want != DW_T_STRING) return false;   /* entity, extension: the general path */
+        if (expect && want != DW_T_STRING) return NULL;   /* entity, extension: the general path */
         const char *s;
         size_t l;
-        if (!str(p, &s, &l)) return false;
+        if (!(c = str(p, c, &s, &l))) return NULL;
         *out = (dw_value){ .kind = DW_V_STRING, .n = (uint32_t)l };
         out->u.s = s;
-        return true;
+        return c;
     }
     case '{': {
-        size_t open = p->i;
-        p->i++;
-        ws(p);
+        const char *q = ws(c + 1, e), *w = NULL;
         /* `{"__extn": ...}` alone is an extension value, `{"__entity": ...}`
-         * alone an entity reference (dw_value_from_json) */
-        if (KEY(p, "__extn")) return false;
-        bool wrapped = KEY(p, "__entity");
-        if (wrapped || want == DW_T_ENTITY) {
-            const dw_uid *u;
+         * alone an entity reference (dw_value_from_json); both keys start `"__` */
+        if (e - q > 2 && q[1] == '_' && q[2] == '_') {
+            if (KEY(q, e, "__extn")) return NULL;
+            w = KEY(q, e, "__entity");
+        }
+        if (w || want == DW_T_ENTITY) {
+            const dw_uid *u = NULL;
             uint64_t th;
-            if (wrapped) {               /* entity()'s wrapped form, from past its key */
-                ws(p);
-                u = at(p, '{') ? uid_object(p, &th) : NULL;
-                if (u && !eat(p, '}')) u = NULL;
-            } else {
-                p->i = open;
-                u = entity(p, &th);
-            }
-            if (!u) return false;
+            if (w) {                     /* entity()'s wrapped form, from past its key */
+                w = ws(w, e);
+                w = peek(w, e) == '{' ? uid_object(p, w, &th, &u) : NULL;
+                if (w) w = eat(w, e, '}');
+            } else w = entity(p, c, &th, &u);
+            if (!w) return NULL;
             if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || !dw_mem_eq(u->type, expect->name.s, u->tlen)))
-                return false;
+                return NULL;
             *out = (dw_value){ .kind = DW_V_ENTITY };
             out->u.uid = u;
-            return true;
+            return w;
         }
-        if (expect && want != DW_T_RECORD) return false;
-        p->i = open + 1;
-        return record(p, expect, depth, out);
+        if (expect && want != DW_T_RECORD) return NULL;
+        return record(p, c + 1, expect, depth, out);
     }
     case '[': {
-        if (expect && want != DW_T_SET) return false;
+        if (expect && want != DW_T_SET) return NULL;
         const dw_type *et = expect ? expect->elem : NULL;
         dw_value v[FAST_MAX_ELEMS];
         size_t n = 0;
-        p->i++;
-        if (next(p) == ']') p->i++;
+        c = ws(c + 1, e);
+        if (peek(c, e) == ']') c++;
         else
             for (;;) {
-                if (n == FAST_MAX_ELEMS || !value(p, et, depth + 1, &v[n])) return false;
+                if (n == FAST_MAX_ELEMS || !(c = value(p, c, et, depth + 1, &v[n]))) return NULL;
                 n++;
-                char c = next(p);
-                p->i++;
-                if (c == ',') continue;
-                if (c == ']') break;
-                return false;
+                c = ws(c, e);
+                char x = peek(c, e);
+                if (x == ',') { c++; continue; }
+                if (x == ']') { c++; break; }
+                return NULL;
             }
         dw_value *av;
-        if (!items(p, v, n, sizeof *v, (void **)&av)) return false;
+        if (!items(p, c, v, n, sizeof *v, (void **)&av)) return NULL;
         *out = dw_make_set(av, n);
-        return true;
+        return c;
     }
     case 't': case 'f': {
-        if (expect && want != DW_T_BOOL) return false;
-        bool t = p->s[p->i] == 't';
+        if (expect && want != DW_T_BOOL) return NULL;
+        bool t = *c == 't';
         size_t l = t ? 4 : 5;
-        if (p->n - p->i < l || memcmp(p->s + p->i, t ? "true" : "false", l) != 0) return false;
-        p->i += l;
+        if ((size_t)(e - c) < l || memcmp(c, t ? "true" : "false", l) != 0) return NULL;
         *out = dw_bool(t);
-        return true;
+        return c + l;
     }
     default: {
-        if (expect && want != DW_T_LONG) return false;
-        char c = p->s[p->i];
-        if (c != '-' && (c < '0' || c > '9')) return false;  /* null, or not JSON */
+        if (expect && want != DW_T_LONG) return NULL;
+        char x = *c;
+        if (x != '-' && (x < '0' || x > '9')) return NULL;  /* null, or not JSON */
         int64_t v;
-        if (!number(p, &v)) return false;
+        if (!(c = number(c, e, &v))) return NULL;
         *out = dw_long(v);
-        return true;
+        return c;
     }
     }
 }
@@ -503,27 +492,29 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
 {
     memset(out, 0, sizeof *out);
     if (cache) dw_read_cache_next_line(cache);
-    rd p = { a, text, len, 0, { NULL, NULL }, cache, NULL };
+    const char *c = text, *e = text + len;
+    rd p = { a, e, { NULL, NULL }, cache, NULL };
     const dw_uid *u[3] = { NULL, NULL, NULL };
     uint64_t th[3];                      /* their types' hashes */
     dw_read_cache_uid *sl[3] = { NULL, NULL, NULL };   /* their readings' cache slots */
     uint64_t ver[3] = { 0, 0, 0 };       /* and those readings */
     const dw_action_decl *ad = NULL;
     bool have_ctx = false;
-    if (!eat(&p, '{') || next(&p) == '}') return 0;
+    if (!(c = eat(c, e, '{')) || peek(c = ws(c, e), e) == '}') return 0;
     for (;;) {
-        ws(&p);
+        c = ws(c, e);
         int m = -1;
-        switch (p.i + 1 < p.n ? p.s[p.i + 1] : 0) {     /* the key's first letter picks the one to compare */
-        case 'p': m = KEY(&p, "principal") ? 0 : -1; break;
-        case 'a': m = KEY(&p, "action") ? 1 : -1; break;
-        case 'r': m = KEY(&p, "resource") ? 2 : -1; break;
-        case 'c': m = KEY(&p, "context") ? 3 : -1; break;
+        const char *q = NULL;
+        switch (e - c > 1 ? c[1] : 0) {     /* the key's first letter picks the one to compare */
+        case 'p': m = (q = KEY(c, e, "principal")) ? 0 : -1; break;
+        case 'a': m = (q = KEY(c, e, "action")) ? 1 : -1; break;
+        case 'r': m = (q = KEY(c, e, "resource")) ? 2 : -1; break;
+        case 'c': m = (q = KEY(c, e, "context")) ? 3 : -1; break;
         }
         if (m < 0) return 0;              /* the general path ignores other members, after reading them */
-        ws(&p);
+        c = ws(q, e);
         if (m < 3) {
-            if (u[m] || !at(&p, '{') || !(u[m] = entity(&p, &th[m]))) return 0;
+            if (u[m] || peek(c, e) != '{' || !(c = entity(&p, c, &th[m], &u[m]))) return 0;
             if ((sl[m] = p.last)) ver[m] = sl[m]->version;
             if (m == 1 && schema) {
                 dw_read_cache_uid *as = sl[1];
@@ -535,19 +526,17 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
             }
         } else {
             /* the context's type comes from its action */
-            if (have_ctx || (schema && !u[1]) || !at(&p, '{')) return 0;
-            p.i++;
-            if (!record(&p, ad ? ad->context : NULL, 1, &out->vars[DW_VAR_C])) return 0;
+            if (have_ctx || (schema && !u[1]) || peek(c, e) != '{') return 0;
+            if (!(c = record(&p, c + 1, ad ? ad->context : NULL, 1, &out->vars[DW_VAR_C]))) return 0;
             have_ctx = true;
         }
-        char c = next(&p);
-        p.i++;
-        if (c == ',') continue;
-        if (c == '}') break;
+        c = ws(c, e);
+        char x = peek(c, e);
+        if (x == ',') { c++; continue; }
+        if (x == '}') { c++; break; }
         return 0;
     }
-    ws(&p);
-    if (p.i != p.n || !u[0] || !u[1] || !u[2]) return 0;
+    if (ws(c, e) != e || !u[0] || !u[1] || !u[2]) return 0;
     for (int i = 0; i < 3; i++) {
         out->vars[i].kind = DW_V_ENTITY;
         out->vars[i].u.uid = u[i];
@@ -595,39 +584,39 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out)
 {
-    rd p = { a, text, len, *pos, *c, cache, NULL };
-    bool ok = value(&p, expect, 1, out);
+    rd p = { a, text + len, *c, cache, NULL };
+    const char *q = value(&p, text + *pos, expect, 1, out);
     *c = p.carve;
-    if (ok) *pos = p.i;
-    return ok;
+    if (q) *pos = (size_t)(q - text);
+    return q != NULL;
 }
 
 const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos)
 {
-    rd p = { a, text, len, *pos, *c, cache, NULL };
-    ws(&p);
+    rd p = { a, text + len, *c, cache, NULL };
+    const char *q = ws(text + *pos, p.e);
     uint64_t th;
-    const dw_uid *u = at(&p, '{') ? entity(&p, &th) : NULL;
+    const dw_uid *u = NULL;
+    if (peek(q, p.e) != '{' || !(q = entity(&p, q, &th, &u))) u = NULL;
     *c = p.carve;
-    if (u) *pos = p.i;
+    if (u) *pos = (size_t)(q - text);
     return u;
 }
 
 bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { a, text, len, *pos, *c, NULL, NULL };
-    ws(&p);
-    bool ok = at(&p, '"') && str(&p, s, n);
+    rd p = { a, text + len, *c, NULL, NULL };
+    const char *q = ws(text + *pos, p.e);
+    q = peek(q, p.e) == '"' ? str(&p, q, s, n) : NULL;
     *c = p.carve;
-    if (ok) *pos = p.i;
-    return ok;
+    if (q) *pos = (size_t)(q - text);
+    return q != NULL;
 }
 
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
-    rd p = { NULL, text, len, *pos, { NULL, NULL }, NULL, NULL };
-    ws(&p);
-    bool ok = at(&p, '"') && span(&p, s, n);
-    if (ok) *pos = p.i;
-    return ok;
+    const char *e = text + len, *q = ws(text + *pos, e);
+    q = peek(q, e) == '"' ? span(q, e, s, n) : NULL;
+    if (q) *pos = (size_t)(q - text);
+    return q != NULL;
 }
