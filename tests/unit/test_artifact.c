@@ -558,33 +558,6 @@ static void test_index_action_not_entity(void **state)
     dw_program_free(p);
 }
 
-/* HASPATH names a key list of two or more names: one out of range, or of one name, is refused;
- * the path itself round-trips and decides as written */
-static void test_haspath_operand(void **state)
-{
-    const char *text = "permit (principal, action, resource) when { context has a.b.c };\n";
-    dw_program *p = unit_compile("haspath.cedar", text);
-    uint32_t at = UINT32_MAX;
-    for (uint32_t i = 0; i < p->ncode; i++) if (DW_INS_OP(p->code[i]) == DW_OP_HASPATH) { at = i; break; }
-    assert_int_not_equal(at, UINT32_MAX);
-    uint32_t ins = p->code[at], kl = DW_INS_A(ins);
-    assert_int_equal(p->keylists[kl].n, 3);
-    p->code[at] = DW_INS(DW_OP_HASPATH, p->nkeylists);
-    expect_refused(p, "has-path key list");
-    p->code[at] = ins;
-    p->keylists[kl].n = 1;
-    expect_refused(p, "has-path key list");
-    p->keylists[kl].n = 3;
-    dw_buf b = { 0 };
-    char msg[256] = "";
-    assert_int_equal(dw_artifact_write(p, 0, &b), 0);
-    dw_program *q = dw_artifact_load(b.p, b.len, msg, sizeof msg);
-    dw_buf_free(&b);
-    if (!q) fail_msg("refused: %s", msg);
-    dw_program_free(q);
-    dw_program_free(p);
-}
-
 static void test_temporal_hostile(void **state)
 {
     dw_program *p = T->s.prog;
@@ -1333,7 +1306,6 @@ int main(void)
         cmocka_unit_test(test_temporal_hostile),
         cmocka_unit_test(test_index_erroring_scope),
         cmocka_unit_test(test_index_action_not_entity),
-        cmocka_unit_test(test_haspath_operand),
         cmocka_unit_test(test_temporal_mutations),
     };
     const struct CMUnitTest ctests[] = {
