@@ -254,7 +254,11 @@ static tc_res type_has_path(tc *T, const dw_expr *e, tc_caps c)
         tc_caps ci = dw_tc_caps_union(T, c, acc);
         const dw_type *rec = t->kind == DW_T_RECORD ? t : t->kind == DW_T_ENTITY ? shape_of(T, t->name) : NULL;
         if (t->kind != DW_T_RECORD && t->kind != DW_T_ENTITY) {
-            ERROR(T, i ? e->u.path.locs[i - 1] : obj->loc, "`has` tests an attribute of an entity or a record",
+            const char *read = i ? path_text(T, obj, false) : NULL;   /* the step's value, `principal.n` */
+            ERROR(T, i ? e->u.path.locs[i - 1] : obj->loc,
+                  read ? fmt(T, "`has` tests an attribute of an entity or a record: `%s` has no attribute `%.*s` to test",
+                             read, (int)a.len, a.s)
+                       : "`has` tests an attribute of an entity or a record",
                   "unexpected type: expected an entity or a record but saw %s", dw_tc_ty_str(T, t));
             return BAD;
         }
