@@ -55,6 +55,11 @@ void dw_duration_format(int64_t ms, char *buf, size_t cap);   /* e.g. "1h30m", "
  * Matching is on UTF-8 bytes, which equals matching on scalar values. */
 typedef struct dw_like_pattern { size_t nseg; const dw_str *seg; } dw_like_pattern;
 bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n);
+/* Patterns with two stars (prefix * middle * suffix, nseg == 3), with the
+ * offset of the middle segment's rarest byte found once, when the pattern is
+ * loaded (dw_like_rare_offset(mid.s, mid.len)): the same answer as dw_like_match. */
+size_t dw_like_rare_offset(const char *needle, size_t needle_len);
+bool dw_like_match_mid(const dw_like_pattern *p, size_t rare, const char *s, size_t n);
 
 /* ---- shared by the decimal and duration parsers ---- */
 /* Sign and magnitude as parsed from text, to an i64: false when out of range.

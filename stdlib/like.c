@@ -26,9 +26,19 @@ static const uint8_t byte_commonness[256] = {
     ['j'] = 160, ['q'] = 158, ['z'] = 156, ['S'] = 154, ['E'] = 152, ['A'] = 150, ['T'] = 148, ['R'] = 146,
 };
 
-/* Leftmost occurrence of needle in haystack, or NULL. */
+/* The offset of needle's rarest byte: memchr for it stops at few false starts. */
+size_t dw_like_rare_offset(const char *needle, size_t needle_len)
+{
+    size_t k = 0;
+    for (size_t i = 1; i < needle_len; i++)
+        if (byte_commonness[(unsigned char)needle[i]] < byte_commonness[(unsigned char)needle[k]]) k = i;
+    return k;
+}
+
+/* Leftmost occurrence of needle in haystack, or NULL; k: needle's rarest byte
+ * (dw_like_rare_offset), or SIZE_MAX to find it here. */
 static const char *find_bytes(const char *haystack, size_t haystack_len,
-                              const char *needle, size_t needle_len)
+                              const char *needle, size_t needle_len, size_t k)
 {
     if (needle_len == 0)
         return haystack;
@@ -41,9 +51,8 @@ static const char *find_bytes(const char *haystack, size_t haystack_len,
      * memchr for one byte and a compare of the rest.  The byte is the
      * segment's rarest (at offset k), so memchr stops at few false starts;
      * starts come in increasing order, so the first match is the leftmost. */
-    size_t k = 0;
-    for (size_t i = 1; i < needle_len; i++)
-        if (byte_commonness[(unsigned char)needle[i]] < byte_commonness[(unsigned char)needle[k]]) k = i;
+    if (k >= needle_len)
+        k = dw_like_rare_offset(needle, needle_len);
     const char *p = haystack + k, *end = haystack + (haystack_len - needle_len) + k + 1;   /* last start + k + 1 */
     while (p < end && (p = memchr(p, (unsigned char)needle[k], (size_t)(end - p))) != NULL) {
         if (bytes_equal(p - k, needle, needle_len))
@@ -73,10 +82,23 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
     size_t end = n - last->len;
     for (size_t i = 1; i + 1 < p->nseg; i++) {
         const dw_str *seg = &p->seg[i];
-        const char *found = find_bytes(s + pos, end - pos, seg->s, seg->len);
+        const char *found = find_bytes(s + pos, end - pos, seg->s, seg->len, SIZE_MAX);
         if (!found)
             return false;
         pos = (size_t)(found - s) + seg->len;
     }
     return true;
+}
+
+bool dw_like_match_mid(const dw_like_pattern *p, size_t rare, const char *s, size_t n)
+{
+    const dw_str *first = &p->seg[0], *mid = &p->seg[1], *last = &p->seg[2];
+    if (!s)
+        s = "";
+    if (first->len > n || last->len > n - first->len)
+        return false;
+    if ((first->len && !bytes_equal(first->s, s, first->len)) ||
+        (last->len && !bytes_equal(last->s, s + (n - last->len), last->len)))
+        return false;
+    return find_bytes(s + first->len, n - last->len - first->len, mid->s, mid->len, rare) != NULL;
 }

@@ -7,7 +7,7 @@
 #include "../stdlib/bytes.h"
 
 /* u: the probed uid when it may be the program's interned one (else NULL) */
-static const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
+static inline const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
                                     const char *type, uint32_t tlen, const char *id, uint32_t idlen, const dw_uid *u)
 {
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
@@ -41,39 +41,75 @@ static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const 
     return NULL;
 }
 
-/* The candidate postings (policy << 1 | DW_IX_IMPLIED); exact: the bucket
+/* The candidate postings (policy << 1 | DW_IX_IMPLIED), each ANDed with
+ * keep.  The first run is borrowed from the index as it is (most requests
+ * find one bucket); a second one copies both into buf.  exact: the bucket
  * being added was probed with the request's own uid, so its IMPLIED bits hold. */
-typedef struct cands { uint32_t *v; uint32_t n, cap; dw_arena *a; uint32_t runs; const dw_request *req; bool exact; } cands;
+typedef struct cands {
+    const uint32_t *v; uint32_t n, keep;
+    uint32_t *buf; uint32_t cap;
+    dw_arena *a; uint32_t runs; const dw_request *req; bool exact;
+} cands;
 
-static int add_ids(void *ctx, const uint32_t *run, uint32_t n)
+static int cands_reserve(cands *c, uint32_t more)
 {
-    cands *c = ctx;
-    if (c->n + n > c->cap) {
-        uint32_t cap = c->cap * 2 > c->n + n ? c->cap * 2 : c->n + n;
-        if (cap < 32) cap = 32;
-        uint32_t *v = dw_arena_alloc_raw(c->a, cap * sizeof *v);
-        if (!v) return -1;
-        if (c->n) memcpy(v, c->v, c->n * sizeof *v);
-        c->v = v;
-        c->cap = cap;
+    if (c->n + more <= c->cap) return 0;
+    uint32_t cap = c->cap * 2 > c->n + more ? c->cap * 2 : c->n + more;
+    if (cap < 32) cap = 32;
+    uint32_t *v = dw_arena_alloc_raw(c->a, cap * sizeof *v);
+    if (!v) return -1;
+    if (c->n) memcpy(v, c->buf, c->n * sizeof *v);
+    if (c->v == c->buf) c->v = v;
+    c->buf = v;
+    c->cap = cap;
+    return 0;
+}
+
+static int add_more(cands *c, const uint32_t *run, uint32_t n);
+
+static inline int add_ids_inline(cands *c, const uint32_t *run, uint32_t n)
+{
+    if (n == 0) return 0;
+    if (c->runs++ == 0) {               /* borrowed: nothing copied */
+        c->v = run;
+        c->n = n;
+        c->keep = c->exact ? ~0u : ~DW_IX_IMPLIED;
+        return 0;
     }
-    uint32_t *d = c->v + c->n, keep = c->exact ? ~0u : ~DW_IX_IMPLIED;
+    return add_more(c, run, n);
+}
+
+static int add_ids(void *ctx, const uint32_t *run, uint32_t n) { return add_ids_inline(ctx, run, n); }
+
+static int add_more(cands *c, const uint32_t *run, uint32_t n)
+{
+    uint32_t keep = c->exact ? ~0u : ~DW_IX_IMPLIED;
+    if (c->v != c->buf) {               /* the borrowed run goes to buf first */
+        const uint32_t *v0 = c->v;
+        uint32_t n0 = c->n, k0 = c->keep;
+        c->n = 0;
+        if (cands_reserve(c, n0 + n)) return -1;
+        for (uint32_t i = 0; i < n0; i++) c->buf[i] = v0[i] & k0;
+        c->n = n0;
+        c->v = c->buf;
+        c->keep = ~0u;
+    } else if (cands_reserve(c, n)) return -1;
+    uint32_t *d = c->buf + c->n;
     for (uint32_t i = 0; i < n; i++) d[i] = run[i] & keep;    /* runs are short: no memcpy call */
     c->n += n;
-    c->runs++;
     return 0;
 }
 
 /* A bucket's policies: its whole run, or, when it has a condition guard and
  * the request's field is a String, only the runs that field can satisfy. */
-static int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
+static inline int add_run(cands *c, const dw_index *ix, const dw_index_bucket *b)
 {
     if (!b) return 0;
     if (b->guard) {
         const dw_value *field = dw_guard_field(b->guard, c->req);
         if (field) return dw_guard_runs(b->guard, field, add_ids, c);
     }
-    return add_ids(c, ix->policies + b->first, b->n);
+    return add_ids_inline(c, ix->policies + b->first, b->n);
 }
 
 /* Candidate lists are usually short (insertion sort) but can hold hundreds of
@@ -121,19 +157,22 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
     if (ix->always_n) {
         if (add_ids(c, ix->policies + ix->always_first, ix->always_n)) return -1;
     }
-    for (uint8_t var = 0; var < 3; var++) {
+    for (uint32_t vars = ix->probe_vars; vars; vars &= vars - 1) {
+        uint8_t var = (uint8_t)__builtin_ctz(vars);
         const dw_value *v = &req->vars[var];
         if (v->kind != DW_V_ENTITY) continue;
         const dw_uid *u = v->u.uid;
         if (ix->has_entity[var]) {
             if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen, u))) return -1;
             const dw_entity *e = req->ent[var];
-            c->exact = false;          /* an ancestor's bucket: its scope tests still run */
-            for (uint32_t k = 0; e && k < e->nanc; k++) {
-                const dw_uid *a = e->ancestors[k];
-                if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen, NULL))) return -1;
+            if (e && e->nanc) {
+                c->exact = false;          /* an ancestor's bucket: its scope tests still run */
+                for (uint32_t k = 0; k < e->nanc; k++) {
+                    const dw_uid *a = e->ancestors[k];
+                    if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen, NULL))) return -1;
+                }
+                c->exact = true;
             }
-            c->exact = true;
         }
         if (ix->has_type[var]) {
             uint64_t h = dw_index_hash(DW_IX_TYPE, var, u->type, u->tlen, NULL, 0);
@@ -142,7 +181,7 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
     }
     /* PAIR keys: the action or one of its groups, with the entity or one of its ancestors */
     const dw_value *act = &req->vars[DW_VAR_A];
-    for (uint8_t var = 0; var < 3 && act->kind == DW_V_ENTITY; var += 2) {
+    for (uint8_t var = 0; ix->any_pair && var < 3 && act->kind == DW_V_ENTITY; var += 2) {
         if (!ix->has_pair[var] || req->vars[var].kind != DW_V_ENTITY) continue;
         const dw_entity *ea = req->ent[DW_VAR_A], *ex = req->ent[var];
         uint32_t na = ea ? ea->nanc : 0, nx = ex ? ex->nanc : 0;
@@ -156,53 +195,49 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
         }
     }
     if (c->runs <= 1) return 0;      /* one bucket: already ascending and distinct */
-    sort_u32(c->v, c->n);
+    uint32_t *v = c->buf;
+    sort_u32(v, c->n);
     /* one posting per policy: implied if any bucket that found it implies its scope */
     uint32_t w = 0;
     for (uint32_t i = 0; i < c->n; i++) {
-        if (w && DW_IX_POLICY(c->v[w - 1]) == DW_IX_POLICY(c->v[i])) c->v[w - 1] |= c->v[i];
-        else c->v[w++] = c->v[i];
+        if (w && DW_IX_POLICY(v[w - 1]) == DW_IX_POLICY(v[i])) v[w - 1] |= v[i];
+        else v[w++] = v[i];
     }
     c->n = w;
     return 0;
 }
 
+/* which: postings (each ANDed with keep), or NULL: policies 0 .. n-1. */
 static int decide(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
-                  dw_response *resp, const uint32_t *which, uint32_t n)
+                  dw_response *resp, const uint32_t *which, uint32_t keep, uint32_t n)
 {
     memset(resp, 0, sizeof *resp);
-    /* one scratch block for the stack and the three result lists */
-    size_t sz_stack = (prog->max_stack + 1) * sizeof(dw_value), sz_errs = (n + 1) * sizeof(dw_policy_error);
-    size_t sz_ids = (n + 1) * sizeof(uint32_t);
-    char *block = dw_arena_alloc_raw(scratch, sz_stack + sz_errs + 2 * sz_ids);
-    if (!block) return -1;
-    dw_value *stack = (dw_value *)block;
-    dw_policy_error *errs = (dw_policy_error *)(block + sz_stack);
-    uint32_t *permits = (uint32_t *)(block + sz_stack + sz_errs);
-    uint32_t *forbids = permits + (n + 1);
-    uint32_t np = 0, nf = 0, ne = 0;
+    /* the stack on the C stack when it is small; one scratch block for the
+     * result lists (errors only once one occurs) */
+    dw_value local[32], *stack = local;
+    if (prog->max_stack + 1 > 32 && !(stack = dw_arena_alloc_raw(scratch, (prog->max_stack + 1) * sizeof(dw_value)))) return -1;
+    uint32_t *permits = dw_arena_alloc_raw(scratch, 2 * (n + 1) * sizeof(uint32_t));
+    if (!permits) return -1;
+    dw_policy_error *errs = NULL;
+    uint32_t ne = 0;
     dw_attr_memo memo;
-    memo.n = memo.next = 0;
+    memo.valid = 0;
     dw_eval_ctx cx = { .prog = prog, .store = store, .req = req, .scratch = scratch, .stack = stack, .memo = &memo };
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = which ? DW_IX_POLICY(which[k]) : k;
-        bool sat = false;
-        uint32_t from = which && (which[k] & DW_IX_IMPLIED) ? prog->index.body[i] : prog->policies[i].entry;
-        dw_eval_status st = dw_eval_code(&cx, from, &sat);
-        resp->evaluated++;
+    dw_eval_batch b = { .which = which, .keep = keep, .n = n, .permits = permits, .forbids = permits + (n + 1) };
+    dw_eval_status st;
+    while ((st = dw_eval_candidates(&cx, &b)) != DW_EVAL_OK) {
         if (st == DW_ERR_OOM) return -1;
-        if (st != DW_EVAL_OK) {
-            errs[ne].policy = i;
-            errs[ne].status = st;
-            errs[ne].detail = cx.err_detail;
-            ne++;
-            continue;
-        }
-        if (!sat) continue;
-        if (prog->policies[i].effect == DW_EFFECT_FORBID) forbids[nf++] = i;
-        else permits[np++] = i;
+        if (!errs && !(errs = dw_arena_alloc_raw(scratch, (n + 1) * sizeof *errs))) return -1;
+        errs[ne].policy = b.pol;
+        errs[ne].status = st;
+        errs[ne].detail = cx.err_detail;
+        ne++;
+        b.k++;
     }
-    resp->errors = errs;
+    uint32_t np = b.np, nf = b.nf;
+    uint32_t *forbids = b.forbids;
+    resp->evaluated = n;
+    resp->errors = errs;                           /* NULL while nerrors is 0 */
     resp->nerrors = ne;
     resp->allow = nf == 0 && np > 0;
     resp->determining = nf ? forbids : permits;
@@ -241,7 +276,11 @@ int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_
     if (!prog->index.nslots) return 0;
     cands c = { .a = scratch, .req = req };
     if (candidates(prog, store, req, &c)) return -1;
-    out->v = c.v;
+    /* the caller may rewrite the list (the leaf pass does): always a copy, never NULL */
+    uint32_t *v = c.v == c.buf && c.buf ? c.buf : dw_arena_alloc_raw(scratch, (c.n + 1) * sizeof *v);
+    if (!v) return -1;
+    if (v != c.v) for (uint32_t i = 0; i < c.n; i++) v[i] = c.v[i] & c.keep;
+    out->v = v;
     out->n = c.n;
     return 0;
 }
@@ -249,7 +288,7 @@ int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_
 int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
                             dw_arena *scratch, const dw_candidates *c, dw_response *resp)
 {
-    return decide(prog, store, req, scratch, resp, c->v, c->n);
+    return decide(prog, store, req, scratch, resp, c->v, ~0u, c->n);
 }
 
 int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
@@ -257,13 +296,13 @@ int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request
 {
     dw_request local;
     req = bound_request(prog, store, req, &local);
-    if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
-    /* the candidate list starts on the stack (decide copies nothing from it
-     * into the response); add_ids moves it to the arena only past 32 */
+    if (!prog->index.nslots) return decide(prog, store, req, scratch, resp, NULL, ~0u, prog->npolicies);
+    /* a second run is copied to a list on the stack (decide copies nothing
+     * from it into the response); add_ids moves it to the arena only past 32 */
     uint32_t first[32];
-    cands c = { .v = first, .cap = 32, .a = scratch, .req = req };
+    cands c = { .buf = first, .cap = 32, .a = scratch, .req = req };
     if (candidates(prog, store, req, &c)) return -1;
-    return decide(prog, store, req, scratch, resp, c.v, c.n);
+    return decide(prog, store, req, scratch, resp, c.v, c.keep, c.n);
 }
 
 int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
@@ -271,5 +310,5 @@ int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_req
 {
     dw_request local;
     req = bound_request(prog, store, req, &local);
-    return decide(prog, store, req, scratch, resp, NULL, prog->npolicies);
+    return decide(prog, store, req, scratch, resp, NULL, ~0u, prog->npolicies);
 }

@@ -71,6 +71,10 @@ int dw_index_build(dw_program *p)
         if (b->kind == DW_IX_TYPE) ix->has_type[b->var % 3] = true;
         if (b->kind == DW_IX_PAIR) ix->has_pair[b->var % 3] = true;
     }
+    for (int v = 0; v < 3; v++) {
+        if (ix->has_entity[v] || ix->has_type[v]) ix->probe_vars |= (uint8_t)(1u << v);
+        if (ix->has_pair[v]) ix->any_pair = true;
+    }
     ix->body = p->npolicies ? dw_arena_alloc(&p->arena, p->npolicies * sizeof *ix->body) : NULL;
     if (p->npolicies && !ix->body) return -1;
     for (uint32_t i = 0; i < p->npolicies; i++) ix->body[i] = dw_scope_prefix_end(p, i);

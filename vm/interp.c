@@ -205,10 +205,13 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_str *key
     return NULL;
 }
 
-/* `like` with one star (prefix, suffix, or both) inline; the rest in stdlib/like.c. */
-static inline bool like_match(const dw_like_pattern *p, const char *s, size_t n)
+/* `like` with one star (prefix, suffix, or both) inline, with two through
+ * the middle segment's rarest byte found at load (vm/eval_plan.c); the rest
+ * in stdlib/like.c. */
+static inline bool like_match(const dw_program *P, uint32_t i, const char *s, size_t n)
 {
-    if (p->nseg != 2) return dw_like_match(p, s, n);
+    const dw_like_pattern *p = &P->pats[i];
+    if (p->nseg != 2) return p->nseg == 3 && P->like_rare ? dw_like_match_mid(p, P->like_rare[i], s, n) : dw_like_match(p, s, n);
     const dw_str *a = &p->seg[0], *b = &p->seg[1];
     if (!s) s = "";      /* an empty string may carry no pointer */
     return a->len + b->len <= n && dw_mem_eq(s, a->s, a->len) && dw_mem_eq(s + (n - b->len), b->s, b->len);
@@ -238,17 +241,32 @@ dw_eval_status dw_eval_value(dw_eval_ctx *cx, uint32_t entry, dw_value *out)
     return st;
 }
 
-dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
+/* Where batch candidate B->k starts (B->pol set to its policy). */
+static inline uint32_t batch_entry(const dw_program *P, dw_eval_batch *B)
+{
+    uint32_t w = B->which ? B->which[B->k] & B->keep : B->k << 1, i = DW_IX_POLICY(w);
+    B->pol = i;
+    return w & DW_IX_IMPLIED ? P->index.body[i] : P->policies[i].entry;
+}
+
+/* B NULL: run the code at entry to its RET.  Else run batch B's candidates
+ * one after the other in one loop (no call per policy), as decide() did. */
+static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval_batch *B)
 {
     const dw_program *P = cx->prog;
     const uint32_t *code = P->code;
     dw_value *sp = cx->stack;          /* next free slot */
+    if (B) {
+        if (B->k >= B->n) return DW_EVAL_OK;
+        entry = batch_entry(P, B);
+    }
     uint32_t pc = entry;
     dw_eval_status st;
     bool r;
     const dw_value *cur;               /* a GETATTR chain's value so far */
-    uint32_t memo_left = 0;            /* GETATTRs until cur is memo_key's value */
-    uint64_t memo_key = 0;
+    dw_attr_memo *memo = cx->memo;
+    const uint16_t *msite = memo ? P->memo_site : NULL;
+    uint32_t memo_slot = 0;            /* slot + 1 the running chain's value goes to */
 
     uint32_t ins, A;
 #if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
@@ -279,20 +297,15 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
         vmcase(DW_OP_VAR)
             if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) {
                 sp++;
-                memo_left = 0;
-                if (cx->memo && DW_INS_OP(code[pc + 1]) == DW_OP_GETATTR) {
-                    memo_key = (uint64_t)A << 48 | (uint64_t)DW_INS_A(code[pc]) << 24 | DW_INS_A(code[pc + 1]);
-                    const dw_attr_memo *m = cx->memo;
-                    uint32_t i = 0;
-                    while (i < m->n && m->key[i] != memo_key) i++;
-                    if (i < m->n) {
-                        cur = m->val[i];
-                        pc += 2;
-                        if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) { vmfetch(); goto getattr; }
-                        sp[-1] = *cur;
+                memo_slot = 0;
+                if (msite && msite[pc - 1]) {
+                    uint32_t m = msite[pc - 1], slot = (m & 0xFF) - 1;
+                    if (memo->valid >> slot & 1) {
+                        sp[-1] = *memo->val[slot];
+                        pc += m >> 8;          /* past the chain's GETATTRs */
                         vmbreak;
                     }
-                    memo_left = 2;
+                    memo_slot = slot + 1;
                 }
                 cur = &cx->req->vars[A];
                 vmfetch();
@@ -344,7 +357,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             vmbreak;
         vmcase(DW_OP_GETATTR)
             cur = &sp[-1];
-            memo_left = 0;
+            memo_slot = 0;
         getattr:
             /* a run of GETATTRs walks the records, the stack slot written once;
              * a failure leaves the failing instruction's operand there */
@@ -359,14 +372,13 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
                 const dw_value *f = record_find(rec, &P->strs[A], P->str_hash[A]);
                 if (!f) { sp[-1] = *cur; FAIL(DW_ERR_MISSING_ATTR, "attribute not found"); }
                 cur = f;
-                if (memo_left && --memo_left == 0) {
-                    dw_attr_memo *m = cx->memo;
-                    uint32_t i = m->n < DW_ATTR_MEMO ? m->n++ : m->next++ % DW_ATTR_MEMO;
-                    m->key[i] = memo_key;
-                    m->val[i] = cur;
-                }
                 if (DW_INS_OP(code[pc]) != DW_OP_GETATTR) break;
                 vmfetch();
+            }
+            if (memo_slot) {
+                memo->val[memo_slot - 1] = cur;
+                memo->valid |= 1ull << (memo_slot - 1);
+                memo_slot = 0;
             }
             sp[-1] = *cur;
             vmbreak;
@@ -404,7 +416,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
         }
         vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
-            sp[-1] = dw_bool(like_match(&P->pats[A], sp[-1].u.s, sp[-1].n));
+            sp[-1] = dw_bool(like_match(P, A, sp[-1].u.s, sp[-1].n));
             vmbreak;
         vmcase(DW_OP_IS) {
             if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");
@@ -461,10 +473,27 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
             sp--;
             if (cx->ret_value) { *cx->ret_value = *sp; return DW_EVAL_OK; }
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
-            *result = sp->u.b;
-            return DW_EVAL_OK;
+            if (!B) { *result = sp->u.b; return DW_EVAL_OK; }
+            if (sp->u.b) {
+                if (P->policies[B->pol].effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
+                else B->permits[B->np++] = B->pol;
+            }
+            if (++B->k == B->n) return DW_EVAL_OK;
+            pc = batch_entry(P, B);
+            sp = cx->stack;
+            vmbreak;
         vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");
         }
     }
+}
+
+dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
+{
+    return run(cx, entry, result, NULL);
+}
+
+dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *b)
+{
+    return run(cx, 0, NULL, b);
 }

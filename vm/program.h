@@ -143,6 +143,8 @@ typedef struct dw_index {
     uint32_t *body;          /* per policy: the pc after its scope prefix (entry when it has none) */
     uint32_t always_first, always_n;   /* the ALWAYS run */
     bool has_entity[3], has_type[3], has_pair[3];   /* which probes can find anything, per variable */
+    uint8_t probe_vars;      /* bit v: has_entity[v] || has_type[v] */
+    bool any_pair;
 } dw_index;
 
 typedef struct dw_program {
@@ -177,6 +179,11 @@ typedef struct dw_program {
      * slot k prints as vk: vm/tprint.h). */
     dw_str *leaf_var_names;
     uint32_t *leaf_var_first;
+    /* Read off the verified code by dw_program_prepare for the interpreter's
+     * fast paths (vm/eval_plan.c, never in an artifact); NULL: none (a program
+     * not prepared runs without them). */
+    uint16_t *memo_site;     /* per pc: path memo slot + 1 | GETATTR run length << 8, or 0 */
+    uint8_t *like_rare;      /* per pattern with two stars: its middle segment's rarest byte */
     const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
                                                    runtime/artifact_serve.h decodes them */
 } dw_program;
@@ -206,6 +213,8 @@ void dw_index_link_uids(dw_program *p);
 /* Derive the condition guards of large buckets from the (verified) code.
  * Called by dw_program_prepare after dw_index_build.  0 or -1 (OOM). */
 int dw_guards_build(dw_program *p);
+/* The interpreter's load-time plans (memo_site, like_rare).  0 or -1 (OOM). */
+int dw_eval_plan_build(dw_program *p);
 /* Print the index readably (`dwc disasm`). */
 void dw_index_print(const dw_program *p, FILE *out);
 

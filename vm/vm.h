@@ -52,11 +52,13 @@ int dw_guard_runs(const dw_guard_table *t, const dw_value *field, dw_guard_run_f
 void dw_guard_print(const dw_guard_table *t, const dw_program *p, FILE *out);
 
 /* Request attribute paths already read in this decision (`context.input.path`
- * in policy after policy): VAR x; GETATTR a; GETATTR b found -> the value
- * (in the request or the store, unchanged while the decision runs).  Only
- * successful reads are kept; an error is met again by running the code. */
-#define DW_ATTR_MEMO 4
-typedef struct dw_attr_memo { uint64_t key[DW_ATTR_MEMO]; const dw_value *val[DW_ATTR_MEMO]; uint32_t n, next; } dw_attr_memo;
+ * in policy after policy): the value of each memo slot (vm/eval_plan.c: a
+ * path `VAR x; GETATTR a ...` that occurs at several pcs), valid when its bit
+ * is set (in the request or the store, unchanged while the decision runs).
+ * Only successful reads are kept; an error is met again by running the code.
+ * A decision clears `valid` alone. */
+#define DW_PATH_MEMO_SLOTS 64
+typedef struct dw_attr_memo { uint64_t valid; const dw_value *val[DW_PATH_MEMO_SLOTS]; } dw_attr_memo;
 
 typedef struct dw_eval_ctx {
     const dw_program *prog;
@@ -83,6 +85,19 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result);
  * run time live in cx->scratch. */
 dw_eval_status dw_eval_value(dw_eval_ctx *cx, uint32_t entry, dw_value *out);
 
+/* The candidates of one decision run in one interpreter loop: postings
+ * which[k] & keep for k in [k, n) (which NULL: policies k .. n-1, none
+ * implied), started at index.body[policy] when DW_IX_IMPLIED; each true one
+ * is appended to forbids or permits by its effect.  Stops at the end
+ * (DW_EVAL_OK) or at a candidate that errors (its status; k is that
+ * candidate, pol its policy, cx's err_* set), which the caller records
+ * before it resumes from k + 1. */
+typedef struct dw_eval_batch {
+    const uint32_t *which; uint32_t keep, n, k, pol;
+    uint32_t *permits, *forbids; uint32_t np, nf;
+} dw_eval_batch;
+dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *b);
+
 /* Apply an extension function or built-in method to already evaluated
  * arguments (methods take the receiver first).  Shared by OP_CALL and the
  * JSON reader's `__extn` values. */
@@ -95,7 +110,7 @@ typedef struct dw_policy_error { uint32_t policy; dw_eval_status status; const c
 typedef struct dw_response {
     bool allow;
     uint32_t *determining; uint32_t ndetermining;   /* ascending policy indices */
-    dw_policy_error *errors; uint32_t nerrors;       /* ascending policy indices */
+    dw_policy_error *errors; uint32_t nerrors;       /* ascending policy indices (NULL when none) */
     uint32_t evaluated;                              /* policies whose code ran */
 } dw_response;
 
