@@ -128,6 +128,14 @@ static void random_pattern(char *cedar, char *ref, size_t *rn)
 
 #define NLIKE 48
 
+/* requests in a, the two decisions' scratch in s1 and s2 */
+static void arenas_init(dw_arena *a, dw_arena *s1, dw_arena *s2)
+{
+    dw_arena_init(a, 4096);
+    dw_arena_init(s1, 64 * 1024);
+    dw_arena_init(s2, 64 * 1024);
+}
+
 static void decide_both(dw_program *prog, const dw_store *st, dw_arena *a, dw_arena *s1, dw_arena *s2,
                         const char *rq, dw_response *fast, dw_response *general)
 {
@@ -166,9 +174,7 @@ static void test_like_plans_random(void **state)
         dw_store st;
         unit_empty_store(&st);
         dw_arena a, s1, s2;
-        dw_arena_init(&a, 4096);
-        dw_arena_init(&s1, 64 * 1024);
-        dw_arena_init(&s2, 64 * 1024);
+        arenas_init(&a, &s1, &s2);
         for (int r = 0; r < 300; r++) {
             char subj[128], rq[512];
             size_t n = random_text(subj, 8);
@@ -222,9 +228,7 @@ static void check_memo_set(const char *text, uint32_t npol, bool want_sites, con
     dw_store st;
     unit_store_json(&st, MEMO_ENTITIES);
     dw_arena a, s1, s2;
-    dw_arena_init(&a, 4096);
-    dw_arena_init(&s1, 64 * 1024);
-    dw_arena_init(&s2, 64 * 1024);
+    arenas_init(&a, &s1, &s2);
     dw_value *stack = calloc(prog->max_stack + 1, sizeof *stack);
     uint32_t errors = 0, trues = 0;
     for (size_t u = 0; u < sizeof USERS / sizeof *USERS; u++)
