@@ -37,7 +37,7 @@ size_t dw_like_rare_offset(const char *needle, size_t needle_len)
 
 /* Leftmost occurrence of needle in haystack, or NULL; k: needle's rarest byte
  * (dw_like_rare_offset), or SIZE_MAX to find it here. */
-static const char *find_bytes(const char *haystack, size_t haystack_len,
+static inline __attribute__((always_inline)) const char *find_bytes(const char *haystack, size_t haystack_len,
                               const char *needle, size_t needle_len, size_t k)
 {
     if (needle_len == 0)

@@ -150,7 +150,7 @@ static uint64_t entity_key(uint8_t var, const dw_uid *u)
 
 /* Candidates: ALWAYS, plus for each scope variable the buckets of its entity,
  * of every ancestor of it, and of its type.  Sorted ascending, no duplicates. */
-static int candidates(const dw_program *prog, const dw_store *store, const dw_request *req, cands *c)
+static inline __attribute__((always_inline)) int candidates(const dw_program *prog, const dw_store *store, const dw_request *req, cands *c)
 {
     const dw_index *ix = &prog->index;
     c->exact = true;
@@ -208,7 +208,7 @@ static int candidates(const dw_program *prog, const dw_store *store, const dw_re
 }
 
 /* which: postings (each ANDed with keep), or NULL: policies 0 .. n-1. */
-static int decide(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
+static inline __attribute__((always_inline)) int decide(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
                   dw_response *resp, const uint32_t *which, uint32_t keep, uint32_t n)
 {
     memset(resp, 0, sizeof *resp);

@@ -289,8 +289,8 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         vmcase(DW_OP_CONST)
             if (DW_INS_OP(code[pc]) == DW_OP_EQ) {
                 pc++;
-                sp[-1] = dw_bool(value_eq(&sp[-1], &P->consts[A]));
-                vmbreak;
+                r = value_eq(&sp[-1], &P->consts[A]);
+                goto bool_result;
             }
             *sp++ = P->consts[A];
             vmbreak;
@@ -339,13 +339,12 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             if (sp[-1].u.i == INT64_MIN) FAIL(DW_ERR_OVERFLOW, "negation overflows");
             sp[-1].u.i = -sp[-1].u.i;
             vmbreak;
-        vmcase(DW_OP_EQ) sp--; sp[-1] = dw_bool(value_eq(&sp[-1], sp)); vmbreak;
-        vmcase(DW_OP_NE) sp--; sp[-1] = dw_bool(!value_eq(&sp[-1], sp)); vmbreak;
+        vmcase(DW_OP_EQ) sp--; r = value_eq(&sp[-1], sp); goto bool_result;
+        vmcase(DW_OP_NE) sp--; r = !value_eq(&sp[-1], sp); goto bool_result;
         vmcase(DW_OP_LT) vmcase(DW_OP_LE) vmcase(DW_OP_GT) vmcase(DW_OP_GE)
             sp--;
             if ((st = op_compare(DW_INS_OP(ins), &sp[-1], sp, &r))) FAIL(st, "comparison needs two Longs, datetimes or durations");
-            sp[-1] = dw_bool(r);
-            vmbreak;
+            goto bool_result;
         vmcase(DW_OP_ADD) vmcase(DW_OP_SUB) vmcase(DW_OP_MUL)
             sp--;
             if ((st = op_arith(DW_INS_OP(ins), &sp[-1], sp, &sp[-1]))) FAIL(st, "arithmetic on Longs");
@@ -353,8 +352,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         vmcase(DW_OP_IN)
             sp--;
             if ((st = op_in(cx, &sp[-1], sp, &r))) FAIL(st, "`in` needs an entity and an entity or set of entities");
-            sp[-1] = dw_bool(r);
-            vmbreak;
+            goto bool_result;
         vmcase(DW_OP_GETATTR)
             cur = &sp[-1];
             memo_slot = 0;
@@ -392,8 +390,8 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
                 if (!e) { *v = dw_bool(false); vmbreak; }
                 rec = &e->attrs;
             } else FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity");
-            *v = dw_bool(record_find(rec, key, P->str_hash[A]) != NULL);
-            vmbreak;
+            r = record_find(rec, key, P->str_hash[A]) != NULL;
+            goto bool_result;
         }
         vmcase(DW_OP_HASPATH) {
             /* each step is HAS, and reads the name it found for the next; a failure
@@ -416,14 +414,14 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         }
         vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
-            sp[-1] = dw_bool(like_match(P, A, sp[-1].u.s, sp[-1].n));
-            vmbreak;
+            r = like_match(P, A, sp[-1].u.s, sp[-1].n);
+            goto bool_result;
         vmcase(DW_OP_IS) {
             if (sp[-1].kind != DW_V_ENTITY) FAIL(DW_ERR_TYPE, "`is` operand is not an entity");
             const dw_str *t = &P->strs[A];
             const dw_uid *u = sp[-1].u.uid;
-            sp[-1] = dw_bool(u->tlen == t->len && memcmp(u->type, t->s, t->len) == 0);
-            vmbreak;
+            r = u->tlen == t->len && memcmp(u->type, t->s, t->len) == 0;
+            goto bool_result;
         }
         vmcase(DW_OP_MKSET) {
             dw_value *elems = A ? dw_arena_alloc(cx->scratch, A * sizeof *elems) : NULL;
@@ -473,8 +471,10 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             sp--;
             if (cx->ret_value) { *cx->ret_value = *sp; return DW_EVAL_OK; }
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
-            if (!B) { *result = sp->u.b; return DW_EVAL_OK; }
-            if (sp->u.b) {
+            r = sp->u.b;
+        ret_bool:
+            if (!B) { *result = r; return DW_EVAL_OK; }
+            if (r) {
                 if (P->policies[B->pol].effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
                 else B->permits[B->np++] = B->pol;
             }
@@ -485,6 +485,20 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");
         }
+    bool_result:
+        /* r, a Bool, replaces sp[-1].  A CHECK_BOOL after it has nothing to
+         * check, and the OR, AND or RET that usually follows is done here
+         * as it would do it, without a dispatch of its own. */
+        ins = code[pc];
+        if (DW_INS_OP(ins) == DW_OP_CHECK_BOOL) ins = code[++pc];
+        if (DW_INS_OP(ins) == DW_OP_OR || DW_INS_OP(ins) == DW_OP_AND) {
+            if (r == (DW_INS_OP(ins) == DW_OP_OR)) { sp[-1] = dw_bool(r); pc = DW_INS_A(ins); }
+            else { sp--; pc++; }
+            continue;
+        }
+        if (DW_INS_OP(ins) == DW_OP_RET && !cx->ret_value) { sp--; goto ret_bool; }
+        sp[-1] = dw_bool(r);
+        continue;
     }
 }
 
