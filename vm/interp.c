@@ -485,6 +485,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");
         }
+        continue;          /* the switch dispatch's `break`: the next instruction */
     bool_result:
         /* r, a Bool, replaces sp[-1].  A CHECK_BOOL after it has nothing to
          * check, and the OR, AND or RET that usually follows is done here
