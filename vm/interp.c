@@ -409,8 +409,8 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
                 uint32_t k = P->keyidx[kl->first + i];
                 v = record_find(rec, &P->strs[k], P->str_hash[k]);
             }
-            sp[-1] = dw_bool(v != NULL);
-            vmbreak;
+            r = v != NULL;
+            goto bool_result;
         }
         vmcase(DW_OP_LIKE)
             if (sp[-1].kind != DW_V_STRING) FAIL(DW_ERR_TYPE, "`like` operand is not a String");
