@@ -14,7 +14,7 @@
 
 /* ---- buffers ---- */
 
-static bool reserve(dwd_buf *b, size_t extra)
+bool dwd_buf_reserve(dwd_buf *b, size_t extra)
 {
     if (b->oom) return false;
     if (b->len + extra + 1 <= b->cap) return true;
@@ -27,16 +27,6 @@ static bool reserve(dwd_buf *b, size_t extra)
     return true;
 }
 
-void dwd_buf_put(dwd_buf *b, const char *s, size_t n)
-{
-    if (!reserve(b, n)) return;
-    if (n) memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-void dwd_buf_puts(dwd_buf *b, const char *s) { dwd_buf_put(b, s, strlen(s)); }
-
 void dwd_buf_printf(dwd_buf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -46,7 +36,7 @@ void dwd_buf_printf(dwd_buf *b, const char *fmt, ...)
     va_end(ap);
     if (n < 0) return;
     if ((size_t)n < sizeof tmp) { dwd_buf_put(b, tmp, (size_t)n); return; }
-    if (!reserve(b, (size_t)n)) return;
+    if (!dwd_buf_reserve(b, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -65,7 +55,7 @@ static int dwd_buf_sink(void *ctx, const char *p, size_t n)
 void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n)
 {
     if (dw_json_scan_plain(s, 0, n) < n || (n && memchr(s, 0x7f, n))) { dw_json_escape(dwd_buf_sink, b, s, n, DW_JSON_REPLACE); return; }
-    if (!reserve(b, n + 2)) return;
+    if (!dwd_buf_reserve(b, n + 2)) return;
     b->p[b->len] = '"';
     if (n) memcpy(b->p + b->len + 1, s, n);
     b->p[b->len + 1 + n] = '"';

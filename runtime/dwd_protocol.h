@@ -17,13 +17,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define DWD_MAX_LINE (1u << 20)   /* bytes per request line, newline excluded */
 
 /* A growable byte string (NUL-terminated when non-empty). */
 typedef struct dwd_buf { char *p; size_t len, cap; bool oom; } dwd_buf;
-void dwd_buf_put(dwd_buf *b, const char *s, size_t n);
-void dwd_buf_puts(dwd_buf *b, const char *s);
+/* Room for extra more bytes and the NUL: false (and b->oom) when memory ran out. */
+bool dwd_buf_reserve(dwd_buf *b, size_t extra);
+/* Inline: a reply or message is a dozen small pieces, each was a call (and
+ * a strlen of a literal). */
+static inline void dwd_buf_put(dwd_buf *b, const char *s, size_t n)
+{
+    if (b->oom || (b->len + n + 1 > b->cap && !dwd_buf_reserve(b, n))) return;
+    if (n) memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+static inline void dwd_buf_puts(dwd_buf *b, const char *s) { dwd_buf_put(b, s, strlen(s)); }
 void dwd_buf_printf(dwd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal, quotes included. */
 void dwd_buf_json_string(dwd_buf *b, const char *s, size_t n);
