@@ -103,6 +103,9 @@ typedef struct server {
     /* stats */
     uint64_t decisions, permits, denies, faults, records, errors, accepted, refused_peers, reloads;
     uint64_t evicted, idle_closed, timed_out, overlong;
+    uint32_t fault_notes;      /* internal-fault lines stderr may still take this second (note_fault) */
+    uint64_t faults_unshown;   /* internal faults not written to stderr this second */
+    int64_t fault_second;      /* monotonic ms: the second began */
     uint64_t ckpt_failures_seen;   /* background checkpoint failures already reported */
     int64_t ckpt_checked;          /* monotonic ms of the last look */
     conn **conns;              /* lim.max_conns slots */
@@ -172,6 +175,31 @@ static void control_record(server *s, const char *op, const char *const *kv, siz
     dwd_buf_free(&b);
 }
 
+/* Internal faults on stderr: FAULT_NOTES lines a second, the rest counted
+ * and summed up when the second is over.  Each one is a deny and counted in
+ * stats; a client sending bad requests must not make every one a write(2) to
+ * stderr on the serving thread (a slow reader of stderr would stall it). */
+#define FAULT_NOTES 20
+
+static void note_fault(server *s, const char *msg)
+{
+    if (s->fault_notes) {
+        s->fault_notes--;
+        fprintf(stderr, "dwd: internal fault: %s\n", msg);
+    } else s->faults_unshown++;
+}
+
+static void fault_second(server *s, int64_t now)
+{
+    if (now - s->fault_second < 1000) return;
+    if (s->faults_unshown)
+        fprintf(stderr, "dwd: %" PRIu64 " more internal fault(s) not shown (stderr takes at most %d a second; stats counts every one)\n",
+                s->faults_unshown, FAULT_NOTES);
+    s->faults_unshown = 0;
+    s->fault_notes = FAULT_NOTES;
+    s->fault_second = now;
+}
+
 /* ---- requests ---- */
 
 static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
@@ -213,7 +241,7 @@ static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
     else s->denies++;
     if (!strcmp(d.cause, "internal_fault")) {
         s->faults++;
-        if (v.message[0]) fprintf(stderr, "dwd: internal fault: %s\n", v.message);
+        if (v.message[0]) note_fault(s, v.message);
     }
     dwd_buf *mb = &s->msg;       /* kept from one decision to the next */
     mb->len = 0;
@@ -675,6 +703,7 @@ int main(int argc, char **argv)
     s.box_name = "dwd";
     s.run_id = "run-0001";
     s.box_source = "box";
+    s.fault_notes = FAULT_NOTES;
     int opt;
     while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
         switch (opt) {
@@ -872,6 +901,7 @@ int main(int argc, char **argv)
         }
         if (accepting) accept_all(&s, lfd, now);
         watch_checkpoints(&s, now);
+        fault_second(&s, now);
     }
     for (int i = 0; i < s.nconns; i++) dwd_conn_free(s.epfd, s.conns[i]);
     close(lfd);

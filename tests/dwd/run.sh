@@ -123,6 +123,21 @@ check "a NUL byte in a string denies with internal_fault" grep -q '"verdict":"de
 check "... and says why (stderr)" grep -q 'internal fault: Box refuses a string with a NUL byte (input.host)' "$T/dwd.err"
 echo '{"op":"record","time":"2025-06-02T13:00:07Z","action":"http:request","kind":"response","input":{"host":"uploads.github.com","port":443,"method":"GET","path":"/x\u0000","body_bytes":0,"intercepted":true},"output":{"status":200}}' | "$C" "$T/sock" > "$T/box4"
 check "a record with a NUL byte is an error" grep -q '^{"ok":false,"error":"Box refuses a string with a NUL byte (input.path)' "$T/box4"
+# a flood of requests that fault: each one denies and is counted, but stderr takes
+# about 20 lines a second and a summary of the rest (a write(2) per fault on the
+# serving thread, and a log flood, would be any client's to cause)
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/fl0"
+f0=$(sed -n 's/.*"internal_faults":\([0-9]*\).*/\1/p' "$T/fl0"); l0=$(grep -c 'internal fault:' "$T/dwd.err")
+for i in $(seq 1 300); do echo '{"op":"decide","action":"http:request","input":{"host":"api.github.com","port":"443"}}'; done |
+    "$C" "$T/sock" > "$T/flood"
+check "300 faulting requests: 300 internal_fault denials" test "$(grep -c '"verdict":"deny","cause":"internal_fault"' "$T/flood")" -eq 300
+# the summary comes with the first round a second after the count began (rounds run at least once a second)
+for _ in $(seq 1 100); do grep -q 'more internal fault(s) not shown' "$T/dwd.err" && break; sleep 0.1; done
+echo '{"op":"stats"}' | "$C" "$T/sock" > "$T/fl1"
+f1=$(sed -n 's/.*"internal_faults":\([0-9]*\).*/\1/p' "$T/fl1"); l1=$(grep -c 'internal fault:' "$T/dwd.err")
+check "... stats counts all 300" test "$((f1 - f0))" -eq 300
+check "... stderr shows a few of them ($((l1 - l0)))" test "$((l1 - l0))" -ge 1 -a "$((l1 - l0))" -le 80
+check "... and says how many it did not show" grep -q 'more internal fault(s) not shown (stderr takes at most 20 a second; stats counts every one)' "$T/dwd.err"
 
 # ---- 3. only the socket owner's uid may connect (SO_PEERCRED) ----
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
