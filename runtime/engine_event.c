@@ -547,7 +547,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
             }
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
             if (!dw_json_fast_value(va, vc, &e->uids, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
-        } else if (!dw_json_fast_string(va, vc, json, len, &i, &str[m].s, &str[m].len)) return 0;
+        } else if (!dw_json_fast_string(va, vc, &e->uids, json, len, &i, &str[m].s, &str[m].len)) return 0;
         i = skip_ws(json, i, len);
         if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }
         if (i < len && json[i] == '}') break;

@@ -1,7 +1,8 @@
 /* json_read_cache.h - what a one-pass JSON reader (runtime/json_request.c)
  * has already read, by raw bytes: entity uid objects and record keys.  A
  * host sends the same few principals, actions and enumerated entities, and
- * the same member names, line after line; a line whose `{"type":"T","id":"I"}`
+ * the same member names (and short strings: an event's action and kind),
+ * line after line; a line whose `{"type":"T","id":"I"}`
  * or `"key"` is byte for byte one read before takes that reading (the uid,
  * its hash, its type's hash; the key's copy and dw_key_hash) instead of
  * scanning, validating, copying and hashing again.

@@ -271,10 +271,13 @@ static const char *entity(rd *p, const char *c, uint64_t *th, const dw_uid **out
     return uid_object(p, c, th, out);
 }
 
-/* c at a record member's '"': its key (NUL-terminated: a copy in the carve,
- * or the cache's own when it lends), length and dw_key_hash; past the
- * closing quote.  Through the cache when there is one (json_read_cache.h). */
-static const char *member_key(rd *p, const char *c, const char **k, size_t *kl, uint32_t *kh)
+/* c at '"': a string with no escape, past its closing quote, through the
+ * cache's short strings when there is one (json_read_cache.h): *k a
+ * NUL-terminated copy in the carve, or the cache's own when it lends; *kh
+ * its dw_key_hash when kh is given (a miss hashes it either way, to store
+ * it).  Record keys, and an event's repeated values (its action and kind). */
+static inline __attribute__((always_inline)) const char *cached_str(rd *p, const char *c, const char **k, size_t *kl,
+                                                                    uint32_t *kh)
 {
     const char *e = p->e, *b = c + 1;
     dw_read_cache *rc = p->cache;
@@ -288,7 +291,7 @@ static const char *member_key(rd *p, const char *c, const char **k, size_t *kl, 
         if (l && sl->word == w && (ql < 8 ? l == ql : l >= 8 && (size_t)(e - b) > l && b[l] == '"' && dw_mem_eq(sl->s, b, l))) {
             rc->key_hits++;
             *kl = l;
-            *kh = sl->khash;
+            if (kh) *kh = sl->khash;
             c = b + l + 1;
             if (rc->lend) {
                 sl->lent = rc->line;
@@ -300,11 +303,12 @@ static const char *member_key(rd *p, const char *c, const char **k, size_t *kl, 
     }
     const char *s;
     if (!(c = span(c, e, &s, kl))) return NULL;
-    *kh = dw_key_hash(s, *kl);
+    uint32_t h = dw_key_hash(s, *kl);
+    if (kh) *kh = h;
     if (sl && *kl && *kl <= DW_READ_CACHE_KEY_MAX && sl->lent != rc->line) {
         rc->key_misses++;
         sl->word = w;
-        sl->khash = *kh;
+        sl->khash = h;
         sl->len = (uint8_t)*kl;
         memcpy(sl->s, s, *kl);
         sl->s[*kl] = 0;
@@ -340,7 +344,7 @@ static const char *record(rd *p, const char *c, const dw_type *expect, int depth
             const char *k;
             size_t kl;
             uint32_t kh;
-            if (!(c = member_key(p, c, &k, &kl, &kh)) || !(c = eat(c, e, ':'))) return NULL;
+            if (!(c = cached_str(p, c, &k, &kl, &kh)) || !(c = eat(c, e, ':'))) return NULL;
             const dw_type *t = NULL;
             const dw_attr_decl *d = NULL;
             if (expect) {
@@ -603,11 +607,12 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, c
     return u;
 }
 
-bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n)
+bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
+                         const char **s, size_t *n)
 {
-    rd p = { a, text + len, *c, NULL, NULL };
+    rd p = { a, text + len, *c, cache, NULL };
     const char *q = ws(text + *pos, p.e);
-    q = peek(q, p.e) == '"' ? str(&p, q, s, n) : NULL;
+    q = peek(q, p.e) == '"' ? cached_str(&p, q, s, n, NULL) : NULL;
     *c = p.carve;
     if (q) *pos = (size_t)(q - text);
     return q != NULL;
@@ -616,7 +621,7 @@ bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len,
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
     const char *e = text + len, *q = ws(text + *pos, e);
-    q = peek(q, e) == '"' ? span(q, e, s, n) : NULL;
+    q = peek(q, e) == '"' ? span(q, e, s, n) : NULL;   /* a short key: scanning beats a cache lookup */
     if (q) *pos = (size_t)(q - text);
     return q != NULL;
 }

@@ -36,7 +36,8 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
 bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out);
 const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos);
-bool dw_json_fast_string(dw_arena *a, dw_carve *c, const char *text, size_t len, size_t *pos, const char **s, size_t *n);
+bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
+                         const char **s, size_t *n);
 /* The same string in place (not copied, not NUL-terminated): a member name to compare. */
 bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n);
 

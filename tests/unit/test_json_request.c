@@ -497,6 +497,41 @@ static void test_uid_cache(void **st)
         assert_int_equal(c.hits - h0, (uint64_t)hit[k]);
     }
 
+    /* short strings (an event's action and kind) through the key slots:
+     * only the same bytes hit, lent or copied */
+    dw_read_cache_init(&c, 0);
+    c.lend = true;
+    static const char *strs[] = { "\"fs:read\" ", "\"fs:read\"", "\"fs:reaf\"", "\"fs:read\"", "\"request\",", "\"a-rather-long-kind-name\"" };
+    int str_hit[] = { 0, 1, 0, 1, 0, 0 };
+    size_t ql1, ql2;   /* "fs:read" is still there unless "fs:reaf" took its slot */
+    uint64_t w1 = dw_read_cache_key_word(strs[1] + 1, &ql1), w2 = dw_read_cache_key_word(strs[2] + 1, &ql2);
+    if (dw_read_cache_key_slot(&c, w1, ql1) == dw_read_cache_key_slot(&c, w2, ql2)) str_hit[3] = 0;
+    for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) {
+        dw_read_cache_next_line(&c);
+        uint64_t h0 = c.key_hits;
+        dw_carve cv = { NULL, NULL };
+        size_t pos = 0, n, want = strchr(strs[k] + 1, '"') - strs[k] - 1;
+        const char *v;
+        assert_true(dw_json_fast_string(&a, &cv, &c, strs[k], strlen(strs[k]), &pos, &v, &n));
+        assert_int_equal(n, want);
+        assert_int_equal(pos, want + 2);
+        assert_memory_equal(v, strs[k] + 1, n);
+        assert_int_equal(v[n], 0);
+        assert_true(in_cache(&c, (const dw_uid *)(const void *)v));
+        assert_int_equal(c.key_hits - h0, (uint64_t)str_hit[k]);
+    }
+    c.lend = false;
+    {
+        dw_carve cv = { NULL, NULL };
+        size_t pos = 0, n;
+        const char *v;
+        uint64_t h0 = c.key_hits;
+        assert_true(dw_json_fast_string(&a, &cv, &c, strs[4], strlen(strs[4]), &pos, &v, &n));
+        assert_int_equal(c.key_hits, h0 + 1);
+        assert_false(in_cache(&c, (const dw_uid *)(const void *)v));
+        assert_string_equal(v, "request");
+    }
+
     /* the schema answers kept with an action's reading: a request check that
      * passed for one principal is not taken for another (here of a type the
      * action does not allow), nor for another schema or validate */
