@@ -323,6 +323,7 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
 
 static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out);
 
+
 /* After a record's '{' (record_from_json): members checked against expect's
  * declared attributes when given, then sorted, then its required ones. */
 static const char *record(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
@@ -440,7 +441,9 @@ static const char *value(rd *p, const char *c, const dw_type *expect, int depth,
                 if (w) w = eat(w, e, '}');
             } else w = entity(p, c, &th, &u);
             if (!w) return NULL;
-            if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len || !dw_mem_eq(u->type, expect->name.s, u->tlen)))
+            if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len ||
+                           !(u->tlen >= 16 ? dw_read_cache_same(u->type, expect->name.s, u->tlen)   /* no memcmp call */
+                                           : dw_mem_eq(u->type, expect->name.s, u->tlen))))
                 return NULL;
             *out = (dw_value){ .kind = DW_V_ENTITY };
             out->u.uid = u;
