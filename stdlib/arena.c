@@ -4,12 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct dw_arena_block {
-    dw_arena_block *next;
-    size_t size, used;
-    _Alignas(16) unsigned char data[];
-};
-
 void dw_arena_init(dw_arena *a, size_t block_size)
 {
     a->head = NULL;
@@ -24,30 +18,23 @@ void *dw_arena_alloc(dw_arena *a, size_t n)
     return p;
 }
 
-void *dw_arena_alloc_raw(dw_arena *a, size_t n)
+void *dw_arena_alloc_block(dw_arena *a, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    if (n == 0) n = 16;
-    dw_arena_block *b = a->head;
-    if (!b || b->size - b->used < n) {
-        size_t sz = n > a->block_size ? n : a->block_size;
-        b = malloc(sizeof *b + sz);
-        if (!b) return NULL;
-        b->size = sz;
-        b->used = 0;
-        /* An oversized block goes second so the current block keeps filling. */
-        if (a->head && n > a->block_size) {
-            b->next = a->head->next;
-            a->head->next = b;
-        } else {
-            b->next = a->head;
-            a->head = b;
-        }
+    size_t sz = n > a->block_size ? n : a->block_size;
+    dw_arena_block *b = malloc(sizeof *b + sz);
+    if (!b) return NULL;
+    b->size = sz;
+    b->used = n;
+    /* An oversized block goes second so the current block keeps filling. */
+    if (a->head && n > a->block_size) {
+        b->next = a->head->next;
+        a->head->next = b;
+    } else {
+        b->next = a->head;
+        a->head = b;
     }
-    void *p = b->data + b->used;
-    b->used += n;
     a->used_total += n;
-    return p;
+    return b->data;
 }
 
 char *dw_arena_memdup(dw_arena *a, const void *p, size_t n)
@@ -103,7 +90,7 @@ char *dw_arena_printf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, ...)
     return s;
 }
 
-void dw_arena_reset(dw_arena *a)
+void dw_arena_reset_blocks(dw_arena *a)
 {
     dw_arena_block *b = a->head, *keep = NULL;
     /* keep the last (oldest, standard-sized) block */

@@ -17,8 +17,26 @@ typedef struct dw_arena {
 void  dw_arena_init(dw_arena *a, size_t block_size);
 /* 16-byte aligned, zero-filled.  Returns NULL only when malloc fails. */
 void *dw_arena_alloc(dw_arena *a, size_t n);
-/* The same without zeroing, for scratch the caller fills before reading. */
-void *dw_arena_alloc_raw(dw_arena *a, size_t n);
+/* The same without zeroing, for scratch the caller fills before reading:
+ * inline while the newest block has room (a decision's scratch, a reader's
+ * values), dw_arena_alloc_block otherwise. */
+struct dw_arena_block {
+    dw_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+void *dw_arena_alloc_block(dw_arena *a, size_t n);    /* n: already rounded to 16 */
+static inline void *dw_arena_alloc_raw(dw_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (n == 0) n = 16;
+    dw_arena_block *b = a->head;
+    if (__builtin_expect(!b || b->size - b->used < n, 0)) return dw_arena_alloc_block(a, n);
+    void *p = b->data + b->used;
+    b->used += n;
+    a->used_total += n;
+    return p;
+}
 /* Copy n bytes and append a NUL (the copy may itself contain NULs). */
 char *dw_arena_memdup(dw_arena *a, const void *p, size_t n);
 /* printf into the arena (NUL terminated).  NULL on OOM. */
@@ -31,8 +49,15 @@ char *dw_arena_printf(dw_arena *a, const char *fmt, ...) __attribute__((format(p
 void *dw_arena_alloc_or_jump(dw_arena *a, size_t n, jmp_buf *oom);
 char *dw_arena_vprintf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 char *dw_arena_printf_or_jump(dw_arena *a, jmp_buf *oom, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Keep the first block, drop the rest: cheap per-decision reset. */
-void  dw_arena_reset(dw_arena *a);
+/* Keep the first block, drop the rest: cheap per-decision reset (inline
+ * when the arena is that one block already). */
+void  dw_arena_reset_blocks(dw_arena *a);
+static inline void dw_arena_reset(dw_arena *a)
+{
+    dw_arena_block *b = a->head;
+    if (b && !b->next && b->size == a->block_size) { b->used = 0; a->used_total = 0; return; }
+    dw_arena_reset_blocks(a);
+}
 void  dw_arena_free(dw_arena *a);
 
 /* Many small pieces carved from one arena block at a time (8-byte aligned,
