@@ -155,7 +155,7 @@ static int engine_decide(void *ctx, size_t i, bench_outcome *o)
  * one (the percentiles), then n more timed together (ns_per_decision), and
  * print the figures.  evaluated_total, when given, replaces the outcomes'
  * policy counts (the engine reports its own).  -1 on OOM. */
-static int timed_run(long long n, size_t nreq, size_t invalid, bench_decide_fn decide, void *ctx,
+static inline __attribute__((always_inline)) int timed_run(long long n, size_t nreq, size_t invalid, bench_decide_fn decide, void *ctx,
                      uint64_t (*evaluated_total)(void *ctx))
 {
     uint32_t *lat = malloc((size_t)n * sizeof *lat);
