@@ -59,6 +59,7 @@ typedef struct dw_read_cache_uid {
 
 #define DW_READ_CACHE_KEY_SLOTS DW_READ_CACHE_UID_SLOTS   /* the same mask picks from both */
 #define DW_READ_CACHE_KEY_MAX 23       /* longer keys are read every time */
+#define DW_READ_CACHE_HEAD_MAX 240     /* a longer line head is read every time */
 
 typedef struct dw_read_cache_key {
     uint64_t word;                /* its first min(len, 8) bytes, the rest 0 (dw_read_cache_key_word) */
@@ -75,8 +76,21 @@ typedef struct dw_read_cache {
     uint64_t hits, misses;        /* uid objects; misses: read and stored */
     uint64_t stores;              /* uid slots written, ever */
     uint64_t key_hits, key_misses;
+    uint64_t head_hits;
     dw_read_cache_uid slot[DW_READ_CACHE_UID_SLOTS];
     dw_read_cache_key keys[DW_READ_CACHE_KEY_SLOTS];
+    /* the request reader's last two line heads (json_request.c): a line's
+     * bytes up to its context's value, when principal, action and resource
+     * came first, each a lent reading (named by slot and version, so a head
+     * is taken only while all three are still there), and the action's
+     * declaration for the schema at that address; the most recent first */
+    struct dw_read_cache_head {
+        uint16_t len;             /* 0: empty */
+        const void *schema, *ad;
+        dw_read_cache_uid *sl[3];
+        uint64_t ver[3];
+        char bytes[DW_READ_CACHE_HEAD_MAX];
+    } head[2];
 } dw_read_cache;
 
 /* Empty, not lending, with nslots slots (a power of 2, at most DW_READ_CACHE_UID_SLOTS; 0: all;

@@ -494,6 +494,44 @@ static const char *value(rd *p, const char *c, const dw_type *expect, int depth,
     }
 }
 
+/* A line that begins with a head the cache keeps (json_read_cache.h): the
+ * three readings and the action's declaration it stands for, marked lent to
+ * this line, and the cursor at its context's value; NULL if none.  The same
+ * bytes read the same way, so taking the head is reading them. */
+static const char *known_head(dw_read_cache *rc, const char *text, size_t len, const dw_schema *schema,
+                              dw_read_cache_uid *sl[3], uint64_t ver[3], const dw_action_decl **ad)
+{
+    for (int k = 0; k < 2; k++) {
+        struct dw_read_cache_head *h = &rc->head[k];
+        if (!h->len || len <= h->len || h->schema != schema || !dw_read_cache_same(h->bytes, text, h->len)) continue;
+        if (h->sl[0]->version != h->ver[0] || h->sl[1]->version != h->ver[1] || h->sl[2]->version != h->ver[2]) continue;
+        for (int m = 0; m < 3; m++) {
+            sl[m] = h->sl[m], ver[m] = h->ver[m];
+            sl[m]->lent = sl[m]->used = rc->line;
+        }
+        *ad = h->ad;
+        if (k) {                          /* the most recent first */
+            struct dw_read_cache_head x = rc->head[0];
+            rc->head[0] = *h, rc->head[1] = x;
+        }
+        rc->head_hits++;
+        return text + rc->head[0].len;
+    }
+    return NULL;
+}
+
+/* Keep text[0..n) as the newest head, standing for these readings. */
+static void keep_head(dw_read_cache *rc, const char *text, size_t n, const dw_schema *schema, dw_read_cache_uid *const sl[3],
+                      const uint64_t ver[3], const dw_action_decl *ad)
+{
+    rc->head[1] = rc->head[0];
+    struct dw_read_cache_head *h = &rc->head[0];
+    h->len = (uint16_t)n;
+    h->schema = schema, h->ad = ad;
+    for (int m = 0; m < 3; m++) h->sl[m] = sl[m], h->ver[m] = ver[m];
+    memcpy(h->bytes, text, n);
+}
+
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
                          dw_read_cache *cache, dw_request *out)
 {
@@ -507,11 +545,19 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     uint64_t ver[3] = { 0, 0, 0 };       /* and those readings */
     const dw_action_decl *ad = NULL;
     bool have_ctx = false;
+    int m;
+    const char *q, *head_end = NULL;     /* past the context's key, when the line's head may be kept */
+    bool lending = cache && cache->lend;
+    if (lending && (q = known_head(cache, text, len, schema, sl, ver, &ad))) {
+        for (int i = 0; i < 3; i++) u[i] = &sl[i]->uid, th[i] = sl[i]->type_hash;
+        m = 3;
+        goto member;
+    }
     if (!(c = eat(c, e, '{')) || peek(c = ws(c, e), e) == '}') return 0;
     for (;;) {
         c = ws(c, e);
-        int m = -1;
-        const char *q = NULL;
+        m = -1;
+        q = NULL;
         switch (e - c > 1 ? c[1] : 0) {     /* the key's first letter picks the one to compare */
         case 'p': m = (q = KEY(c, e, "principal")) ? 0 : -1; break;
         case 'a': m = (q = KEY(c, e, "action")) ? 1 : -1; break;
@@ -519,6 +565,11 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
         case 'c': m = (q = KEY(c, e, "context")) ? 3 : -1; break;
         }
         if (m < 0) return 0;              /* the general path ignores other members, after reading them */
+        /* a head of the three lent readings, then the context's key */
+        if (m == 3 && lending && sl[0] && sl[1] && sl[2] && u[0] == &sl[0]->uid && u[1] == &sl[1]->uid && u[2] == &sl[2]->uid &&
+            (size_t)(q - text) <= DW_READ_CACHE_HEAD_MAX)
+            head_end = q;
+    member:
         c = ws(q, e);
         if (m < 3) {
             if (u[m] || peek(c, e) != '{' || !(c = entity(&p, c, &th[m], &u[m]))) return 0;
@@ -561,10 +612,12 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     bool memo = schema && sl[0] && sl[1] && sl[2] && sl[0]->version == ver[0] && sl[1]->version == ver[1] &&
                 sl[2]->version == ver[2];
     dw_read_cache_uid *as = sl[1];
-    if (memo && as->chk_schema == schema && as->chk_validate == validate && as->chk_p == ver[0] && as->chk_r == ver[2])
-        return 1;
-    if (dw_request_check_hashed(schema, ad, validate, out, th, NULL, NULL)) return 0;
-    if (memo) as->chk_schema = schema, as->chk_validate = validate, as->chk_p = ver[0], as->chk_r = ver[2];
+    if (!(memo && as->chk_schema == schema && as->chk_validate == validate && as->chk_p == ver[0] && as->chk_r == ver[2])) {
+        if (dw_request_check_hashed(schema, ad, validate, out, th, NULL, NULL)) return 0;
+        if (memo) as->chk_schema = schema, as->chk_validate = validate, as->chk_p = ver[0], as->chk_r = ver[2];
+    }
+    /* a line read whole keeps its head (its readings are still the slots': memo) */
+    if (head_end && memo) keep_head(cache, text, (size_t)(head_end - text), schema, sl, ver, ad);
     return 1;
 }
 

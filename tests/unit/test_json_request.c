@@ -378,6 +378,9 @@ static bool in_cache(const dw_read_cache *c, const dw_uid *u)
     return (const char *)u >= (const char *)c && (const char *)u < (const char *)(c + 1);
 }
 
+/* uid readings taken: one by one, or three at a time with a line head */
+#define UID_HITS(c) ((c).hits + 3 * (c).head_hits)
+
 static const char box_p[] = "{\"principal\":{\"type\":\"Box::Agent\",\"id\":\"%s\"},\"action\":{\"type\":\"Box::Action\",\"id\":\"fs:read\"},"
                             "\"resource\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"context\":{\"input\":{\"path\":\"~/a\","
                             "\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"read_content\"}}}}}";
@@ -400,19 +403,19 @@ static void test_uid_cache(void **st)
     c.lend = true;
     cached_read(&c, box_lines[0], box, &a, &r);
     assert_int_equal(c.misses, 4);
-    assert_int_equal(c.hits, 0);
+    assert_int_equal(UID_HITS(c), 0);
     cached_read(&c, box_lines[0], box, &a, &r);
-    assert_int_equal(c.hits, 4);
+    assert_int_equal(UID_HITS(c), 4);
     assert_true(in_cache(&c, r.vars[0].u.uid) && in_cache(&c, r.vars[1].u.uid) && in_cache(&c, r.vars[2].u.uid));
     /* one byte of the principal's id changed: a miss, its own reading */
     snprintf(line, sizeof line, box_p, "selg");
     cached_read(&c, line, box, &a, &r);
     assert_int_equal(c.misses, 5);
-    assert_int_equal(c.hits, 7);
+    assert_int_equal(UID_HITS(c), 7);
     assert_string_equal(r.vars[0].u.uid->id, "selg");
     snprintf(line, sizeof line, box_p, "self");
     cached_read(&c, line, box, &a, &r);
-    assert_int_equal(c.hits, 11);
+    assert_int_equal(UID_HITS(c), 11);
     assert_string_equal(r.vars[0].u.uid->id, "self");
 
     /* a stored reading whose key and length match but one byte differs (a
@@ -422,19 +425,20 @@ static void test_uid_cache(void **st)
         if (c.slot[k].key && c.slot[k].uid.idlen == 4 && memcmp(c.slot[k].uid.id, "self", 4) == 0) sl = &c.slot[k];
     assert_non_null(sl);
     sl->raw[sl->ioff + 1] = 'x';             /* the stored bytes now say "sxlf" */
-    uint64_t hits = c.hits, misses = c.misses;
+    c.head[0].len = c.head[1].len = 0;       /* (no line head in the way) */
+    uint64_t hits = UID_HITS(c), misses = c.misses;
     cached_read(&c, line, box, &a, &r);
-    assert_int_equal(c.hits, hits + 3);
+    assert_int_equal(UID_HITS(c), hits + 3);
     assert_int_equal(c.misses, misses + 1);   /* read again and stored again */
     assert_string_equal(r.vars[0].u.uid->id, "self");
     cached_read(&c, line, box, &a, &r);
-    assert_int_equal(c.hits, hits + 7);
+    assert_int_equal(UID_HITS(c), hits + 7);
 
     /* not lending: every uid is the arena's, hits included */
     c.lend = false;
     cached_read(&c, line, box, &a, &r);
     for (int i = 0; i < 3; i++) assert_false(in_cache(&c, r.vars[i].u.uid));
-    assert_int_equal(c.hits, hits + 11);
+    assert_int_equal(UID_HITS(c), hits + 11);
 
     /* one slot, lending: the first object of a line keeps it for the line,
      * the others are read and copied; the next line may take it over */
@@ -531,6 +535,45 @@ static void test_uid_cache(void **st)
         assert_false(in_cache(&c, (const dw_uid *)(const void *)v));
         assert_string_equal(v, "request");
     }
+
+    /* line heads: a line that begins with the bytes of one read before, up to
+     * its context's value, takes that reading of its principal, action and
+     * resource, while their slots still hold them */
+    dw_read_cache_init(&c, 0);
+    c.lend = true;
+    cached_read(&c, box_lines[0], box, &a, &r);
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.head_hits, 1);
+    snprintf(line, sizeof line, box_p, "self");   /* the same head, another context */
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.head_hits, 2);
+    assert_string_equal(r.vars[DW_VAR_C].u.fields[0].v.u.fields[1].v.u.s, "~/a");
+    snprintf(line, sizeof line, box_p, "selg");   /* one byte of the head changed */
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.head_hits, 2);
+    assert_string_equal(r.vars[0].u.uid->id, "selg");
+    snprintf(line, sizeof line, box_p, "self");   /* the older head, still kept */
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.head_hits, 3);
+    assert_string_equal(r.vars[0].u.uid->id, "self");
+    c.head[0].sl[0]->version += 1000;             /* its principal's slot taken over meanwhile */
+    cached_read(&c, line, box, &a, &r);
+    assert_int_equal(c.head_hits, 3);
+    assert_string_equal(r.vars[0].u.uid->id, "self");
+    cached_read(&c, line, box, &a, &r);           /* read again: its own head */
+    assert_int_equal(c.head_hits, 4);
+    size_t hl = c.head[0].len;                    /* the head alone, and with an empty context */
+    assert_int_equal(dw_request_json_fast(&a, line, hl, box, true, &c, &r), 0);
+    memcpy(line + hl, "{}}", 4);
+    assert_int_equal(dw_request_json_fast(&a, line, hl + 3, box, true, &c, &r), 0);
+    dw_buf herr = { 0 };
+    assert_int_equal(dw_request_parse_json(&a, line, hl + 3, box, true, &c, &r, &herr), -1);
+    assert_non_null(strstr(herr.p, "input"));
+    dw_buf_free(&herr);
+    c.lend = false;                               /* not lending: no head */
+    cached_read(&c, box_lines[0], box, &a, &r);
+    assert_int_equal(c.head_hits, 6);             /* (the two reads of the head above) */
+    for (int i = 0; i < 3; i++) assert_false(in_cache(&c, r.vars[i].u.uid));
 
     /* the schema answers kept with an action's reading: a request check that
      * passed for one principal is not taken for another (here of a type the
