@@ -185,7 +185,9 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
      * the expanded set are the pipeline's DW_FE_PROFILE stage, whose findings
      * (fe.findings) are the ones the loader refuses on. */
     dw_front_end fe = { .src = src, .schema = opt->schema, .dv = opt->dv, .schema_checks_without_schema = true,
-                        .profile = opt, .providers = opt->providers, .macros = opt->macros };
+                        .profile = opt, .providers = opt->providers, .macros = opt->macros,
+                        /* the compile stage's window cap, as the loader's (§9.7) */
+                        .max_window = opt->dv && opt->dv->es ? (int64_t)opt->dv->es->max_window : 0 };
     int rc = 0;
     if (setjmp(l->oom)) { rc = -1; goto done; }
 
