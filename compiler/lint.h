@@ -75,11 +75,25 @@ typedef struct dw_lint_options {
                                               standard one; it outlives the findings, which may point into it */
 } dw_lint_options;
 
+/* What dw_lint_run's front end built, for a caller that goes on to use it
+ * (dwc check's proofs, which would otherwise run the front end again): the
+ * expanded set, the macro library its nodes point into and the program its
+ * compile stage made.  All NULL when that stage did not run (an error before
+ * it, templates) or failed.  The caller frees them (dw_lint_products_free);
+ * the set points into src, which must outlive it. */
+struct dw_program;
+typedef struct dw_lint_products {
+    dw_policy_set *ps, *lib;
+    struct dw_program *prog;
+} dw_lint_products;
+void dw_lint_products_free(dw_lint_products *p);
+
 /* Lint the policy text `src`.  Findings are appended to *out (unsorted).
  * Returns 0 when the text parsed (findings may include errors), 1 when it
  * did not parse or a macro could not be expanded (findings `dw-parse` /
- * `dw-macro` describe why; no other rule ran), -1 on out of memory. */
-int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out);
+ * `dw-macro` describe why; no other rule ran), -1 on out of memory.
+ * keep (may be NULL) receives the compiled set, as above. */
+int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out, dw_lint_products *keep);
 
 /* The pipeline's DW_FE_PROFILE stage (pipeline.h): the rules over the
  * expanded set fe->ps with options fe->profile (strict validation of the

@@ -170,9 +170,18 @@ static bool has_template(const dw_policy_set *ps)
     return false;
 }
 
-int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out)
+void dw_lint_products_free(dw_lint_products *p)
+{
+    if (p->prog) dw_program_free(p->prog);
+    if (p->ps) dw_policy_set_free(p->ps);
+    if (p->lib) dw_policy_set_free(p->lib);
+    memset(p, 0, sizeof *p);
+}
+
+int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *out, dw_lint_products *keep)
 {
     size_t first = out->n;
+    if (keep) memset(keep, 0, sizeof *keep);
     L *l = dw_lint_new(src, opt, out);
     if (!l) return -1;
     dw_diags d;
@@ -232,6 +241,11 @@ int dw_lint_run(const dw_source *src, const dw_lint_options *opt, dw_findings *o
     if (!profile_rc && !has_error(out, first) && !has_template(fe.ps)) {
         if (dw_front_end_step(&fe, &d) < 0) { rc = -1; goto done; }   /* DW_FE_COMPILE */
         dw_lint_take_diags(l, &d, R_VALIDATION);
+        if (keep && fe.prog) {   /* handed over: the front end no longer frees them */
+            *keep = (dw_lint_products){ fe.ps, fe.lib, fe.prog };
+            fe.ps = fe.lib = NULL;
+            fe.prog = NULL;
+        }
     }
 
 done:

@@ -434,12 +434,21 @@ static bool proof_kind(const dw_finding *g)
     return !strcmp(g->rule, "dw-shadowed-permit") || !strcmp(g->rule, "dw-shadowed-forbid") || !strcmp(g->rule, "dw-overridden-permit");
 }
 
-static int run_proofs(dw_session *s, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s, const char *cache, unsigned jobs,
-                      run_info *ri)
+/* linted: what lint compiled (taken over), or nothing: then the set is compiled
+ * here (lint does not compile a set it found an error in, which the proofs
+ * still analyse, reporting around the errors) */
+static int run_proofs(dw_session *s, dw_lint_products *linted, dw_findings *f, const char *against, const char *asserts, unsigned timeout_ms, double budget_s,
+                      const char *cache, unsigned jobs, run_info *ri)
 {
     loaded set = { 0 }, old = { 0 }, as = { 0 };
     int rc = 0;
-    if (load_quiet(&set, s->policy_src.name, s->policy_src.text, s->policy_src.len, s)) { ri->skipped = "the set does not compile"; goto out; }
+    if (linted->prog) {
+        set = (loaded){ .src = s->policy_src, .ps = linted->ps, .lib = linted->lib, .prog = linted->prog };
+        *linted = (dw_lint_products){ 0 };
+    } else if (load_quiet(&set, s->policy_src.name, s->policy_src.text, s->policy_src.len, s)) {
+        ri->skipped = "the set does not compile";
+        goto out;
+    }
     if (against && (rc = load_quiet(&old, against, NULL, 0, s))) goto out;
     if (asserts && (rc = load_quiet(&as, asserts, NULL, 0, s))) goto out;
     char msg[256];
@@ -590,6 +599,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     run_info ri = { 0 };
     loaded keep_as = { 0 }, names = { 0 };
     dw_check_set cs = { 0 };
+    dw_lint_products linted = { 0 };   /* the set lint compiled, for the proofs */
     bool joined = false;
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
@@ -601,7 +611,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     snprintf(set_name, sizeof set_name, "<policy set of %zu files>", cs.nparts);
     s.policy_src = joined ? (dw_source){ set_name, cs.text, cs.len } : cs.parts[0].src;
     dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv, .macros = dw_session_macros(&s) };
-    int lr = dw_lint_run(&s.policy_src, &opt, &f);
+    int lr = dw_lint_run(&s.policy_src, &opt, &f, &linted);
     if (lr < 0) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
     bool front_end_errors = false;
     for (size_t i = 0; i < f.n; i++)
@@ -610,7 +620,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     else if (!s.schema) ri.skipped = "no schema";
     else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
     else {
-        int pr = run_proofs(&s, &f, against, asserts, timeout_ms, budget_s, cache, njobs, &ri);
+        int pr = run_proofs(&s, &linted, &f, against, asserts, timeout_ms, budget_s, cache, njobs, &ri);
         if (pr < 0) { fprintf(stderr, "dwc check: error: the SMT analysis failed (Z3 or out of memory)\n"); goto out; }
         if (pr > 0) goto out;   /* --against / --assert did not load: message printed */
     }
@@ -654,6 +664,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     for (size_t i = 0; i < f.n; i++) if (f.v[i].sev <= fail || lr == 1) rc = 3;
     if (exit_zero) rc = 0;
 out:
+    dw_lint_products_free(&linted);
     dw_findings_free(&f);
     loaded_free(&keep_as);
     loaded_free(&names);

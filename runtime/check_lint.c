@@ -21,7 +21,7 @@ void dw_check_lint_finish(const dw_source *src, const dw_policy_set *ps, const d
 int dw_check_lint(const dw_source *src, const dw_check_lint_options *o, dw_findings *out)
 {
     dw_lint_options opt = { .box = o->box, .home = o->home, .schema = o->schema, .dv = o->dv };
-    int rc = dw_lint_run(src, &opt, out);
+    int rc = dw_lint_run(src, &opt, out, NULL);
     if (rc < 0) return rc;
     dw_check_lint_finish(src, NULL, o->disable, out);
     dw_findings_sort(out);

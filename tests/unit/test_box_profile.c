@@ -21,6 +21,7 @@
 #include "runtime/dogwood.h"
 #include "runtime/load.h"
 #include "compiler/lint.h"
+#include "compiler/pipeline.h"
 #include "compiler/artifact_write.h"
 #include "vm/artifact.h"
 #include "vm/artifact_format.h"
@@ -115,7 +116,7 @@ static void check_first_error(const char *text, char *out, size_t cap, const cha
     dw_source src = { path, text, strlen(text) };
     dw_lint_options opt = { .box = true, .schema = s.schema, .dv = s.dv };
     dw_findings f = { 0 };
-    assert_true(dw_lint_run(&src, &opt, &f) >= 0);
+    assert_true(dw_lint_run(&src, &opt, &f, NULL) >= 0);
     dw_findings_sort(&f);
     out[0] = 0;
     *rule = NULL;
@@ -128,6 +129,55 @@ static void check_first_error(const char *text, char *out, size_t cap, const cha
         break;
     }
     dw_findings_free(&f);
+    dw_session_free(&s);
+}
+
+/* dwc check's proofs take the program lint's compile stage built (dw_lint_products) instead of
+ * compiling the set again: it is the program the front end alone compiles, byte for byte; and a set
+ * lint found an error in hands over nothing (the proofs compile it themselves). */
+static void test_lint_hands_its_program(void **state)
+{
+    (void)state;
+    dw_session s;
+    dw_session_init(&s);
+    assert_int_equal(dw_session_load_schema(&s, "box"), 0);
+    assert_int_equal(dw_session_load_events(&s, NULL), 0);
+    static const char clean[] =
+        "@id(\"read\")\npermit (principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"~/project/*\" };\n"
+        "forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+        "unless temporal { formerly within 1h Box::Action::\"shell:exec\"::response{ input.program: \"python3\" } };\n";
+    dw_source src = { "clean.dw", clean, strlen(clean) };
+    dw_lint_options opt = { .box = true, .schema = s.schema, .dv = s.dv };
+    dw_findings f = { 0 };
+    dw_lint_products keep;
+    assert_int_equal(dw_lint_run(&src, &opt, &f, &keep), 0);
+    assert_non_null(keep.prog);
+    assert_non_null(keep.ps);
+    assert_int_equal(keep.ps->npolicies, 2);
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_front_end fe = { .src = &src, .schema = s.schema, .dv = s.dv, .max_window = (int64_t)s.es->max_window };
+    assert_int_equal(dw_front_end_run(&fe, DW_FE_COMPILE, &d, NULL), DW_FE_NONE);
+    dw_buf a = { 0 }, b = { 0 };
+    assert_int_equal(dw_artifact_write(keep.prog, 0, &a), 0);
+    assert_int_equal(dw_artifact_write(fe.prog, 0, &b), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    dw_buf_free(&a);
+    dw_buf_free(&b);
+    dw_front_end_free(&fe);
+    dw_diags_free(&d);
+    dw_lint_products_free(&keep);
+    assert_null(keep.prog);
+    dw_findings_free(&f);
+    static const char refused[] = "permit (principal, action == Box::Action::\"fs:other\", resource);\n";
+    dw_source rsrc = { "refused.dw", refused, strlen(refused) };
+    dw_findings g = { 0 };
+    assert_int_equal(dw_lint_run(&rsrc, &opt, &g, &keep), 0);
+    assert_null(keep.prog);
+    assert_null(keep.ps);
+    assert_null(keep.lib);
+    dw_findings_free(&g);
     dw_session_free(&s);
 }
 
@@ -283,6 +333,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_provider_artifact_refused),
         cmocka_unit_test(test_each_refusal),
+        cmocka_unit_test(test_lint_hands_its_program),
         cmocka_unit_test(test_warnings_load),
         cmocka_unit_test(test_artifact_records_profile),
     };
