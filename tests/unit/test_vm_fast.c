@@ -1,6 +1,9 @@
 /* The interpreter's fast paths (vm/interp.c) answer as the plain steps do:
  * `like` with one star inline (prefix, suffix, both; multi-byte characters,
- * escaped stars, overlapping ends), `CONST k; EQ` compared in place, and
+ * escaped stars, overlapping ends), `CONST k; EQ` compared in place, a Bool
+ * result taking the CHECK_BOOL, OR, AND or RET after it (random `&&`, `||`,
+ * `!`, `if` trees over true, false, non-Bool and erroring leaves, against a
+ * reference evaluator of Cedar's rules, in a decision and alone), and
  * `VAR x; GETATTR a; GETATTR b` chains with the decision's attribute memo
  * (each policy of a decision against the same policy run alone, without the
  * memo: same value, same error). */
@@ -154,11 +157,107 @@ static void test_memo_same_answers(void **state)
     stop(&f);
 }
 
+/* ---- the Bool fold: random condition trees against a reference ---- */
+
+enum { R_FALSE, R_TRUE, R_LONG, R_ERR };     /* what an expression gives: a Bool, a non-Bool, an error */
+typedef struct leaf { const char *text; int r; } leaf;
+static const leaf LEAVES[] = {
+    { "context.t", R_TRUE }, { "context.f", R_FALSE }, { "context.a == 1", R_TRUE }, { "context.a == 2", R_FALSE },
+    { "context.s like \"x*\"", R_TRUE }, { "context.s like \"z*\"", R_FALSE }, { "context.a", R_LONG },
+    { "context.nope == 1", R_ERR }, { "context has s", R_TRUE }, { "context has q", R_FALSE }, { "context.a < 2", R_TRUE },
+    { "context.a > 5", R_FALSE }, { "context.s", R_LONG }, { "context.s like \"*y\"", R_TRUE }, { "(context.a + 1 == 2)", R_TRUE },
+    { "context.s < 1", R_ERR }, { "principal == User::\"u\"", R_TRUE }, { "principal in User::\"v\"", R_FALSE },
+};
+#define NLEAVES (sizeof LEAVES / sizeof *LEAVES)
+
+static uint32_t fold_rng = 99;
+static uint32_t fold_rnd(uint32_t n)
+{
+    fold_rng ^= fold_rng << 13; fold_rng ^= fold_rng >> 17; fold_rng ^= fold_rng << 5;
+    return fold_rng % n;
+}
+
+/* Cedar's rules: && and || short-circuit and need Bools, ! and if's condition need a Bool. */
+static int random_tree(char *out, size_t cap, int depth)
+{
+    uint32_t k = depth <= 0 ? 4 : fold_rnd(5);
+    if (k >= 4) {
+        const leaf *l = &LEAVES[fold_rnd(NLEAVES)];
+        snprintf(out, cap, "%s", l->text);
+        return l->r;
+    }
+    char a[2048], b[2048], c[2048];
+    int ra = random_tree(a, sizeof a, depth - 1);
+    if (k == 2) {
+        snprintf(out, cap, "!(%s)", a);
+        return ra == R_ERR || ra == R_LONG ? R_ERR : ra == R_TRUE ? R_FALSE : R_TRUE;
+    }
+    int rb = random_tree(b, sizeof b, depth - 1);
+    if (k == 3) {
+        int rc = random_tree(c, sizeof c, depth - 1);
+        snprintf(out, cap, "(if %s then %s else %s)", a, b, c);
+        return ra == R_ERR || ra == R_LONG ? R_ERR : ra == R_TRUE ? rb : rc;
+    }
+    bool is_and = k == 0;
+    snprintf(out, cap, "(%s %s %s)", a, is_and ? "&&" : "||", b);
+    if (ra == R_ERR || ra == R_LONG) return R_ERR;
+    if (ra == (is_and ? R_FALSE : R_TRUE)) return ra;
+    return rb == R_LONG ? R_ERR : rb;
+}
+
+#define NFOLD 40
+
+static void test_bool_fold_random(void **state)
+{
+    (void)state;
+    static char text[NFOLD * 8192];
+    for (int set = 0; set < 25; set++) {
+        int want[NFOLD];
+        size_t tn = 0;
+        for (int i = 0; i < NFOLD; i++) {
+            char e[8192];
+            int r = random_tree(e, sizeof e, 1 + (int)fold_rnd(4));
+            want[i] = r == R_LONG ? R_ERR : r;     /* a policy's condition must be a Bool */
+            tn += (size_t)snprintf(text + tn, sizeof text - tn, "%s (principal, action, resource) when { %s };\n",
+                                   fold_rnd(4) ? "permit" : "forbid", e);
+        }
+        fixture f;
+        start(&f, text, "[]");
+        dw_request req;
+        request(&f, "{\"type\":\"User\",\"id\":\"u\"}", "{\"a\":1,\"s\":\"xy\",\"t\":true,\"f\":false}", &req);
+        dw_response resp;
+        assert_int_equal(dw_authorize(f.prog, &f.st, &req, &f.s, &resp), 0);
+        dw_value stack[64];
+        assert_true(f.prog->max_stack < 64);
+        uint32_t e = 0, d = 0;
+        bool forbid_true = false;
+        for (uint32_t i = 0; i < NFOLD; i++) if (want[i] == R_TRUE && f.prog->policies[i].effect == DW_EFFECT_FORBID) forbid_true = true;
+        for (uint32_t i = 0; i < NFOLD; i++) {
+            dw_eval_ctx cx = { .prog = f.prog, .store = &f.st, .req = &req, .scratch = &f.s, .stack = stack };
+            bool sat = false;
+            dw_eval_status st = dw_eval_policy(&cx, i, &sat);
+            int alone = st != DW_EVAL_OK ? R_ERR : sat ? R_TRUE : R_FALSE;
+            if (alone != want[i]) fail_msg("set %d policy %u alone: %d, want %d", set, i, alone, want[i]);
+            bool in_errors = e < resp.nerrors && resp.errors[e].policy == i;
+            e += in_errors;
+            if (in_errors != (want[i] == R_ERR)) fail_msg("set %d policy %u: error in the decision %d, want %d", set, i, in_errors, want[i]);
+            bool determining = want[i] == R_TRUE && (f.prog->policies[i].effect == DW_EFFECT_FORBID) == forbid_true;
+            bool in_det = d < resp.ndetermining && resp.determining[d] == i;
+            d += in_det;
+            if (in_det != determining) fail_msg("set %d policy %u: determining %d, want %d", set, i, in_det, determining);
+        }
+        assert_int_equal(e, resp.nerrors);
+        assert_int_equal(d, resp.ndetermining);
+        stop(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_like_shapes),
         cmocka_unit_test(test_memo_same_answers),
+        cmocka_unit_test(test_bool_fold_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
