@@ -493,8 +493,11 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         ins = code[pc];
         if (DW_INS_OP(ins) == DW_OP_CHECK_BOOL) ins = code[++pc];
         if (DW_INS_OP(ins) == DW_OP_OR || DW_INS_OP(ins) == DW_OP_AND) {
-            if (r == (DW_INS_OP(ins) == DW_OP_OR)) { sp[-1] = dw_bool(r); pc = DW_INS_A(ins); }
-            else { sp--; pc++; }
+            if (r == (DW_INS_OP(ins) == DW_OP_OR)) {
+                pc = DW_INS_A(ins);                /* short circuit: r is the value */
+                if (DW_INS_OP(code[pc]) == DW_OP_RET && !cx->ret_value) { sp--; goto ret_bool; }
+                sp[-1] = dw_bool(r);
+            } else { sp--; pc++; }
             continue;
         }
         if (DW_INS_OP(ins) == DW_OP_RET && !cx->ret_value) { sp--; goto ret_bool; }
