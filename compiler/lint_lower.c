@@ -240,7 +240,7 @@ void dw_lint_run_validation(L *l, dw_diags *d)
     dw_schema aug;
     lower_st st;
     lowered_set(l, &lowered, &aug, &st, false);
-    dw_validate(&lowered, &aug, d);
+    dw_validate_with_providers(&lowered, &aug, l->opt->providers, d);   /* --providers FILE's declarations, as dwc compile */
 }
 
 int dw_lower(dw_policy_set *ps, const dw_lint_options *opt, dw_lowering *out)

@@ -26,6 +26,7 @@ const char dw_check_usage[] =
     "                 [--format human|json|sarif|github] [--fail-level error|warning|info] [--exit-zero]\n"
     "                 [--disable RULE,...] [--home DIR] [--against OLD.dw] [--assert ASSERTIONS.dw] [--timeout MS]\n"
     "                 [--budget S] [--cache DIR] [-j N] [--lint-only] [--macros FILE]\n"
+    "                 [--providers FILE]\n"
     "       dwc --check POLICY [options]\n"
     "Lint a policy set: every strict-validation and temporal finding, plus lint rules\n"
     "(duplicate @id, reserved names, Unicode hygiene, comparisons with \"\", …) and a\n"
@@ -59,6 +60,8 @@ const char dw_check_usage[] =
     "      --lint-only       every finding but the proofs' (no Z3): fast, for editors and pre-commit hooks\n"
     "      --macros FILE     a macro library (only `def`s) that replaces the standard one\n"
     "                        (dogwood.md §10.6); the policy file's own definitions win\n"
+    "      --providers FILE  provider declarations (dogwood.md §13.2) for the set, --against and\n"
+    "                        --assert, as dwc compile reads them; their errors are findings in FILE\n"
     "With a schema the set is also analysed with Z3 per request environment (forbids that\n"
     "may error, overridden / shadowed / redundant / vacuous rules; docs/CHECK.md); every\n"
     "counterexample is re-run on the VM and reported only when the VM agrees.\n"
@@ -343,7 +346,7 @@ static int load_quiet(loaded *l, const char *path, const char *text, size_t len,
     dw_diags d;
     dw_diags_init(&d);
     dw_front_end fe = { .src = &l->src, .schema = s->schema, .dv = s->dv, .max_window = s->es ? (int64_t)s->es->max_window : 0,
-                        .macros = dw_session_macros(s) };
+                        .macros = dw_session_macros(s), .providers = s->providers };
     int rc = dw_front_end_run(&fe, DW_FE_COMPILE, &d, NULL) ? 2 : 0;
     l->ps = fe.ps;
     l->lib = fe.lib;
@@ -526,25 +529,46 @@ out:
     return rc;
 }
 
+/* --providers FILE (dogwood.md §13.2), read as dwc compile reads it: its
+ * diagnostics become dw-validation findings in that file (the session keeps
+ * its text alive past them).  0, or 1: I/O error or out of memory (printed). */
+static int load_providers(dw_session *s, const char *path, dw_findings *f, bool *errors)
+{
+    if (dw_session_parse_providers(s, path)) return 1;
+    bool oom = !s->providers && !s->diags.nerrors;
+    for (size_t i = 0; i < s->diags.n && !oom; i++) {
+        const dw_diag *g = &s->diags.v[i];
+        int sev = g->sev == DW_SEV_ERROR ? DW_LINT_ERROR : g->sev == DW_SEV_WARNING ? DW_LINT_WARNING : DW_LINT_INFO;
+        oom = dw_findings_push(f, &s->providers_src, "dw-validation", sev, g->loc, -1, g->hint, g->msg, NULL, NULL, NULL, 0) != 0;
+    }
+    *errors = s->diags.nerrors || !s->providers;
+    dw_diags_free(&s->diags);
+    dw_diags_init(&s->diags);
+    if (oom) fprintf(stderr, "dwc check: error: out of memory\n");
+    return oom;
+}
+
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
-                      const char *fmt, const char *level, const char *macros);
+                      const char *fmt, const char *level, const char *macros, const char *providers);
 
 int dw_cmd_check(int argc, char **argv)
 {
     const char *bare = NULL, *sch = NULL, *events = NULL, *home = NULL, *against = NULL, *asserts = NULL;
     const char *timeout = NULL, *budget = NULL, *cache = NULL, *jobs = NULL, *fmt = NULL, *level = NULL, *macros = NULL;
+    const char *providers = NULL;
     dw_cli_list pols = { 0 }, disable = { 0 };
     bool exit_zero = false, lint_only = false;
     const dw_cli_opt opts[] = {
         { "schema", 's', &sch, NULL }, { "events", 0, &events, NULL },
         { "home", 0, &home, NULL }, { "against", 0, &against, NULL }, { "assert", 0, &asserts, NULL },
         { "timeout", 0, &timeout, NULL }, { "budget", 0, &budget, NULL }, { "cache", 0, &cache, NULL }, { "jobs", 'j', &jobs, NULL }, { "format", 0, &fmt, NULL }, { "fail-level", 0, &level, NULL },
-        { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { "macros", 0, &macros, NULL }, { 0 },
+        { "exit-zero", 0, NULL, &exit_zero }, { "lint-only", 0, NULL, &lint_only }, { "macros", 0, &macros, NULL },
+        { "providers", 0, &providers, NULL }, { 0 },
     };
     const dw_cli_list_opt lists[] = { { "policies", 'p', &pols }, { "disable", 0, &disable }, { 0 } };
     int pr = dw_cli_parse_lists(argc, argv, opts, lists, &bare, dw_check_usage);
-    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, jobs, fmt, level, macros);
+    int rc = check_main(pr, bare, &pols, &disable, exit_zero, lint_only, sch, events, home, against, asserts, timeout, budget, cache, jobs, fmt, level, macros, providers);
     free(pols.v);
     free(disable.v);
     return rc;
@@ -552,7 +576,7 @@ int dw_cmd_check(int argc, char **argv)
 
 static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_list *disable, bool exit_zero, bool lint_only, const char *sch,
                       const char *events, const char *home, const char *against, const char *asserts, const char *timeout, const char *budget, const char *cache, const char *jobs,
-                      const char *fmt, const char *level, const char *macros)
+                      const char *fmt, const char *level, const char *macros, const char *providers)
 {
     if (pr) return pr > 0 ? 0 : 1;
     if (bare) {
@@ -603,6 +627,8 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     bool joined = false;
     if (sch && dw_session_load_schema(&s, sch)) goto out;
     if (sch && dw_session_load_events(&s, events)) goto out;
+    bool providers_errors = false;
+    if (providers && load_providers(&s, providers, &f, &providers_errors)) goto out;
     if (macros && dw_session_load_macros(&s, macros)) goto out;
     if (dw_check_set_read(&cs, pols)) goto out;
     /* one file is checked as itself; several (or a directory) as their joined text */
@@ -610,7 +636,8 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     char set_name[64];
     snprintf(set_name, sizeof set_name, "<policy set of %zu files>", cs.nparts);
     s.policy_src = joined ? (dw_source){ set_name, cs.text, cs.len } : cs.parts[0].src;
-    dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv, .macros = dw_session_macros(&s) };
+    dw_lint_options opt = { .box = s.box, .home = home, .schema = s.schema, .dv = s.dv, .macros = dw_session_macros(&s),
+                            .providers = s.providers };
     int lr = dw_lint_run(&s.policy_src, &opt, &f, &linted);
     if (lr < 0) { fprintf(stderr, "dwc check: error: out of memory\n"); goto out; }
     bool front_end_errors = false;
@@ -618,6 +645,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
         if (!strcmp(f.v[i].rule, "dw-parse") || !strcmp(f.v[i].rule, "dw-macro") || !strcmp(f.v[i].rule, "dw-temporal")) front_end_errors = true;
     if (lint_only) ri.skipped = "--lint-only";
     else if (!s.schema) ri.skipped = "no schema";
+    else if (providers_errors) ri.skipped = "the provider declarations have errors";
     else if (lr != 0 || front_end_errors) ri.skipped = "the set has front-end errors";
     else {
         int pr = run_proofs(&s, &linted, &f, against, asserts, timeout_ms, budget_s, cache, njobs, &ri);
@@ -628,7 +656,7 @@ static int check_main(int pr, const char *bare, dw_cli_list *pols, const dw_cli_
     if (asserts && ri.proofs) {
         size_t n;
         if (dw_read_file(asserts, &keep_as.text, &n) == 0) keep_as.src = (dw_source){ asserts, keep_as.text, n };
-        for (size_t i = 0; i < f.n; i++) if (f.v[i].src && f.v[i].src != opt.macros) f.v[i].src = &keep_as.src;
+        for (size_t i = 0; i < f.n; i++) if (f.v[i].src && f.v[i].src != opt.macros && f.v[i].src != &s.providers_src) f.v[i].src = &keep_as.src;
     }
     {
         /* the parsed set: each finding's policy, @suppress, and names in JSON output */

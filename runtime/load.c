@@ -137,11 +137,17 @@ static void refuse_providers(dw_session *s)
     report(s, "%s: error: information providers are not enabled in this build", s->policy_src.name);
 }
 
-int dw_session_load_providers(dw_session *s, const char *path)
+int dw_session_parse_providers(dw_session *s, const char *path)
 {
     if (read_source(s, path, &s->providers_src, &s->providers_text)) return 1;
     dw_providers_free(s->providers);
     s->providers = dw_providers_parse(&s->providers_src, &s->diags);
+    return 0;
+}
+
+int dw_session_load_providers(dw_session *s, const char *path)
+{
+    if (dw_session_parse_providers(s, path)) return 1;
     if (!s->providers || s->diags.nerrors) { flush_diags(s); return 2; }
     return flush_diags(s);
 }

@@ -82,6 +82,9 @@ int dw_session_load_events(dw_session *s, const char *path_or_builtin);
 int dw_session_load_entities(dw_session *s, const char *path);   /* path may be NULL */
 /* A provider declaration file (dogwood.md §13.2); call before the policies. */
 int dw_session_load_providers(dw_session *s, const char *path);
+/* The same, its diagnostics left in s->diags (dwc check makes them findings):
+ * 0 (s->providers NULL: not JSON, or out of memory), or 1 I/O error (reported). */
+int dw_session_parse_providers(dw_session *s, const char *path);
 /* The macro library (--macros FILE) for the policies loaded after it:
  * 0 ok, 1 I/O error (reported).  Its errors are the policies' (exit 2). */
 int dw_session_load_macros(dw_session *s, const char *path);

@@ -13,6 +13,7 @@ def opt(names):
     return None
 schema, events = opt(["-s", "--schema"]), opt(["--events"])
 against, asserts, macros = opt(["--against"]), opt(["--assert"]), opt(["--macros"])
+providers = opt(["--providers"])
 raw = sys.stdin.read()
 if not raw.strip():        # check refused its arguments (a usage-error case): nothing to re-run
     print(0); sys.exit(0)
@@ -26,6 +27,7 @@ def authorize(pol, cex):
         cmd = [dwc, "authorize", "-p", pol, "-s", schema, "--entities", en, "--request-json", rq, "-v"]
         if events: cmd += ["--events", events]
         if macros: cmd += ["--macros", macros]   # the same library check expanded with
+        if providers: cmd += ["--providers", providers]   # and the same declarations
         out = subprocess.run(cmd, capture_output=True, text=True).stdout.split("\n")
     allow = out[0] == "ALLOW"
     det = out[1].split(": ", 1)[1].split(",") if len(out) > 1 and ": " in out[1] else []
