@@ -293,6 +293,34 @@ refused dg16 0 "OK: 1 provider(s) declared"
 printf '{"availableProviders": {"X::Y": {"argumentTypes": [{"paramType": "string"}]}}}\n' >"$tmp/badprov.json"
 run dg17 "$DWC" dogwood schema providers "$tmp/badprov.json"
 refused dg17 2 "badprov.json:1:33: error: provider \`X::Y\` has no \`outputType\`"
+# dwc check --providers FILE: the set, --against and --assert see the declarations dwc compile sees
+# (the golden cases tests/check/providers_file* hold the findings)
+printf 'entity U;\nentity R;\naction "a" appliesTo { principal: U, resource: R, context: { doc: String } };\n' >"$tmp/prov.cedarschema"
+run pv1 "$DWC" check "$tmp/prov.dw" -s "$tmp/prov.cedarschema" --providers "$tmp/prov.json"
+refused pv1 0 "prov.dw: no findings"
+run pv2 "$DWC" compile "$tmp/prov.dw" -s "$tmp/prov.cedarschema" --providers "$tmp/prov.json" -o "$tmp/prov.dwb"
+[ "$(cat "$tmp/pv2.rc")" = 0 ] && [ -s "$tmp/prov.dwb" ] && ok || bad "pv2: compile --providers: $(head -3 "$tmp/pv2.out")"
+run pv3 "$DWC" check "$tmp/prov.dw" -s "$tmp/prov.cedarschema"
+refused pv3 3 "error[dw-validation]: for policy \`policy0\`, provider \`X::Y\` is not present in the provider declarations"
+run pv4 "$DWC" check "$tmp/prov.dw" --providers="$tmp/prov.json"
+refused pv4 0 "prov.dw: no findings"
+# --against and --assert files calling the provider load with the same declarations
+sed 's/permit/forbid/' "$tmp/prov.dw" >"$tmp/provas.dw"
+run pv5 "$DWC" check "$tmp/prov.dw" -s "$tmp/prov.cedarschema" --providers "$tmp/prov.json" --against "$tmp/prov.dw" --assert "$tmp/provas.dw"
+refused pv5 0 "prov.dw: 0 errors, 0 warnings"
+run pv6 "$DWC" check "$tmp/prov.dw" --lint-only --providers "$tmp/badprov.json"
+refused pv6 3 "$tmp/badprov.json:1:33: error[dw-validation]: provider \`X::Y\` has no \`outputType\`"
+# at the place compile reports it, caret and hint included
+run pv7 "$DWC" compile "$tmp/prov.dw" --providers "$tmp/badprov.json" -o "$tmp/bad.dwb"
+provblock() { sed -n "\\|^$tmp/badprov.json:|,+3p" "$1" | sed 's/error\[dw-validation\]/error/'; }
+if [ "$(provblock "$tmp/pv6.out")" = "$(provblock "$tmp/pv7.out")" ] && provblock "$tmp/pv6.out" | grep -qF '  hint: add "outputType"'; then ok
+else bad "pv7: check's providers-file error differs from compile's:"; head -4 "$tmp/pv6.out" "$tmp/pv7.out"; fi
+run pv8 "$DWC" check "$tmp/prov.dw" -s "$tmp/prov.cedarschema" --providers "$tmp/badprov.json" --format sarif
+refused pv8 3 "\"uri\": \"$tmp/badprov.json\"}, \"region\": {\"startLine\": 1, \"startColumn\": 33"
+run pv9 "$DWC" check "$tmp/prov.dw" --providers "$tmp/none.json"
+refused pv9 1 "none.json: error: cannot read: No such file or directory"
+run pv10 "$DWC" --check "$tmp/prov.dw" --schema box --providers "$tmp/prov.json"
+refused pv10 3 "error[box-providers]: information providers are not enabled in this build"
 printf 'permit (principal, action, resource) when { 1 + };\n' >"$tmp/bad.dw"
 run dg14 "$DWC" dogwood check-parse "$tmp/bad.dw"
 refused dg14 2 "error: unexpected"

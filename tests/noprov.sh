@@ -32,6 +32,12 @@ run check "$NP/dwc" check "$tmp/prov.dw" -s "$tmp/s.cedarschema"
 expect check 3 "$OFF"
 run check-noschema "$NP/dwc" check "$tmp/prov.dw"
 expect check-noschema 3 "$OFF"
+# --providers FILE changes nothing of that: the call is still refused, as compile refuses it
+printf '{"availableProviders": {"Risk::Score": {"argumentTypes": [{"paramType": "string"}], "outputType": {"paramType": "bool"}}}}\n' > "$tmp/prov.json"
+run compile-decls "$NP/dwc" compile "$tmp/prov.dw" -s "$tmp/s.cedarschema" --providers "$tmp/prov.json" -o "$tmp/x.dwb"
+expect compile-decls 2 "$OFF"
+run check-decls "$NP/dwc" check "$tmp/prov.dw" -s "$tmp/s.cedarschema" --providers "$tmp/prov.json"
+expect check-decls 3 "prov.dw:2:8: error[dw-validation]: for policy \`policy0\`, $OFF: the policy calls \`Strings::Length\`"
 run authorize-src "$NP/dwc" authorize -p "$tmp/prov.dw" -s "$tmp/s.cedarschema" --requests "$tmp/req.jsonl"
 expect authorize-src 1 "$OFF"
 
