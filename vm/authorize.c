@@ -34,7 +34,8 @@ static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const 
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
     while (ix->slots[j]) {
         const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
-        if (b->hash == hash && b->kind == DW_IX_PAIR && b->var == var && uid_is(&b->type, &b->id, e) && uid_is(&b->atype, &b->aid, a))
+        if (b->hash == hash && b->kind == DW_IX_PAIR && b->var == var &&
+            ((b->uid == e && b->auid == a && e) || (uid_is(&b->type, &b->id, e) && uid_is(&b->atype, &b->aid, a))))
             return b;
         j = (j + 1) & (ix->nslots - 1);
     }

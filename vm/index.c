@@ -101,14 +101,20 @@ int dw_index_build(dw_program *p)
     return 0;
 }
 
+static const dw_uid *interned(const dw_program *p, const dw_str *type, const dw_str *id)
+{
+    dw_uid k = { .type = type->s, .tlen = (uint32_t)type->len, .idlen = (uint32_t)id->len, .id = id->s,
+                 .hash = dw_uid_hash(type->s, type->len, id->s, id->len) };
+    return dw_program_find_uid(p, &k);
+}
+
 void dw_index_link_uids(dw_program *p)
 {
     for (uint32_t i = 0; i < p->index.nbuckets; i++) {
         dw_index_bucket *b = &p->index.buckets[i];
-        if (b->kind != DW_IX_ENTITY) continue;
-        dw_uid k = { .type = b->type.s, .tlen = (uint32_t)b->type.len, .idlen = (uint32_t)b->id.len, .id = b->id.s,
-                     .hash = dw_uid_hash(b->type.s, b->type.len, b->id.s, b->id.len) };
-        b->uid = dw_program_find_uid(p, &k);
+        if (b->kind != DW_IX_ENTITY && b->kind != DW_IX_PAIR) continue;
+        b->uid = interned(p, &b->type, &b->id);
+        if (b->kind == DW_IX_PAIR) b->auid = interned(p, &b->atype, &b->aid);
     }
 }
 

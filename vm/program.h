@@ -131,6 +131,7 @@ typedef struct dw_index_bucket {
     dw_str atype, aid;     /* PAIR: the action */
     const dw_uid *uid;       /* ENTITY: the program's interned uid of the key, or NULL
                                 (a bound request's own uid then matches by pointer) */
+    const dw_uid *auid;      /* PAIR: the same for the action, and uid for the entity */
     uint32_t first, n;       /* run in dw_index.policies */
     const dw_guard_table *guard;   /* NULL, or the run split by a condition guard */
 } dw_index_bucket;

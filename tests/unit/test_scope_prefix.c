@@ -204,12 +204,40 @@ static void test_skip_never_changes_answers(void **state)
     teardown(&f);
 }
 
+static bool uid_spelt(const dw_uid *u, const dw_str *type, const dw_str *id)
+{
+    return u && u->tlen == type->len && u->idlen == id->len && !memcmp(u->type, type->s, type->len) && !memcmp(u->id, id->s, id->len);
+}
+
+/* ENTITY and PAIR buckets point at the program's interned uids of their keys
+ * (a bound request's scope uids then match them by pointer). */
+static void test_buckets_link_interned_uids(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t pairs = 0;
+    for (uint32_t i = 0; i < f.prog->index.nbuckets; i++) {
+        const dw_index_bucket *b = &f.prog->index.buckets[i];
+        if (b->kind != DW_IX_ENTITY && b->kind != DW_IX_PAIR) continue;
+        assert_true(uid_spelt(b->uid, &b->type, &b->id));
+        assert_ptr_equal(b->uid, dw_program_find_uid(f.prog, b->uid));
+        if (b->kind != DW_IX_PAIR) continue;
+        pairs++;
+        assert_true(uid_spelt(b->auid, &b->atype, &b->aid));
+        assert_ptr_equal(b->auid, dw_program_find_uid(f.prog, b->auid));
+    }
+    assert_true(pairs > 0);
+    teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skip_only_when_implied),
         cmocka_unit_test(test_skip_with_scope_code),
         cmocka_unit_test(test_skip_never_changes_answers),
+        cmocka_unit_test(test_buckets_link_interned_uids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
