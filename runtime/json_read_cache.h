@@ -67,6 +67,11 @@ typedef struct dw_read_cache_key {
     uint32_t lent;                /* as dw_read_cache_uid's */
     uint8_t len;                  /* 0: empty (an empty key is not stored) */
     char s[DW_READ_CACHE_KEY_MAX + 1];   /* NUL-terminated */
+    /* a schema answer for this key as a member of a record type (by the
+     * type's address, see above): its declaration there (NULL: none) and how
+     * many of the type's attributes are required */
+    const void *in_type, *decl;
+    size_t type_required;
 } dw_read_cache_key;
 
 typedef struct dw_read_cache {

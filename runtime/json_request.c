@@ -28,6 +28,7 @@ typedef struct rd {
     dw_carve carve;           /* the block strings, uids, fields and elements are carved from */
     dw_read_cache *cache;     /* uid objects and keys read before (NULL: none) */
     dw_read_cache_uid *last;  /* the slot holding the reading uid_object last gave, if any */
+    dw_read_cache_key *last_key;   /* the same for cached_str */
 } rd;
 
 /* One arena call per request, not one per value: a block sized by the input
@@ -284,12 +285,14 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
     dw_read_cache_key *sl = NULL;
     uint64_t w = 0;
     size_t ql = 0;
+    p->last_key = NULL;
     if (rc && e - b >= 8) {
         w = dw_read_cache_key_word(b, &ql);
         sl = dw_read_cache_key_slot(rc, w, ql);
         size_t l = sl->len;
         if (l && sl->word == w && (ql < 8 ? l == ql : l >= 8 && (size_t)(e - b) > l && b[l] == '"' && dw_mem_eq(sl->s, b, l))) {
             rc->key_hits++;
+            p->last_key = sl;
             *kl = l;
             if (kh) *kh = sl->khash;
             c = b + l + 1;
@@ -307,6 +310,8 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
     if (kh) *kh = h;
     if (sl && *kl && *kl <= DW_READ_CACHE_KEY_MAX && sl->lent != rc->line) {
         rc->key_misses++;
+        p->last_key = sl;
+        sl->in_type = NULL;
         sl->word = w;
         sl->khash = h;
         sl->len = (uint8_t)*kl;
@@ -324,6 +329,14 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
 static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out);
 
 
+/* How many of record type t's attributes are required. */
+static size_t required_of(const dw_type *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->nattrs; i++) n += t->attrs[i].required;
+    return n;
+}
+
 /* After a record's '{' (record_from_json): members checked against expect's
  * declared attributes when given, then sorted, then its required ones. */
 static const char *record(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
@@ -331,6 +344,7 @@ static const char *record(rd *p, const char *c, const dw_type *expect, int depth
     const char *e = p->e;
     dw_field f[FAST_MAX_FIELDS];
     size_t n = 0, required = 0;   /* members naming a required attribute */
+    size_t type_required = SIZE_MAX;   /* how many expect requires (SIZE_MAX: not counted yet) */
     /* when every member names a declared attribute, the declarations' order
      * is the record's (schema.h: attributes sorted by name, as dw_make_record
      * sorts keys): the fields are sorted by declaration, no key compared, and
@@ -349,8 +363,14 @@ static const char *record(rd *p, const char *c, const dw_type *expect, int depth
             const dw_type *t = NULL;
             const dw_attr_decl *d = NULL;
             if (expect) {
-                for (size_t i = 0; i < expect->nattrs; i++)
-                    if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
+                dw_read_cache_key *ks = p->last_key;      /* this key's answer for this type, when kept */
+                if (ks && ks->in_type == expect) d = ks->decl, type_required = ks->type_required;
+                else {
+                    for (size_t i = 0; i < expect->nattrs; i++)
+                        if (expect->attrs[i].name.len == kl && dw_mem_eq(expect->attrs[i].name.s, k, kl)) { d = &expect->attrs[i]; break; }
+                    if (type_required == SIZE_MAX) type_required = required_of(expect);
+                    if (ks) ks->in_type = expect, ks->decl = d, ks->type_required = type_required;
+                }
                 if (!d && !expect->additional_attrs) return NULL;
                 declared &= d != NULL;
                 decl[n] = d;
@@ -384,9 +404,8 @@ static const char *record(rd *p, const char *c, const dw_type *expect, int depth
         out->u.fields = af;
     } else if (!dw_make_record(af, n, out)) return NULL;
     /* every required attribute present: the members are distinct (dw_make_record), so count them */
-    if (expect)
-        for (size_t i = 0; i < expect->nattrs; i++) required -= expect->attrs[i].required;
-    return required == 0 ? c : NULL;
+    if (expect && type_required == SIZE_MAX) type_required = required_of(expect);
+    return !expect || required == type_required ? c : NULL;
 }
 
 /* An i64 written plainly: up to 18 digits (longer ones, fractions and
@@ -538,7 +557,7 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     memset(out, 0, sizeof *out);
     if (cache) dw_read_cache_next_line(cache);
     const char *c = text, *e = text + len;
-    rd p = { a, e, { NULL, NULL }, cache, NULL };
+    rd p = { a, e, { NULL, NULL }, cache, NULL, NULL };
     const dw_uid *u[3] = { NULL, NULL, NULL };
     uint64_t th[3];                      /* their types' hashes */
     dw_read_cache_uid *sl[3] = { NULL, NULL, NULL };   /* their readings' cache slots */
@@ -644,7 +663,7 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out)
 {
-    rd p = { a, text + len, *c, cache, NULL };
+    rd p = { a, text + len, *c, cache, NULL, NULL };
     const char *q = value(&p, text + *pos, expect, 1, out);
     *c = p.carve;
     if (q) *pos = (size_t)(q - text);
@@ -653,7 +672,7 @@ bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const ch
 
 const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos)
 {
-    rd p = { a, text + len, *c, cache, NULL };
+    rd p = { a, text + len, *c, cache, NULL, NULL };
     const char *q = ws(text + *pos, p.e);
     uint64_t th;
     const dw_uid *u = NULL;
@@ -666,7 +685,7 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, c
 bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                          const char **s, size_t *n)
 {
-    rd p = { a, text + len, *c, cache, NULL };
+    rd p = { a, text + len, *c, cache, NULL, NULL };
     const char *q = ws(text + *pos, p.e);
     q = peek(q, p.e) == '"' ? cached_str(&p, q, s, n, NULL) : NULL;
     *c = p.carve;

@@ -575,6 +575,21 @@ static void test_uid_cache(void **st)
     assert_int_equal(c.head_hits, 6);             /* (the two reads of the head above) */
     for (int i = 0; i < 3; i++) assert_false(in_cache(&c, r.vars[i].u.uid));
 
+    /* a key's declaration is kept per record type: "b", declared in rec's
+     * type, is not declared in the context's */
+    dw_read_cache_init(&c, 0);
+    c.lend = true;
+    cached_read(&c, kinds_lines[0], schemas[1], &a, &r);
+    cached_read(&c, kinds_lines[0], schemas[1], &a, &r);
+    static const char undeclared_b[] = "{\"principal\":{\"type\":\"T::User\",\"id\":\"alice\"},\"action\":{\"type\":\"T::Action\",\"id\":\"read\"},"
+                                       "\"resource\":{\"type\":\"T::Doc\",\"id\":\"d1\"},\"context\":{\"n\":1,\"ok\":true,\"tags\":[],\"b\":0}}";
+    const dw_read_cache_key *kb = NULL;
+    for (size_t k = 0; k < DW_READ_CACHE_KEY_SLOTS; k++)
+        if (c.keys[k].len == 1 && c.keys[k].s[0] == 'b') kb = &c.keys[k];
+    assert_true(kb && kb->in_type && kb->decl);   /* rec's answer */
+    assert_int_equal(dw_request_json_fast(&a, undeclared_b, strlen(undeclared_b), schemas[1], true, &c, &r), 0);
+    cached_read(&c, kinds_lines[0], schemas[1], &a, &r);
+
     /* the schema answers kept with an action's reading: a request check that
      * passed for one principal is not taken for another (here of a type the
      * action does not allow), nor for another schema or validate */
