@@ -180,6 +180,9 @@ void engine_history_uncarve(dw_engine *e)
 {
     history *h = &e->h;
     if (h->carve_pending && h->carve.lim == h->mark_lim) h->carve.cur = h->mark;
+    /* copies the reader shares (json_read_cache.h) may have been given back */
+    if (h->carve_pending && e->uids.kept_new) e->uids.keep_gen++;
+    e->uids.kept_new = false;
     h->carve_pending = false;
 }
 
@@ -187,6 +190,8 @@ void engine_history_carve_reset(dw_engine *e)
 {
     e->h.carve = (dw_carve){ NULL, NULL };
     e->h.carve_pending = false;
+    e->uids.keep_gen++;                  /* the arena is reset or replaced: no shared copy stays */
+    e->uids.kept_new = false;
 }
 
 /* The carve for an event line's input and output values: the history's when
@@ -519,6 +524,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     /* a uid kept in the scratch may be the cache's own: both last until the next event */
     dw_read_cache_next_line(&e->uids);
     e->uids.lend = hc == NULL;
+    e->uids.keep = hc != NULL;           /* a kept event's uids and keys: one copy shared by later ones */
     for (;;) {
         dw_str key;
         if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;

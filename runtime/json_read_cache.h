@@ -23,7 +23,15 @@
  * when a line's request is done with before the next line is read (a
  * per-line arena); without it every uid and key is built in the reader's
  * arena as without a cache.  Within one line nothing lent is overwritten, so a caller
- * that never calls dw_read_cache_next_line only stops storing new ones. */
+ * that never calls dw_read_cache_next_line only stops storing new ones.
+ *
+ * Shared copies (keep, without lend): the reader's arena outlives the line
+ * (an engine's history, which keeps events).  The first copy of a reading
+ * made there is remembered with the owner's generation keep_gen, and later
+ * lines that read the same bytes point at that copy instead of making their
+ * own.  The owner moves keep_gen on whenever such a copy may be gone: its
+ * arena reset or replaced, or a line's copies given back (kept_new says a
+ * line made one).  A slot written again forgets its copy. */
 #ifndef DW_JSON_READ_CACHE_H
 #define DW_JSON_READ_CACHE_H
 #include <stdbool.h>
@@ -45,6 +53,8 @@ typedef struct dw_read_cache_uid {
     uint32_t used;                /* the line it was last read in (the pair's victim is the older) */
     uint16_t rawlen, toff, ioff;  /* raw's length; the type's and id's offsets in it */
     dw_uid uid;                   /* its type and id: NUL-terminated copies in str */
+    const dw_uid *kept;           /* a copy in the keeping arena, valid while kept_gen == keep_gen */
+    uint64_t kept_gen;
     uint64_t version;             /* which store this is (dw_read_cache.stores): names one reading */
     /* a request reader's schema answers for this reading as an action
      * (json_request.c), by the schema's address: its declaration, and the
@@ -67,6 +77,8 @@ typedef struct dw_read_cache_key {
     uint32_t lent;                /* as dw_read_cache_uid's */
     uint8_t len;                  /* 0: empty (an empty key is not stored) */
     char s[DW_READ_CACHE_KEY_MAX + 1];   /* NUL-terminated */
+    const char *kept;             /* as dw_read_cache_uid's */
+    uint64_t kept_gen;
     /* a schema answer for this key as a member of a record type (by the
      * type's address, see above): its declaration there (NULL: none) and how
      * many of the type's attributes are required */
@@ -78,6 +90,9 @@ typedef struct dw_read_cache {
     uint32_t mask;                /* uid slots in use - 1 */
     uint32_t line;                /* dw_read_cache_next_line's count, from 1 */
     bool lend;                    /* uids and keys may be the cache's own (see above) */
+    bool keep;                    /* the reader's arena keeps lines: copies are shared (see above) */
+    bool kept_new;                /* this line made a shared copy */
+    uint64_t keep_gen;            /* the keeping arena's generation, from 1 */
     uint64_t hits, misses;        /* uid objects; misses: read and stored */
     uint64_t stores;              /* uid slots written, ever */
     uint64_t key_hits, key_misses;
@@ -106,6 +121,7 @@ static inline void dw_read_cache_init(dw_read_cache *c, uint32_t nslots)
     memset(c, 0, sizeof *c);
     c->mask = nslots - 1;
     c->line = 1;
+    c->keep_gen = 1;
 }
 
 /* A new line: the uids lent to the last one may now be overwritten. */

@@ -195,6 +195,24 @@ static const char *uid_spans(const char *c, const char *e, const char **t, size_
     return eat(c, e, '}');
 }
 
+/* A copy just made in a keeping reader's arena: later lines share it
+ * (json_read_cache.h, "Shared copies"). */
+static inline void keep_uid(dw_read_cache *rc, dw_read_cache_uid *sl, const dw_uid *u)
+{
+    if (!rc->keep) return;
+    sl->kept = u;
+    sl->kept_gen = rc->keep_gen;
+    rc->kept_new = true;
+}
+
+static inline void keep_str(dw_read_cache *rc, dw_read_cache_key *sl, const char *k)
+{
+    if (!rc->keep) return;
+    sl->kept = k;
+    sl->kept_gen = rc->keep_gen;
+    rc->kept_new = true;
+}
+
 /* c at an entity object's '{' (the members' object, inside any
  * "__entity"): its uid in *out, *th its type's dw_type_hash; past the
  * object.  Through the cache when there is one: an object whose bytes (up to
@@ -222,8 +240,14 @@ static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid *
                 if (rc->lend) {
                     hit->lent = rc->line;
                     *out = &hit->uid;
-                } else if (!(*out = make_uid(p, raw + rl, raw + hit->toff, hit->uid.tlen, raw + hit->ioff, hit->uid.idlen, hit->uid.hash)))
-                    return NULL;
+                } else if (rc->keep && hit->kept_gen == rc->keep_gen) {
+                    *out = hit->kept;              /* the copy an earlier kept line made */
+                } else {
+                    if (!(*out = make_uid(p, raw + rl, raw + hit->toff, hit->uid.tlen, raw + hit->ioff, hit->uid.idlen,
+                                          hit->uid.hash)))
+                        return NULL;
+                    keep_uid(rc, hit, *out);
+                }
                 return raw + rl;
             }
         }
@@ -249,11 +273,15 @@ static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid *
         memcpy(sl->str + tl + 1, id, il);
         sl->str[tl + 1 + il] = 0;
         sl->uid = (dw_uid){ .type = sl->str, .tlen = (uint32_t)tl, .idlen = (uint32_t)il, .id = sl->str + tl + 1, .hash = h };
+        sl->kept_gen = 0;                      /* a new reading: no copy of it yet */
         if (rc->lend) {
             sl->lent = rc->line;
             *out = &sl->uid;
             return c;
         }
+        if (!(*out = make_uid(p, c, t, tl, id, il, h))) return NULL;
+        keep_uid(rc, sl, *out);
+        return c;
     }
     return (*out = make_uid(p, c, t, tl, id, il, h)) ? c : NULL;
 }
@@ -301,7 +329,13 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
                 *k = sl->s;
                 return c;
             }
-            return copy(p, c, b, l, k) ? c : NULL;
+            if (rc->keep && sl->kept_gen == rc->keep_gen) {
+                *k = sl->kept;                 /* the copy an earlier kept line made */
+                return c;
+            }
+            if (!copy(p, c, b, l, k)) return NULL;
+            keep_str(rc, sl, *k);
+            return c;
         }
     }
     const char *s;
@@ -317,11 +351,15 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
         sl->len = (uint8_t)*kl;
         memcpy(sl->s, s, *kl);
         sl->s[*kl] = 0;
+        sl->kept_gen = 0;                      /* a new reading: no copy of it yet */
         if (rc->lend) {
             sl->lent = rc->line;
             *k = sl->s;
             return c;
         }
+        if (!copy(p, c, s, *kl, k)) return NULL;
+        keep_str(rc, sl, *k);
+        return c;
     }
     return copy(p, c, s, *kl, k) ? c : NULL;
 }
