@@ -205,12 +205,19 @@ static inline void keep_uid(dw_read_cache *rc, dw_read_cache_uid *sl, const dw_u
     rc->kept_new = true;
 }
 
-static inline void keep_str(dw_read_cache *rc, dw_read_cache_key *sl, const char *k)
+/* A copy of a string the cache does not lend, shared with later lines when
+ * the reader keeps.  Out of line: the lending path's code stays small. */
+static __attribute__((noinline)) bool copy_kept(rd *p, const char *c, const char *s, size_t len, const char **out,
+                                               dw_read_cache_key *sl)
 {
-    if (!rc->keep) return;
-    sl->kept = k;
-    sl->kept_gen = rc->keep_gen;
-    rc->kept_new = true;
+    dw_read_cache *rc = p->cache;
+    if (!copy(p, c, s, len, out)) return false;
+    if (rc->keep) {
+        sl->kept = *out;
+        sl->kept_gen = rc->keep_gen;
+        rc->kept_new = true;
+    }
+    return true;
 }
 
 /* c at an entity object's '{' (the members' object, inside any
@@ -333,9 +340,7 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
                 *k = sl->kept;                 /* the copy an earlier kept line made */
                 return c;
             }
-            if (!copy(p, c, b, l, k)) return NULL;
-            keep_str(rc, sl, *k);
-            return c;
+            return copy_kept(p, c, b, l, k, sl) ? c : NULL;
         }
     }
     const char *s;
@@ -357,9 +362,7 @@ static inline __attribute__((always_inline)) const char *cached_str(rd *p, const
             *k = sl->s;
             return c;
         }
-        if (!copy(p, c, s, *kl, k)) return NULL;
-        keep_str(rc, sl, *k);
-        return c;
+        return copy_kept(p, c, s, *kl, k, sl) ? c : NULL;
     }
     return copy(p, c, s, *kl, k) ? c : NULL;
 }
