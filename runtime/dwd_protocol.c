@@ -10,6 +10,7 @@
 #include "../lang/json_scan.h"
 #include "../stdlib/arena.h"
 #include "../stdlib/cedar_quote.h"
+#include "../stdlib/digits.h"
 #include "../stdlib/utf8.h"
 
 /* ---- buffers ---- */
@@ -176,11 +177,8 @@ static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
         in_member t;
         const in_member *port = in_get(in, "port", DW_JSON_INT, &t);
         if (port) {
-            char num[24];
-            size_t k = sizeof num;
-            uint64_t v = port->i < 0 ? 0 - (uint64_t)port->i : (uint64_t)port->i;
-            do num[--k] = (char)('0' + v % 10); while ((v /= 10) && k > 1);
-            if (port->i < 0) num[--k] = '-';
+            char num[DW_I64_TEXT_MAX + 1];
+            size_t k = sizeof num - dw_i64_text(port->i, num + sizeof num);
             num[--k] = ':';
             dwd_buf_put(&rq->subject, num + k, sizeof num - k);
             attr_int(attrs, "server.port", port->i);

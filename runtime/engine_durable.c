@@ -2,6 +2,7 @@
  * records, the background checkpointer, recovery from a checkpoint and the
  * log, and reloading a program over the kept history. */
 #include "engine_int.h"
+#include "../stdlib/digits.h"
 
 /* Log record payload (compatible with dwd's first version):
  *   "<engine timestamp, decimal>\n<the event in Box's JSON form>"
@@ -103,14 +104,10 @@ int engine_log_event(dw_engine *e, int64_t ts, const char *json, size_t len, uin
      * no printf: once per event) */
     char *rec = len < SIZE_MAX - 24 ? dw_arena_alloc_raw(&e->scratch, len + 24) : NULL;
     if (!rec) return -1;
-    char num[24];
-    size_t k = sizeof num;
-    uint64_t u = ts < 0 ? 0 - (uint64_t)ts : (uint64_t)ts;
-    num[--k] = '\n';
-    do num[--k] = (char)('0' + u % 10); while (u /= 10);
-    if (ts < 0) num[--k] = '-';
-    size_t hn = sizeof num - k;
-    memcpy(rec, num + k, hn);
+    char num[DW_I64_TEXT_MAX + 1];
+    num[DW_I64_TEXT_MAX] = '\n';
+    size_t hn = dw_i64_text(ts, num + DW_I64_TEXT_MAX) + 1;
+    memcpy(rec, num + sizeof num - hn, hn);
     memcpy(rec + hn, json, len);
     uint64_t seq, lts;
     if (dw_histlog_enqueue(e->log, rec, hn + len, &seq, &lts)) return -1;

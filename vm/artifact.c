@@ -11,6 +11,7 @@
 #include <xxhash.h>
 #include "artifact_format.h"
 #include "../stdlib/le.h"
+#include "../stdlib/digits.h"
 #include "verify.h"
 
 typedef struct section { uint32_t count; const uint8_t *p; size_t size; } section;
@@ -414,10 +415,9 @@ static int build(loader *L)
         if (flags & ~DW_APOL_POSITIONAL_ID) return refuse(L->msg, L->cap, "policy %u: unknown flags %u", i, flags);
         if (flags & DW_APOL_POSITIONAL_ID) {
             if (!have_prefix) return refuse(L->msg, L->cap, "policy %u: positional id without a prefix", i);
-            char num[12], *q = num + sizeof num;
-            uint32_t k = i;
-            do { *--q = (char)('0' + k % 10); k /= 10; } while (k);
-            size_t nl = (size_t)(num + sizeof num - q);
+            char num[DW_I64_TEXT_MAX];
+            size_t nl = dw_i64_text(i, num + sizeof num);
+            const char *q = num + sizeof num - nl;
             char *id = dw_arena_alloc_raw(a, prefix.len + nl + 1);
             if (!id) return refuse(L->msg, L->cap, "out of memory");
             memcpy(id, prefix.s, prefix.len);
