@@ -331,6 +331,7 @@ const dw_type *dw_provider_chain_type(const dw_pcheck_env *env, const dw_expr *e
             "provider `%.*s` is not present in the provider declarations", (int)P.name.len, P.name.s);
         return NULL;
     }
+    if (d->broken) return NULL;   /* its entry's errors are the findings: its stand-in types would add a wrong one */
     dw_str none = { "", 0 };
     check_args(&P, "", none, e->u.call.args, e->u.call.nargs, d->args, d->nargs, e->loc);
     char perr[160];

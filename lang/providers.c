@@ -31,6 +31,8 @@ typedef struct rd {
 
 static dw_loc at(const rd *r, const dw_json *j) { return dw_loc_at(r->src, j->off, j->end); }
 
+static size_t nerrors(const rd *r) { return r->diags ? r->diags->nerrors : 0; }
+
 #define ERR(r, j, hint, ...) dw_diag_add((r)->diags, DW_SEV_ERROR, (r)->src, at((r), (j)), (hint), __VA_ARGS__)
 #define WARN(r, j, hint, ...) dw_diag_add((r)->diags, DW_SEV_WARNING, (r)->src, at((r), (j)), (hint), __VA_ARGS__)
 
@@ -237,13 +239,19 @@ static int read_doc(rd *r, const dw_json *doc)
                 "`%.*s` is not a provider name", (int)m->key.len, m->key.s);
             continue;
         }
-        if (o->kind != DW_JSON_OBJECT) { ERR(r, o, NULL, "the declaration of `%.*s` must be an object", (int)m->key.len, m->key.s); continue; }
-        unknown_members(r, o, known, "a provider declaration");
+        size_t errors0 = nerrors(r);
         dw_provider_decl d = { .name = m->key, .builtin = r->builtin, .loc = at(r, o) };
-        if (arg_types(r, o, &d.args, &d.nargs)) return -1;
-        if (!(d.out = out_type(r, o, o, "provider", m->key))) return -1;
-        if (read_methods(r, o, &d)) return -1;
-        const dw_json *impl = dw_json_get(o, "implementation");
+        if (o->kind != DW_JSON_OBJECT) {
+            ERR(r, o, NULL, "the declaration of `%.*s` must be an object", (int)m->key.len, m->key.s);
+            if (!(d.out = new_type(r, DW_T_STRING, o))) return -1;   /* kept (broken) so a call names this error only */
+        } else {
+            unknown_members(r, o, known, "a provider declaration");
+            if (arg_types(r, o, &d.args, &d.nargs)) return -1;
+            if (!(d.out = out_type(r, o, o, "provider", m->key))) return -1;
+            if (read_methods(r, o, &d)) return -1;
+        }
+        d.broken = nerrors(r) > errors0;
+        const dw_json *impl = o->kind == DW_JSON_OBJECT ? dw_json_get(o, "implementation") : NULL;
         if (impl && impl->kind != DW_JSON_OBJECT) ERR(r, impl, NULL, "`implementation` must be an object");
         else if (impl) {
             const dw_json *kind = dw_json_get(impl, "kind");
@@ -255,7 +263,7 @@ static int read_doc(rd *r, const dw_json *doc)
         dw_provider_decl *prev = NULL;
         for (size_t k = 0; k < r->p->n; k++) if (dw_str_eq(r->p->v[k].name, d.name)) prev = &r->p->v[k];
         if (prev && prev->builtin && !r->builtin) {
-            if (!same_types(prev->args, prev->nargs, d.args, d.nargs) || !dw_type_equal(prev->out, d.out) || d.nmethods)
+            if (!d.broken && (!same_types(prev->args, prev->nargs, d.args, d.nargs) || !dw_type_equal(prev->out, d.out) || d.nmethods))
                 ERR(r, o, "declare the built-in's own types, or leave the entry out (built-ins need none)",
                     "`%.*s` is a built-in provider (dogwood.md §13.5): its declaration must have the built-in's "
                     "argument and output types and no output methods", (int)m->key.len, m->key.s);

@@ -25,6 +25,8 @@ typedef struct dw_provider_decl {
     dw_type *out;
     dw_provider_method *methods; size_t nmethods;
     bool builtin;                /* one of dwc's built-ins (§13.5) */
+    bool broken;                 /* its entry has errors (reported there): its types are stand-ins, a
+                                  * call to it is not typed (so no second finding is derived from them) */
     dw_loc loc;
 } dw_provider_decl;
 

@@ -19,6 +19,7 @@
 #include "runtime/dogwood.h"
 #include "lang/providers.h"
 #include "compiler/artifact_write.h"
+#include "compiler/typecheck.h"
 #include "vm/artifact.h"
 #include "unit_tmpdir.h"
 #include "unit_compile.h"
@@ -316,6 +317,55 @@ static void test_declarations(void **st)
     dw_diags_free(&d);
 }
 
+/* An entry with errors (reported in the file) does not type its calls: its
+ * stand-in String output would add a second, wrong finding to the set (`saw
+ * String`).  A good entry misused still gets its finding. */
+static void test_broken_entry_not_typed(void **st)
+{
+    (void)st;
+    static const char decls[] =
+        "{\"availableProviders\": {\n"
+        " \"Risk::Score\": {\"argumentTypes\": [{\"paramType\": \"string\"}]},\n"
+        " \"Risk::Flag\": {\"outputType\": {\"paramType\": \"bool\"},\n"
+        "   \"availableMethods\": {\"level\": {}}},\n"
+        " \"Risk::Odd\": 7,\n"
+        " \"Strings::Length\": {\"argumentTypes\": [{\"paramType\": \"string\"}]},\n"
+        " \"Risk::Good\": {\"outputType\": {\"paramType\": \"string\"}}}}\n";
+    static const char policies[] =
+        "permit (principal, action == App::Action::\"Read\", resource) when { Risk::Score(context.input.doc).high };\n"
+        "permit (principal, action == App::Action::\"Read\", resource) when { Risk::Flag().level().high };\n"
+        "permit (principal, action == App::Action::\"Read\", resource) when { Risk::Odd().high };\n"
+        "permit (principal, action == App::Action::\"Read\", resource) when { Strings::Length(context.input.doc).length > 2 };\n"
+        "permit (principal, action == App::Action::\"Read\", resource) when { Risk::Good().high };\n";
+    dw_source psrc = { "providers.json", decls, strlen(decls) }, ssrc = { "s.cedarschema", schema_text, strlen(schema_text) },
+              src = { "p.cedar", policies, strlen(policies) };
+    dw_diags d;
+    dw_diags_init(&d);
+    dw_providers *p = dw_providers_parse(&psrc, &d);
+    assert_non_null(p);
+    assert_int_equal(d.nerrors, 4);   /* no outputType (Score, Flag's method, Length), not an object: one each, none derived */
+    assert_true(dw_providers_find(p, "Risk::Score", 11)->broken);
+    assert_true(dw_providers_find(p, "Risk::Flag", 10)->broken);
+    assert_true(dw_providers_find(p, "Risk::Odd", 9)->broken);
+    assert_false(dw_providers_find(p, "Strings::Length", 15)->broken);   /* the built-in's own types stay in force */
+    assert_false(dw_providers_find(p, "Risk::Good", 10)->broken);
+    dw_diags_free(&d);
+    dw_diags_init(&d);
+    dw_schema *s = dw_schema_parse(&ssrc, &d);
+    dw_policy_set *ps = dw_parse_policy_set(&src, &d);
+    assert_non_null(s);
+    assert_non_null(ps);
+    assert_int_equal(d.n, 0);
+    dw_validate_with_providers(ps, s, p, &d);
+    if (d.n != 1 || d.v[0].loc.line != 5) dw_diags_print(&d, stderr);
+    assert_int_equal(d.n, 1);        /* Risk::Good's String has no attributes: the one finding */
+    assert_int_equal(d.v[0].loc.line, 5);
+    dw_policy_set_free(ps);
+    dw_schema_free(s);
+    dw_providers_free(p);
+    dw_diags_free(&d);
+}
+
 /* Call sites travel in artifacts (format 3.3) and the verifier checks them:
  * a round trip keeps every table; a hostile table is refused at load. */
 typedef void (*mutate_fn)(dw_program *p);
@@ -426,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_provider_error_denies),
         cmocka_unit_test(test_refused_at_load),
         cmocka_unit_test(test_declarations),
+        cmocka_unit_test(test_broken_entry_not_typed),
         cmocka_unit_test(test_artifact_round_trip),
         cmocka_unit_test(test_register_concurrently),
     };
