@@ -13,7 +13,8 @@
 // evaluator deeply) with a deliberate bias towards interesting cases: run-time errors
 // (overflow, invalid extension strings, wrong arity, missing attributes, absent entities,
 // missing tags), short-circuits around erroring operands, optional attributes with and
-// without `has` guards, hierarchy edges (absent entities, self-membership, action groups),
+// without `has` guards, `has` paths of 1 to 5 names (declared, partly declared, through
+// non-records), hierarchy edges (absent entities, self-membership, action groups),
 // `like` with wildcards and `\*`, and a small rate of ill-typed expressions.
 
 // ---------------------------------------------------------------- PRNG
@@ -526,10 +527,13 @@ function genBool(env, d, deep) {
       ]);
       return c();
     }],
-    [0.6, () => { // has on literals and nested records, `has a.b` type errors
+    [0.6, () => { // has on literals and nested records, `has a.b…` type errors
       const c = R.pick([
         () => N('({a: {b: ', l(), '}} has a.b)'),
         () => N('({a: ', l(), '} has a.b)'),
+        () => N('({a: {b: {c: ', l(), '}}} has a.b.', R.pick(['c', 'd']), ')'),
+        () => N('({a: {b: ', l(), '}} has a.b.c)'),
+        () => N('({a: {b: {c: {}}, e: ', b(), '}} has a.', R.pick(['b.c.d', 'e.f', 'b.c', 'b.x.y']), ')'),
         () => N('({"x y": ', b(), '} has "x y")'),
         () => N('(', anyEnt(), ' has ', R.pick(['a', 'n', 'owner', 's']), ')'),
         () => N('({a: ', b(), '}["a"])'),
@@ -542,21 +546,40 @@ function genBool(env, d, deep) {
   ])();
 }
 
+// the declared attributes of a value of type t (a record, or an entity type of the schema), or null
+function attrsOf(env, t) {
+  if (!t) return null;
+  if (t.k === 'Record') return t.attrs;
+  if (t.k === 'Entity' && env.S.types[t.name]) return env.S.types[t.name].shape.attrs;
+  return null;
+}
+
+// `e has a` or `e has a.b.c…` (1 to 5 names): each name mostly one the type declares (leading
+// deeper while names remain), sometimes an undeclared one, and past a name of a non-record
+// type (Long, a set, an extension value) or an undeclared one, any name
 function genHas(env, d) {
   const { R } = env;
-  const ps = paths(env).filter((p) => p.t.k === 'Record' || (p.t.k === 'Entity' && env.S.types[p.t.name]));
+  const ps = paths(env).filter((p) => attrsOf(env, p.t));
   if (!ps.length) return L('true');
   const p = R.pick(ps);
-  const attrs = p.t.k === 'Record' ? p.t.attrs : env.S.types[p.t.name].shape.attrs;
+  const attrs = attrsOf(env, p.t);
   const base = usePathBase(env, p);
-  let name = attrs.length && R.chance(0.85) ? R.pick(attrs).name : R.pick(['zz', 'a', 'if', 'x y']);
-  // nested `has a.b`
-  const a = attrs.find((x) => x.name === name);
-  if (a && a.t.k === 'Record' && a.t.attrs.length && bareAttr(name) && R.chance(0.4)) {
-    const sub = R.pick(a.t.attrs).name;
-    if (bareAttr(sub)) return N('(', base, ` has ${name}.${sub})`);
+  const len = R.wpick([[5, 1], [3, 2], [2, 3], [1, 4], [0.6, 5]]);
+  if (len === 1) {
+    const name = attrs.length && R.chance(0.85) ? R.pick(attrs).name : R.pick(['zz', 'a', 'if', 'x y']);
+    return N('(', hasTest(base, name), ')');
   }
-  return N('(', hasTest(base, name), ')');
+  const names = [];
+  let t = p.t;
+  for (let i = 0; i < len; i++) {
+    const as = (attrsOf(env, t) || []).filter((x) => bareAttr(x.name));
+    const deeper = as.filter((x) => attrsOf(env, x.t));
+    let a = null;
+    if (as.length && R.chance(0.85)) a = R.pick(i < len - 1 && deeper.length && R.chance(0.75) ? deeper : as);
+    names.push(a ? a.name : R.pick(['zz', 'a', 'b', 'n', 'owner', 'rec']));
+    t = a ? a.t : null;
+  }
+  return N('(', base, ` has ${names.join('.')})`);
 }
 // the path itself, with its guards only when needed for a valid `has`
 function usePathBase(env, p) {

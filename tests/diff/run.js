@@ -242,7 +242,7 @@ function main() {
   const base = o.root || fs.mkdtempSync(path.join(os.tmpdir(), 'dwdiff-'));
   shrinkRoot = path.join(base, 'shrink');
   const stat = { cases: 0, written: 0, requests: 0, cedarRejected: 0, cedarRejectedWhy: {}, reqRejected: 0, reqRejectedWhy: {},
-    validated: 0, parseRej: 0, shouldValidateTrue: 0, known413: 0, anyError: 0,
+    validated: 0, parseRej: 0, shouldValidateTrue: 0, known413: 0, anyError: 0, hasPath: 0, hasPathValid: 0,
     dims: { parse: 0, decision: 0, reason: 0, errors: 0, validation: 0, setup: 0, 'request-rejected': 0, index: 0, other: 0 } };
   const badCases = new Map(); // name -> { c, ans, dims: Set, lines }
   let shown = 0;
@@ -284,6 +284,7 @@ function main() {
       if (ans.shouldValidate) stat.shouldValidateTrue++;
       if (ans.known413) stat.known413++;
       if (ans.requests.some((r) => r.errors.length)) stat.anyError++;
+      if (c.policies.some((p) => / has [A-Za-z_]\w*\./.test(printPolicy(p)))) { stat.hasPath++; if (ans.shouldValidate) stat.hasPathValid++; }
     }
     tCedar += Date.now() - tc;
     const td = Date.now();
@@ -353,6 +354,7 @@ function main() {
   for (const [k, v] of Object.entries(stat.reqRejectedWhy).sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`      ${v}  ${k}`);
   console.log(`  shouldValidate:         ${stat.shouldValidateTrue} valid, ${stat.written - stat.shouldValidateTrue} invalid (of which ${stat.known413} only by the 4.10 rule, §5.2: Cedar 4.13 warns)`);
   console.log(`  cases with a run-time error in some request: ${stat.anyError}`);
+  console.log(`  cases with a \`has\` path of 2 or more names: ${stat.hasPath} (${stat.hasPathValid} valid)`);
   console.log('  dimension      agree  disagree');
   const R = stat.requests;
   for (const d of ['decision', 'reason', 'errors']) console.log(`  ${d.padEnd(12)} ${String(R - stat.dims[d]).padStart(8)} ${String(stat.dims[d]).padStart(9)}`);
