@@ -242,10 +242,55 @@ int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len, uint64_t 
     return 0;
 }
 
+/* Settle a rotation (checkpoint): sync the previous segment (records <
+ * prev_end), the new one (its header) and the directory (its name), then
+ * witness prev_end in ACKED.  A rotation only writes and renames under the
+ * leadership; this runs after it, on whichever thread first needs a
+ * witness past the switch (the checkpointer itself, the BATCH flusher, a
+ * FULL leader), the others waiting for it.  Until it is done a crash can
+ * leave the previous segment's tail torn while the new one holds records;
+ * recovery (histlog_recover.c, drop_torn_rotation) handles that.  Called and
+ * returns with mu held; 0, or -1 with the log failed. */
+static int settle(dw_histlog *log)
+{
+    while (log->prev_fd >= 0) {
+        if (log->failed) { errno = log->failed; return -1; }
+        /* a flusher sync in flight may still use prev_fd (it started before the switch) */
+        if (log->prev_busy || log->sync_active) { pthread_cond_wait(&log->cv, &log->mu); continue; }
+        int pfd = log->prev_fd, nfd = log->fd;
+        uint64_t end = log->prev_end;
+        log->prev_busy = true;
+        pthread_mutex_unlock(&log->mu);
+        const char *what = "fdatasync";
+        int rc = fdatasync(pfd);
+        if (rc == 0) rc = fdatasync(nfd);
+        if (rc == 0) { what = "the directory's fsync"; rc = fsync_dir(log); }
+        if (rc == 0) { what = "the " ACK_NAME " write"; rc = hl_acked_write(log, end, UINT64_MAX); }
+        int e = errno;
+        pthread_mutex_lock(&log->mu);
+        log->prev_busy = false;
+        pthread_cond_broadcast(&log->cv);
+        if (rc != 0) { set_failed(log, e, what); errno = log->failed; return -1; }
+        close(pfd);
+        log->prev_fd = -1;
+        log->st.syncs++;
+        if (end > log->synced_end) {
+            log->st.synced_records += end - log->synced_end;
+            log->synced_end = end;
+        }
+    }
+    return 0;
+}
+
 /* Be the leader for one batch.  Called and returns with mu held. */
 static void lead(dw_histlog *log)
 {
     log->leader = true;
+    if (log->prev_fd >= 0 && log->want_sync_end > log->synced_end && settle(log) != 0) {
+        log->leader = false;
+        pthread_cond_broadcast(&log->cv);
+        return;
+    }
     uint8_t *buf = log->pend;
     size_t n = log->pend_len, cap = log->pend_cap;
     log->pend = log->spare; log->pend_cap = log->spare_cap; log->pend_len = 0;
@@ -352,7 +397,12 @@ void *hl_flusher_main(void *arg)
                pthread_cond_timedwait(&log->flush_cv, &log->mu, &dl) != ETIMEDOUT) {}
         if (log->stop || log->failed) break;
         if (log->pend_len && !log->leader) lead(log);   /* enqueued but nobody waiting */
-        while (log->rotating && !log->stop) pthread_cond_wait(&log->cv, &log->mu);
+        /* a rotation's settling comes first (its witness before ours); it
+         * may wait, and a next rotation may start meanwhile */
+        for (;;) {
+            while (log->rotating && !log->stop) pthread_cond_wait(&log->cv, &log->mu);
+            if (log->stop || log->failed || log->prev_fd < 0 || settle(log) != 0) break;
+        }
         if (log->stop || log->failed) break;
         if (log->written_end <= log->synced_end) continue;
         log->sync_active = true;
@@ -416,15 +466,50 @@ static int write_ckpt_file(dw_histlog *log, uint64_t seq, uint64_t keep, uint64_
     return 0;
 }
 
+/* The next segment's file, made ahead of a rotation and off the leadership
+ * (through the keeper when confined: a round trip and a sync appenders no
+ * longer wait behind), with room for its base in segs; its header is
+ * written at the switch, once the base is known.  A crash leaves seg.tmp,
+ * which the next open removes.  0, or -1 with errno. */
+static int make_spare(dw_histlog *log)
+{
+    if (log->nsegs == log->segcap && hl_segs_push(log, 0) == 0) log->nsegs--;
+    if (log->nsegs == log->segcap) { errno = ENOMEM; return -1; }
+    if (log->spare_fd >= 0) return 0;
+    int fd = f_open(log, "seg.tmp", O_RDWR | O_CREAT | O_TRUNC);
+    if (fd < 0) return -1;
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        f_unlink(log, "seg.tmp");
+        errno = e;
+        return -1;
+    }
+    log->spare_fd = fd;
+    return 0;
+}
+
+static void drop_spare(dw_histlog *log)
+{
+    if (log->spare_fd < 0) return;
+    close(log->spare_fd);
+    log->spare_fd = -1;
+    f_unlink(log, "seg.tmp");
+}
+
 static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, const void *state, size_t len,
                       uint64_t keep_from_seq)
 {
     if (len && !state) { errno = EINVAL; return -1; }
     pthread_mutex_lock(&log->ckpt_mu);
+    /* spare_fd and segs change only here and at open (ckpt_mu) */
+    int e = 0, ret = 0;
+    bool spare = make_spare(log) == 0;
+    if (!spare) e = errno;
     pthread_mutex_lock(&log->mu);
     while (log->leader && !log->failed) pthread_cond_wait(&log->cv, &log->mu);
     if (log->failed) {
-        int e = log->failed;
+        e = log->failed;
         pthread_mutex_unlock(&log->mu);
         pthread_mutex_unlock(&log->ckpt_mu);
         errno = e;
@@ -432,7 +517,6 @@ static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, c
     }
     log->leader = true;
     log->rotating = true;
-    while (log->sync_active) pthread_cond_wait(&log->cv, &log->mu);
     uint64_t S = log->next_seq, last_ts = log->last_ts;   /* S: where the new segment starts */
     if (!at) { Sc = S; ckpt_ts = last_ts; }
     if (Sc > S) {
@@ -449,68 +533,67 @@ static int checkpoint(dw_histlog *log, bool at, uint64_t Sc, uint64_t ckpt_ts, c
     log->spare = NULL; log->spare_cap = 0;
     int fd = log->fd;
     uint64_t off = log->file_off, old_base = log->seg_base;
-    bool had_ckpt = log->has_ckpt;
+    bool had_ckpt = log->has_ckpt, rotate = old_base != S;   /* unless the active segment is empty */
     uint64_t old_ckpt = log->ckpt_seq;
     pthread_mutex_unlock(&log->mu);
 
-    /* 1. every record < S durable */
+    /* 1. as the leader, what the switch needs and nothing more: the
+     * records < S written to the old segment, the new one's header written
+     * and its name given (no record >= S may reach the old one); the syncs
+     * come after (settle), while appends go on */
     int rc = n ? hl_pwrite_all(fd, buf, n, off) : 0;
-    const char *what = "write";
-    if (rc == 0) { what = "fdatasync"; rc = fdatasync(fd); }
-    if (rc == 0) { what = "the " ACK_NAME " write"; rc = hl_acked_write(log, S, UINT64_MAX); }
-    int e = errno;
+    int we = errno;
+    bool switched = false;
+    if (rc == 0 && rotate && spare) {
+        uint8_t h[SEG_HDR];
+        char name[64];
+        hl_seg_header(h, log->opt.schema_digest, S, last_ts);
+        hl_seg_name(name, sizeof name, S);
+        switched = hl_pwrite_all(log->spare_fd, h, SEG_HDR, 0) == 0 && f_rename(log, "seg.tmp", name) == 0;
+        if (!switched) e = errno;
+    }
     pthread_mutex_lock(&log->mu);
     log->spare = buf; log->spare_cap = cap;
     if (rc != 0) {
-        set_failed(log, e, what);
+        set_failed(log, we, "write");
         log->leader = log->rotating = false;
         pthread_cond_broadcast(&log->cv);
         pthread_mutex_unlock(&log->mu);
         pthread_mutex_unlock(&log->ckpt_mu);
-        errno = e;
+        errno = we;
         return -1;
     }
     log->file_off = off + n;
-    log->written_end = log->synced_end = S;
+    log->written_end = S;
     if (n) log->st.writes++;
-    log->st.syncs++;
-    pthread_cond_broadcast(&log->cv);       /* their records are durable */
-    pthread_mutex_unlock(&log->mu);
-
-    /* 2. a new segment starting at S (unless the active one is empty),
-     * still as the leader: no record >= S may reach the old one */
-    int ret = 0;
-    int newfd = -1;
-    if (old_base != S) {
-        newfd = hl_create_segment(log, S, last_ts);
-        if (newfd < 0) e = errno;
-    }
-    pthread_mutex_lock(&log->mu);
-    if (old_base != S && newfd < 0) {
+    if (switched) {
+        log->segs[log->nsegs++] = S;       /* room made by make_spare */
+        log->prev_fd = fd;
+        log->prev_end = S;
+        log->fd = log->spare_fd;
+        log->spare_fd = -1;
+        log->seg_base = S;
+        log->file_off = SEG_HDR;
+    } else if (rotate) {
         /* the old segment stays active; records >= S simply continue in it */
         hl_fmt(log->errmsg, sizeof log->errmsg, "dogwood history: cannot start a new segment: %s", strerror(e));
         ret = -1;
-    } else if (newfd >= 0) {
-        if (hl_segs_push(log, S) != 0) {
-            close(newfd);
-            char name[64];
-            hl_seg_name(name, sizeof name, S);
-            f_unlink(log, name);
-            hl_fmt(log->errmsg, sizeof log->errmsg, "dogwood history: out of memory");
-            ret = -1;
-        } else {
-            log->fd = newfd;
-            log->seg_base = S;
-            log->file_off = SEG_HDR;
-        }
     }
-    /* appends go on from here: the checkpoint file's syncs are not theirs
-     * to wait for (a round waiting for its records to be written waited
-     * behind the whole checkpoint) */
     log->leader = log->rotating = false;
     pthread_cond_broadcast(&log->cv);
+    /* 2. every record < S durable before the checkpoint claims them: the
+     * switch settled (unless a flusher or a leader did it meanwhile), or,
+     * with no switch, a sync of the active segment */
+    rc = switched ? settle(log) : 0;
     pthread_mutex_unlock(&log->mu);
-    if (log->fd != fd) close(fd);    /* only a checkpoint changes log->fd (ckpt_mu) */
+    if (!switched) {
+        if (log->spare_fd >= 0 && rotate) drop_spare(log);   /* a failed header write or rename */
+        if (S && dw_histlog_wait_durable(log, S - 1) != 0) rc = -1;
+    }
+    if (rc != 0) {
+        pthread_mutex_unlock(&log->ckpt_mu);
+        return -1;                          /* the log failed (errno, errmsg) */
+    }
 
     /* 3. the checkpoint, atomically (also when no new segment could be
      * started): records < S are durable, and a crash before it leaves the
@@ -619,6 +702,8 @@ int dw_histlog_close(dw_histlog *log)
     if (failed) rc = -1;
     else if (n) rc = drive(log, n - 1, log->opt.durability != DW_DURABILITY_NONE);
     if (log->fd >= 0) close(log->fd);
+    if (log->prev_fd >= 0) close(log->prev_fd);    /* a settle that failed */
+    if (log->spare_fd >= 0) close(log->spare_fd);
     if (log->ackfd >= 0) close(log->ackfd);
     close(log->lockfd);
     close(log->dirfd);

@@ -44,6 +44,11 @@ struct dw_histlog {
 
     int fd;                     /* active segment */
     uint64_t seg_base, file_off;
+    int spare_fd;               /* seg.tmp, made ahead of a rotation (checkpoint) */
+    /* after a rotation until settled (histlog.c, settle): the previous
+     * segment, whose records < prev_end may be unsynced, while the new one's
+     * header and name may not be durable yet */
+    int prev_fd; uint64_t prev_end; bool prev_busy;
     uint64_t *segs; size_t nsegs, segcap;   /* bases of kept segments, ascending */
     bool has_ckpt; uint64_t ckpt_seq;
 

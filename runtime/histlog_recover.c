@@ -123,6 +123,7 @@ typedef struct scan {
     seg_scan *s; size_t n;
     fault *f; size_t nf, fcap;
     bool oom;
+    seg_scan cut; bool has_cut;     /* a segment an unsettled rotation left (drop_torn_rotation) */
 } scan;
 
 static void add_fault(scan *sc, int kind, size_t seg, uint64_t off, uint64_t seq, uint64_t lost)
@@ -255,6 +256,36 @@ static uint64_t classify(scan *sc, uint64_t expect0, uint64_t acked, bool *torn)
     if (end < acked && !header_fault)
         add_fault(sc, F_TAIL, sc->n ? sc->n - 1 : SIZE_MAX, sc->n ? sc->s[sc->n - 1].valid_off : 0, end, acked - end);
     return end;
+}
+
+/* A rotation (histlog.c, checkpoint) writes records to the new segment
+ * before it has synced the previous one's tail and the new one's header,
+ * so a crash before it settled can leave the previous segment ending short
+ * of the new one's base (at a record boundary or inside a record) or the
+ * new one's header damaged.  Nothing lost that way was acknowledged: the
+ * new segment starts at or past ACKED's end and the previous one still
+ * reaches it; settling writes ACKED past the switch only once both are
+ * synced.  The new segment is then set aside (removed once the open is sure
+ * to succeed, noted) and the previous one's tail judged as the log's torn
+ * tail.  Damage inside the previous segment followed by a valid record of
+ * its own is no tear and stays a fault. */
+static void drop_torn_rotation(scan *sc, uint64_t acked)
+{
+    if (sc->n < 2) return;
+    size_t li = sc->n - 1;
+    const seg_scan *p = &sc->s[li - 1], *l = &sc->s[li];
+    bool l_hdr = l->hdr == HDR_OK || l->hdr == HDR_OLDER;
+    if (l->base < acked || p->end < acked || p->end > l->base) return;
+    if (!p->trail && p->end == l->base && l_hdr) return;        /* no tear at the switch */
+    for (size_t k = 0; k < sc->nf; k++)
+        if (sc->f[k].seg == li - 1) return;
+    size_t kept = 0;
+    for (size_t k = 0; k < sc->nf; k++)
+        if (sc->f[k].seg != li) sc->f[kept++] = sc->f[k];
+    sc->nf = kept;
+    sc->cut = *l;
+    sc->has_cut = true;
+    sc->n--;
 }
 
 /* Records at or past the fault that exist or were acknowledged, less what
@@ -428,6 +459,10 @@ static int deliver(dw_histlog *log, const scan *sc, uint64_t from, dw_histlog_re
 
 static void scan_free(scan *sc)
 {
+    if (sc->has_cut) {
+        if (sc->cut.m) munmap((void *)sc->cut.m, sc->cut.maplen);
+        free(sc->cut.runs);
+    }
     for (size_t j = 0; j < sc->n; j++) {
         if (sc->s[j].m) munmap((void *)sc->s[j].m, sc->s[j].maplen);
         free(sc->s[j].runs);
@@ -458,7 +493,7 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
     if (!log->opt.clock) log->opt.clock = default_clock;
     log->batch_ms = opt->batch_ms ? opt->batch_ms : 5;
     log->batch_records = opt->batch_records ? opt->batch_records : 256;
-    log->fd = log->lockfd = log->dirfd = log->ackfd = -1;
+    log->fd = log->lockfd = log->dirfd = log->ackfd = log->spare_fd = log->prev_fd = -1;
     pthread_mutex_init(&log->mu, NULL);
     pthread_mutex_init(&log->ckpt_mu, NULL);
     pthread_mutex_init(&log->ack_mu, NULL);
@@ -652,6 +687,7 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
         }
     }
     bool torn;
+    drop_torn_rotation(&sc, acked);
     uint64_t end = classify(&sc, expect0, acked, &torn);
     if (sc.oom) { hl_fmt(err, errlen, "dogwood history: out of memory"); goto fail; }
     uint64_t top = end > acked ? end : acked;
@@ -720,6 +756,19 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
 
     /* ---- make the directory say what was recovered */
     uint64_t next = end;
+    if (sc.has_cut) {
+        char name[64];
+        hl_seg_name(name, sizeof name, sc.cut.base);
+        if (unlinkat(log->dirfd, name, 0) != 0) {
+            hl_fmt(err, errlen, "dogwood history: cannot remove %s/%s: %s", dir, name, strerror(errno));
+            goto fail;
+        }
+        rec->dropped_segments++;
+        rec->dropped_bytes += sc.cut.size;
+        note(rec, "segment %016" PRIx64 " was started by a checkpoint that a crash cut short, before the records "
+             "before it were synced (the previous segment ends at seq %" PRIu64 "): removed, %" PRIu64 " bytes, %" PRIu64
+             " record(s), none acknowledged", sc.cut.base, sc.s[sc.n - 1].end, sc.cut.size, sc.cut.end - sc.cut.base);
+    }
     if (torn) {
         seg_scan *g = &sc.s[sc.n - 1];
         char name[64];
