@@ -833,6 +833,15 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
             log->file_off = g->size;
         } else close(fd);
     }
+    /* a fresh directory's witness before its first segment: a crash
+     * between the two must not leave a segment without ACKED (refused) */
+    if (fresh) {
+        hl_acked a = { 0, 0, 0 };
+        if (hl_acked_create(log, &a) != 0) {
+            hl_fmt(err, errlen, "dogwood history: cannot write %s/" ACK_NAME ": %s", dir, strerror(errno));
+            goto fail;
+        }
+    }
     if (log->fd < 0) {
         /* a kept segment may already carry this base (empty) */
         if (log->nsegs && log->segs[log->nsegs - 1] == next) log->nsegs--;
@@ -851,6 +860,8 @@ dw_histlog *dw_histlog_open(const char *dir, const dw_histlog_options *opt,
         log->ackfd = openat(log->dirfd, ACK_NAME, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         log->ack_end = mark.end; log->ack_keep = mark.keep; log->ack_gen = mark.gen;
         arc = log->ackfd < 0 ? -1 : hl_acked_write(log, next, keep);
+    } else if (fresh) {
+        arc = hl_acked_write(log, next, keep);
     } else {
         hl_acked a = { next, keep, 0 };
         arc = hl_acked_create(log, &a);
