@@ -18,9 +18,12 @@
  * Under DW_DURABILITY_BATCH a flusher thread syncs every batch_ms (or when
  * signalled after batch_records unsynced records) without leadership, so
  * appenders never wait for it; the active segment's fd only changes in a
- * checkpoint, which holds leadership (while it syncs the records and starts
- * the new segment, not while it writes the checkpoint file), sets
- * `rotating` and waits for an in-flight flusher sync first. */
+ * checkpoint's rotation, which holds leadership and sets `rotating` only to
+ * write the records before the switch, the new segment's header (its file,
+ * seg.tmp, made beforehand) and rename it: no sync.  The syncs that make
+ * the switch durable (settle: old segment, new segment, directory, ACKED)
+ * follow outside the leadership, before anything witnesses a record past
+ * the switch; a flusher sync in flight on the old segment keeps it open. */
 #include "histlog_int.h"
 
 #include <errno.h>

@@ -62,7 +62,12 @@
  *
  * Recovery rules.  A torn tail, damage in the last segment after which no
  * valid record follows and that starts at or past A (a write the crash cut
- * short, never acknowledged), is cut off and noted.  Everything else that
+ * short, never acknowledged), is cut off and noted.  So is a rotation a
+ * crash cut short before its syncs: the segment before the last one ending
+ * short of the last one's base (at or inside a record, nothing valid after
+ * it in that segment) or the last one's header damaged, with everything
+ * lost at or past A; the last segment (records written before the previous
+ * one's were synced, none acknowledged) is removed.  Everything else that
  * loses a record is corruption and refuses to open with a message naming
  * the segment file, the byte offset and how many acknowledged records
  * follow: damage followed by a valid record (a flipped byte mid-log), a
@@ -187,8 +192,10 @@ int dw_histlog_sync(dw_histlog *log);
 /* Write a checkpoint of the caller's state, which must cover every record
  * enqueued before the call (seq < dw_histlog_next_seq at the call: hold the
  * engine lock), atomically (temp + fsync + rename + fsync dir), start a new
- * segment (first: the records before it synced and the new segment created
- * as the log's leader; the checkpoint file after, while appends go on) and
+ * segment (as the log's leader only the switch: the records before it
+ * written, the new segment's header written and its file, made beforehand,
+ * renamed into place; then, while appends go on, the syncs of both segments,
+ * the directory and ACKED, and the checkpoint file) and
  * retire segments whose records are all < keep_from_seq (the
  * oldest record any window can still reach; clamped to the checkpoint).
  * Reopening then loads this state and replays only later records; should the
