@@ -49,17 +49,24 @@ static int shot_open(void *ctx, const char *name, int flags)
     return openat(o->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
+/* the latest rename's snapshots count (the open's own segment is renamed too) */
+static void retake(shot_ops *o, snap *s)
+{
+    snap_free(s);
+    snap_take(o->dir, s);
+}
+
 static int shot_rename(void *ctx, const char *from, const char *to)
 {
     shot_ops *o = ctx;
     if (!strcmp(from, "seg.tmp")) {
         if (o->fail_rename) { errno = EIO; return -1; }
-        snap_take(o->dir, &o->before_switch);
+        retake(o, &o->before_switch);
         int rc = renameat(o->dirfd, from, o->dirfd, to);
-        snap_take(o->dir, &o->after_switch);
+        retake(o, &o->after_switch);
         return rc;
     }
-    if (!strcmp(from, "ckpt.tmp")) snap_take(o->dir, &o->settled);
+    if (!strcmp(from, "ckpt.tmp")) retake(o, &o->settled);
     return renameat(o->dirfd, from, o->dirfd, to);
 }
 
