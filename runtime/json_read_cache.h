@@ -158,22 +158,6 @@ static inline size_t dw_read_cache_uid_len(const char *raw, size_t room)
     return 0;
 }
 
-/* a[0..n) == b[0..n), n >= 16 (no memcmp call: sixteen bytes at a time, the last block overlapping) */
-static inline bool dw_read_cache_same(const char *a, const char *b, size_t n)
-{
-#if defined(__SSE2__)
-    size_t i = 0;
-    for (; i + 16 < n; i += 16)
-        if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(b + i)))) != 0xffff)
-            return false;
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + n - 16)),
-                                            _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16)))) == 0xffff;
-#else
-    return memcmp(a, b, n) == 0;
-#endif
-}
-
 /* key's pair of slots (by its top bits, which the multiplies made depend on
  * every input bit; one slot when there is one): the stored reading of
  * raw[0..rl) in either, else NULL with *victim the one to store it in (the
@@ -183,8 +167,8 @@ static inline dw_read_cache_uid *dw_read_cache_uid_find(dw_read_cache *c, uint64
 {
     size_t k = (key >> 58) & c->mask;          /* 58: 64 - log2(DW_READ_CACHE_UID_SLOTS) */
     dw_read_cache_uid *x = &c->slot[k], *y = &c->slot[k ^ (c->mask & 1)];
-    if (x->key == key && x->rawlen == rl && dw_read_cache_same(x->raw, raw, rl)) return x;
-    if (y->key == key && y->rawlen == rl && dw_read_cache_same(y->raw, raw, rl)) return y;
+    if (x->key == key && x->rawlen == rl && dw_mem_eq(x->raw, raw, rl)) return x;
+    if (y->key == key && y->rawlen == rl && dw_mem_eq(y->raw, raw, rl)) return y;
     if (x->lent == c->line) x = y;
     else if (y->lent != c->line && y->used < x->used) x = y;
     *victim = x->lent == c->line ? NULL : x;

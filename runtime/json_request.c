@@ -502,8 +502,7 @@ static const char *value(rd *p, const char *c, const dw_type *expect, int depth,
             } else w = entity(p, c, &th, &u);
             if (!w) return NULL;
             if (expect && (want != DW_T_ENTITY || u->tlen != expect->name.len ||
-                           !(u->tlen >= 16 ? dw_read_cache_same(u->type, expect->name.s, u->tlen)   /* no memcmp call */
-                                           : dw_mem_eq(u->type, expect->name.s, u->tlen))))
+                           !dw_mem_eq(u->type, expect->name.s, u->tlen)))
                 return NULL;
             *out = (dw_value){ .kind = DW_V_ENTITY };
             out->u.uid = u;
@@ -563,7 +562,7 @@ static const char *known_head(dw_read_cache *rc, const char *text, size_t len, c
 {
     for (int k = 0; k < 2; k++) {
         struct dw_read_cache_head *h = &rc->head[k];
-        if (!h->len || len <= h->len || h->schema != schema || !dw_read_cache_same(h->bytes, text, h->len)) continue;
+        if (!h->len || len <= h->len || h->schema != schema || !dw_mem_eq(h->bytes, text, h->len)) continue;
         if (h->sl[0]->version != h->ver[0] || h->sl[1]->version != h->ver[1] || h->sl[2]->version != h->ver[2]) continue;
         for (int m = 0; m < 3; m++) {
             sl[m] = h->sl[m], ver[m] = h->ver[m];
