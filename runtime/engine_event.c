@@ -498,6 +498,99 @@ static size_t skip_ws(const char *s, size_t i, size_t n)
     return i;
 }
 
+/* A line head (engine_int.h's event_head): the line's bytes up to its first
+ * input or output value when only "action", "kind" and "namespace" came
+ * before, with what reading them gave (the event's identity, the action's
+ * declaration and memo).  A host sends the same few heads line after line;
+ * a line that begins with one takes that reading instead of reading the
+ * members and looking the action up again.  Exact: the same bytes read the
+ * same way, and a head is taken only for the schema, event schema and
+ * generation it was read with, while its action's memo still holds that
+ * action.  Bounded: a fixed table, a pair of slots per head's first
+ * EVENT_HEAD_MIN bytes, the one used less recently overwritten.  The
+ * identity's strings: without a keeping history the head's own copies
+ * (valid until the next line); with one, the action and kind are read again
+ * through the reader's cache at their places in the line (its shared copies
+ * in the history, as reading the line gives them), and a namespace's action
+ * type copied as event_identity copies it. */
+#define EVENT_HEAD_MIN 24                /* the bytes that pick a head's pair of slots */
+#define EVENT_HEADS (sizeof ((dw_engine *)0)->event_head / sizeof *((dw_engine *)0)->event_head)
+
+static struct event_head *head_pair(dw_engine *e, const char *json)
+{
+    uint64_t w[3];
+    memcpy(w, json, sizeof w);
+    uint64_t h = ((w[0] * 0x9E3779B97F4A7C15ull) ^ w[1]) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ w[2]) * 0x94D049BB133111EBull;
+    return &e->event_head[(h >> 40) % EVENT_HEADS & ~(size_t)1];
+}
+
+static int head_take(dw_engine *e, const char *json, size_t len, built *b, action_of *ac, bool have[M__N], dw_str *ns,
+                     dw_carve *hc, size_t *i)
+{
+    if (len <= EVENT_HEAD_MIN) return -1;
+    struct event_head *h = head_pair(e, json);
+    for (int k = 0; k < 2; k++, h++) {
+        if (!h->len || len <= h->len || h->generation != e->generation || h->schema != e->s.schema || h->es != e->s.es ||
+            !dw_mem_eq(h->bytes, json, h->len))
+            continue;
+        const struct action_memo *m = h->memo;
+        if (m && (m->ad != h->ad || m->hash != h->action_hash || m->generation != e->generation || m->schema != e->s.schema)) continue;
+        memset(b, 0, sizeof *b);
+        b->ev.aid = (dw_str){ h->str + h->atlen + 1, h->aidlen };
+        b->ev.kind = (dw_str){ h->str + h->atlen + h->aidlen + 2, h->klen };
+        const char *at = h->box ? BOX_ACTION : h->str;
+        if (hc) {                            /* strings the history may keep: as reading the line makes them */
+            size_t p = h->aoff, q = h->koff;
+            char *cp = h->box ? NULL : dw_carve_take(hc, &e->h.arena, (size_t)h->atlen + 1, 4096);
+            if ((!h->box && !cp) ||
+                !dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &p, &b->ev.aid.s, &b->ev.aid.len) ||
+                !dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &q, &b->ev.kind.s, &b->ev.kind.len))
+                return -2;                   /* out of memory: the general path says so */
+            if (cp) at = memcpy(cp, h->str, (size_t)h->atlen + 1);
+        }
+        b->ev.atype = (dw_str){ at, h->atlen };
+        b->decision = h->decision;
+        b->action_hash = h->action_hash;
+        *ac = (action_of){ h->ad, h->in_d, h->out_d, h->memo };
+        have[M_ACTION] = have[M_KIND] = have[h->member] = true;
+        have[M_NAMESPACE] = h->ns;
+        ns->len = h->nslen;
+        *i = h->len;
+        h->used = e->event_lines;
+        e->uids.head_hits++;
+        return h->member;
+    }
+    return -1;
+}
+
+/* Keep json[0..n) as a head, read as b and ac (member: the one whose value
+ * follows; aoff, koff: where the action's and the kind's strings begin). */
+static void head_keep(dw_engine *e, const char *json, size_t n, int member, const built *b, const action_of *ac,
+                      bool ns, size_t nslen, size_t aoff, size_t koff)
+{
+    size_t atl = b->ev.atype.len, al = b->ev.aid.len, kl = b->ev.kind.len;
+    if (n <= EVENT_HEAD_MIN || n > sizeof e->event_head[0].bytes || atl + al + kl + 3 > sizeof e->event_head[0].str || !b->ev.atype.s)
+        return;
+    struct event_head *h = head_pair(e, json);
+    if (h[1].used < h[0].used) h++;          /* the one used less recently */
+    h->len = (uint16_t)n, h->aoff = (uint16_t)aoff, h->koff = (uint16_t)koff;
+    h->member = (int8_t)member;
+    h->ns = ns, h->box = b->ev.atype.s == BOX_ACTION, h->decision = b->decision;
+    h->generation = e->generation, h->schema = e->s.schema, h->es = e->s.es;
+    h->used = e->event_lines;
+    h->action_hash = b->action_hash;
+    h->ad = ac->ad, h->in_d = ac->in_d, h->out_d = ac->out_d, h->memo = ac->memo;
+    h->atlen = (uint16_t)atl, h->aidlen = (uint16_t)al, h->klen = (uint16_t)kl, h->nslen = (uint16_t)nslen;
+    memcpy(h->str, b->ev.atype.s, atl);
+    h->str[atl] = 0;
+    memcpy(h->str + atl + 1, b->ev.aid.s, al);
+    h->str[atl + 1 + al] = 0;
+    memcpy(h->str + atl + al + 2, b->ev.kind.s, kl);
+    h->str[atl + al + 2 + kl] = 0;
+    memcpy(h->bytes, json, n);
+}
+
 /* Box's event line in one pass, no JSON tree (runtime/json_request.h's
  * reader): 1 with *b built exactly as the general path would build it, 0 when
  * the pass does not take the line on: an escape, a float or null, a member
@@ -525,15 +618,25 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     dw_read_cache_next_line(&e->uids);
     e->uids.lend = hc == NULL;
     e->uids.keep = hc != NULL;           /* a kept event's uids and keys: one copy shared by later ones */
+    e->event_lines++;
+    int head = head_take(e, json, len, b, &ac, have, &str[M_NAMESPACE], hc, &i);   /* the member after a known head */
+    if (head == -2) return 0;
+    typed = head >= 0;
+    size_t nmembers = 0, soff[M__N] = { 0 };   /* where each string member's value began */
     for (;;) {
-        dw_str key;
-        if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;
-        i = skip_ws(json, i, len);
-        if (i >= len || json[i] != ':') return 0;
-        i++;
-        int m = member_of(key);
-        if (m >= 0 && (have[m] || (typed && (m == M_ACTION || m == M_KIND || m == M_NAMESPACE)))) return 0;
-        if (m >= 0) have[m] = true;
+        int m = head;
+        if (head >= 0) head = -1;
+        else {
+            dw_str key;
+            if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;
+            i = skip_ws(json, i, len);
+            if (i >= len || json[i] != ':') return 0;
+            i++;
+            m = member_of(key);
+            if (m >= 0 && (have[m] || (typed && (m == M_ACTION || m == M_KIND || m == M_NAMESPACE)))) return 0;
+            if (m >= 0) have[m] = true;
+        }
+        nmembers++;
         dw_value skipped;
         if (m < 0) {                         /* read and ignored, as the general path does (a trace's "expect") */
             if (!dw_json_fast_value(a, &carve, NULL, json, len, &i, NULL, &skipped)) return 0;
@@ -550,10 +653,13 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                                    vc, va, &ac, msg, sizeof msg))
                     return 0;
                 typed = true;
+                /* only action, kind and namespace came before: the line's head */
+                if (nmembers == 1u + have[M_ACTION] + have[M_KIND] + have[M_NAMESPACE])
+                    head_keep(e, json, i, m, b, &ac, have[M_NAMESPACE], str[M_NAMESPACE].len, soff[M_ACTION], soff[M_KIND]);
             }
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
             if (!dw_json_fast_value(va, vc, &e->uids, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
-        } else if (!dw_json_fast_string(va, vc, &e->uids, json, len, &i, &str[m].s, &str[m].len)) return 0;
+        } else if (soff[m] = i, !dw_json_fast_string(va, vc, &e->uids, json, len, &i, &str[m].s, &str[m].len)) return 0;
         i = skip_ws(json, i, len);
         if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }
         if (i < len && json[i] == '}') break;

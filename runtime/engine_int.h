@@ -125,6 +125,15 @@ struct dw_engine {
         uint32_t generation; const dw_program *prog; const dw_store *store;
         const dw_uid *canon[2]; const dw_entity *ent[2];
     } scope_bind;
+    struct event_head {      /* engine_event.c: event line heads read before, by their first bytes, two ways */
+        uint16_t len, aoff, koff; int8_t member; bool ns, box, decision;   /* len 0: empty */
+        uint32_t generation, used; const void *schema, *es;
+        uint64_t action_hash;
+        const void *ad, *in_d, *out_d; struct action_memo *memo;
+        uint16_t atlen, aidlen, klen, nslen;
+        char str[256], bytes[240];
+    } event_head[16];
+    uint32_t event_lines;    /* lines read (event_head's recency) */
     struct dw_explanation *explain;   /* dwc explain: the next decision is taken apart into it */
     struct engine_providers *providers;   /* host callbacks (engine_providers.c), NULL: none */
 };

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include "compiler/artifact_serve.h"
 #include "compiler/artifact_write.h"
 #include "runtime/artifact_serve.h"
 #include "runtime/engine_open.h"
+#include "runtime/engine_int.h"   /* the event reader's line heads (uids.head_hits) */
 #include "runtime/load.h"
 #include "stdlib/le.h"
 #include "vm/artifact.h"
@@ -335,6 +337,57 @@ static void test_reload_checks_serve(void **state)
     dw_buf_free(&bad);
 }
 
+/* A reload between two decisions of the same event line: the event
+ * reader's line head (engine_event.c), the action's memo and its bind
+ * (bind_request) were read under the old program; the decision after the
+ * reload must be the new program's (a stale bind or head would keep the
+ * old answer), and back again after reloading the first. */
+static void test_reload_not_stale(void **state)
+{
+    (void)state;
+    char ex01[4096], deny[] = "/tmp/dw-reload-XXXXXX", err[512];
+    snprintf(ex01, sizeof ex01, "%s/examples/box/01-project-read/policy.dw", shared());
+    FILE *in = fopen(ex01, "r");
+    int fd = mkstemp(deny);
+    assert_non_null(in);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) fwrite(chunk, 1, n, out);
+    fclose(in);
+    fputs("\n@id(\"no_reads\")\n@description(\"No reads at all\")\nforbid (principal, action == Box::Action::\"fs:read\", resource);\n", out);
+    fclose(out);
+    dw_buf a = { 0 }, b = { 0 };
+    compile_artifact(ex01, "box", NULL, true, &a);
+    compile_artifact(deny, "box", NULL, true, &b);
+    unlink(deny);
+    dw_engine *e = open_art(&a, "box", NULL, err, sizeof err);
+    assert_non_null(e);
+    const char *line = "{\"action\":\"fs:read\",\"kind\":\"request\",\"input\":{\"path\":\"~/project/src/main.c\",\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"read_content\"}}}}";
+    const dw_buf *set[] = { &a, &b, &a, &b };
+    dw_verdict v;
+    int64_t ts = 1;
+    uint64_t heads = e->uids.head_hits;
+    for (int r = 0; r < 4; r++) {
+        if (r) assert_int_equal(dw_engine_reload(e, set[r]->p, set[r]->len, NULL, err, sizeof err), 0);
+        for (int k = 0; k < 3; k++) {   /* the first after a reload reads the line; the others take its head */
+            dw_engine_decide_json(e, line, strlen(line), ts++, &v);
+            assert_true(v.decided);
+            if (set[r] == &a) assert_true(v.allow);
+            else {
+                assert_false(v.allow);
+                assert_int_equal(v.cause, DW_CAUSE_FORBIDDEN);
+            }
+        }
+        assert_true(e->uids.head_hits >= heads + 2);
+        heads = e->uids.head_hits;
+    }
+    dw_engine_close(e);
+    dw_buf_free(&a);
+    dw_buf_free(&b);
+}
+
 int main(void)
 {
     snprintf(ex06, sizeof ex06, "%s/examples/box/06-http-request-budget/policy.dw", shared());
@@ -345,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_hostile_refused),
         cmocka_unit_test(test_configuration_checked),
         cmocka_unit_test(test_reload_checks_serve),
+        cmocka_unit_test(test_reload_not_stale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
