@@ -124,12 +124,13 @@ static void test_examples(void **state)
     assert_true(lines > 20);
 }
 
-/* One line in many shapes: each decides the same both ways. */
+/* One line in many shapes: each decides the same both ways, twice (the
+ * second time from the line head the first one left, engine_event.c), under
+ * a set whose leaves keep events (06) and one without leaves (01). */
 static void test_variants(void **state)
 {
     (void)state;
     char pol[512];
-    snprintf(pol, sizeof pol, "%s/examples/box/06-http-request-budget/policy.dw", shared());
     static const char *const v[] = {
         "{\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true}}",
         "{\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true},\"action\":\"http:request\",\"kind\":\"request\"}",
@@ -153,17 +154,27 @@ static void test_variants(void **state)
         "{\"action\":\"http:request\",\"kind\":\"request\",\"expect\":\"allow\",\"rules\":[\"a\",\"b\"],\"note\":{\"n\":1},\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true}}",
         "{\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true}} x",
         "{}",
+        "{\"namespace\":\"Box\",\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true}}",
+        "{\"namespace\":\"Box\",\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true},\"namespace\":\"Box\"}",
+        "{ \"action\" : \"http:request\" , \"kind\":\"response\",\"output\":{\"status\":200},\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true}}",
+        "{\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true},\"kind\":\"request\"}",
+        "{\"action\":\"http:request\",\"kind\":\"request\",\"input\":{\"host\":\"api.github.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/r\",\"body_bytes\":0,\"intercepted\":true},\"input\":{}}",
     };
-    dw_engine *a = open_engine(pol), *b = open_engine(pol);
-    int64_t ts = 1748865600LL * 1000000000LL;
-    for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
-        char where[64];
-        snprintf(where, sizeof where, "variant %zu", k);
-        both(a, b, v[k], strlen(v[k]), (ts += 1000000), where);
+    for (int set = 0; set < 2; set++) {
+        snprintf(pol, sizeof pol, "%s/examples/box/%s/policy.dw", shared(), set ? "01-project-read" : "06-http-request-budget");
+        dw_engine *a = open_engine(pol), *b = open_engine(pol);
+        int64_t ts = 1748865600LL * 1000000000LL;
+        for (int twice = 0; twice < 2; twice++)
+            for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
+                char where[64];
+                snprintf(where, sizeof where, "%s variant %zu", set ? "01" : "06", k);
+                both(a, b, v[k], strlen(v[k]), (ts += 1000000), where);
+                both(a, b, v[k], strlen(v[k]), (ts += 1000000), where);
+            }
+        same_state(a, b, "variants");
+        dw_engine_close(a);
+        dw_engine_close(b);
     }
-    same_state(a, b, "variants");
-    dw_engine_close(a);
-    dw_engine_close(b);
 }
 
 /* A leaf that keeps some events of an identity and not others (a pattern),
