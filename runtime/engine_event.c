@@ -525,6 +525,28 @@ static struct event_head *head_pair(dw_engine *e, const char *json)
     return &e->event_head[(h >> 40) % EVENT_HEADS & ~(size_t)1];
 }
 
+/* The reader cache's shared copy (json_read_cache.h) of the string whose
+ * opening quote is at or after json[p] (white space first), if s is it. */
+static bool shared_copy(const dw_engine *e, const char *json, size_t len, size_t p, const char *s)
+{
+    p = skip_ws(json, p, len);
+    if (p + 9 > len || json[p] != '"') return false;
+    size_t ql;
+    uint64_t w = dw_read_cache_key_word(json + p + 1, &ql);
+    const dw_read_cache_key *sl = dw_read_cache_key_slot((dw_read_cache *)&e->uids, w, ql);
+    return sl->kept == s && sl->kept_gen == e->uids.keep_gen;
+}
+
+/* h's action and kind, read into b from a line of a keeping history: kept
+ * with the history's generation when both are the reader's shared copies
+ * (a later line of the generation takes them as they are). */
+static void head_shared(dw_engine *e, struct event_head *h, const char *json, size_t len, const built *b)
+{
+    bool shared = shared_copy(e, json, len, h->aoff, b->ev.aid.s) && shared_copy(e, json, len, h->koff, b->ev.kind.s);
+    h->kept[0] = b->ev.aid.s, h->kept[1] = b->ev.kind.s;
+    h->kept_gen = shared ? e->uids.keep_gen : 0;
+}
+
 static int head_take(dw_engine *e, const char *json, size_t len, built *b, action_of *ac, bool have[M__N], dw_str *ns,
                      dw_carve *hc, size_t *i)
 {
@@ -543,11 +565,13 @@ static int head_take(dw_engine *e, const char *json, size_t len, built *b, actio
         if (hc) {                            /* strings the history may keep: as reading the line makes them */
             size_t p = h->aoff, q = h->koff;
             char *cp = h->box ? NULL : dw_carve_take(hc, &e->h.arena, (size_t)h->atlen + 1, 4096);
-            if ((!h->box && !cp) ||
-                !dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &p, &b->ev.aid.s, &b->ev.aid.len) ||
-                !dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &q, &b->ev.kind.s, &b->ev.kind.len))
-                return -2;                   /* out of memory: the general path says so */
+            if (!h->box && !cp) return -2;   /* out of memory: the general path says so */
             if (cp) at = memcpy(cp, h->str, (size_t)h->atlen + 1);
+            if (h->kept_gen == e->uids.keep_gen) b->ev.aid.s = h->kept[0], b->ev.kind.s = h->kept[1];
+            else if (!dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &p, &b->ev.aid.s, &b->ev.aid.len) ||
+                     !dw_json_fast_string(&e->h.arena, hc, &e->uids, json, len, &q, &b->ev.kind.s, &b->ev.kind.len))
+                return -2;
+            else head_shared(e, h, json, len, b);
         }
         b->ev.atype = (dw_str){ at, h->atlen };
         b->decision = h->decision;
@@ -567,7 +591,7 @@ static int head_take(dw_engine *e, const char *json, size_t len, built *b, actio
 /* Keep json[0..n) as a head, read as b and ac (member: the one whose value
  * follows; aoff, koff: where the action's and the kind's strings begin). */
 static void head_keep(dw_engine *e, const char *json, size_t n, int member, const built *b, const action_of *ac,
-                      bool ns, size_t nslen, size_t aoff, size_t koff)
+                      bool ns, size_t nslen, size_t aoff, size_t koff, bool keep)
 {
     size_t atl = b->ev.atype.len, al = b->ev.aid.len, kl = b->ev.kind.len;
     if (n <= EVENT_HEAD_MIN || n > sizeof e->event_head[0].bytes || atl + al + kl + 3 > sizeof e->event_head[0].str || !b->ev.atype.s)
@@ -582,6 +606,8 @@ static void head_keep(dw_engine *e, const char *json, size_t n, int member, cons
     h->action_hash = b->action_hash;
     h->ad = ac->ad, h->in_d = ac->in_d, h->out_d = ac->out_d, h->memo = ac->memo;
     h->atlen = (uint16_t)atl, h->aidlen = (uint16_t)al, h->klen = (uint16_t)kl, h->nslen = (uint16_t)nslen;
+    h->kept_gen = 0;
+    if (keep) head_shared(e, h, json, n, b);
     memcpy(h->str, b->ev.atype.s, atl);
     h->str[atl] = 0;
     memcpy(h->str + atl + 1, b->ev.aid.s, al);
@@ -655,7 +681,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
                 typed = true;
                 /* only action, kind and namespace came before: the line's head */
                 if (nmembers == 1u + have[M_ACTION] + have[M_KIND] + have[M_NAMESPACE])
-                    head_keep(e, json, i, m, b, &ac, have[M_NAMESPACE], str[M_NAMESPACE].len, soff[M_ACTION], soff[M_KIND]);
+                    head_keep(e, json, i, m, b, &ac, have[M_NAMESPACE], str[M_NAMESPACE].len, soff[M_ACTION], soff[M_KIND], hc != NULL);
             }
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
             if (!dw_json_fast_value(va, vc, &e->uids, json, len, &i, t, &io[m == M_OUTPUT])) return 0;

@@ -130,6 +130,7 @@ struct dw_engine {
         uint32_t generation, used; const void *schema, *es;
         uint64_t action_hash;
         const void *ad, *in_d, *out_d; struct action_memo *memo;
+        const char *kept[2]; uint64_t kept_gen;   /* the action's and kind's shared copies in the history (uids.keep_gen; 0: none) */
         uint16_t atlen, aidlen, klen, nslen;
         char str[256], bytes[240];
     } event_head[16];
