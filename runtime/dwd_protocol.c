@@ -229,12 +229,17 @@ static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
  * goes to the general path from the start, so its errors stay that path's. */
 typedef struct fscan { const char *s; size_t n, i; } fscan;
 
-static void fs_ws(fscan *f)
+static inline void fs_ws(fscan *f)
 {
-    while (f->i < f->n && (f->s[f->i] == ' ' || f->s[f->i] == '\t' || f->s[f->i] == '\n' || f->s[f->i] == '\r')) f->i++;
+    for (size_t i = f->i; i < f->n; i++) {
+        unsigned char c = (unsigned char)f->s[i];
+        /* every JSON white space byte is <= ' ': compact JSON's one test */
+        if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) { f->i = i; return; }
+    }
+    f->i = f->n;
 }
 
-static bool fs_str(fscan *f, const char **s, size_t *n)
+static inline bool fs_str(fscan *f, const char **s, size_t *n)
 {
     if (f->i >= f->n || f->s[f->i] != '"') return false;
     size_t st = f->i + 1, e = dw_json_scan_plain(f->s, st, f->n);
