@@ -252,13 +252,21 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
     if (!e->s.schema) { *ac = (action_of){ 0 }; return 0; }
     /* the schema's answer for this action, remembered (a reload or another
      * schema makes the entry stale; a hash collision fails the uid compare) */
-    struct action_memo *m = &e->action_memo[b->action_hash % (sizeof e->action_memo / sizeof *e->action_memo)];
-    const dw_action_decl *ad = m->ad;
-    if (ad && m->hash == b->action_hash && m->generation == e->generation && m->schema == e->s.schema &&
-        dw_str_eq(ad->uid.type, b->ev.atype) && dw_str_eq(ad->uid.id, b->ev.aid)) {
-        *ac = (action_of){ ad, m->in_d, m->out_d, m };
-        return 0;
+    /* by the hash's high bits, mixed (its low bits alone put Box's actions in few slots) */
+    size_t slot = (size_t)((b->action_hash * 0x9E3779B97F4A7C15ull) >> 40) % (sizeof e->action_memo / sizeof *e->action_memo);
+    struct action_memo *m = &e->action_memo[slot & ~(size_t)1];
+    const dw_action_decl *ad;
+    for (int k = 0; k < 2; k++, m++) {   /* a pair of slots: two actions of one slot do not drive each other out */
+        ad = m->ad;
+        if (ad && m->hash == b->action_hash && m->generation == e->generation && m->schema == e->s.schema &&
+            dw_str_eq(ad->uid.type, b->ev.atype) && dw_str_eq(ad->uid.id, b->ev.aid)) {
+            m->used = e->event_lines;
+            *ac = (action_of){ ad, m->in_d, m->out_d, m };
+            return 0;
+        }
     }
+    m -= 2;
+    if (m[1].used < m[0].used) m++;      /* the one used less recently */
     if (!(ad = dw_schema_action(e->s.schema, atype, atlen, aid, aidlen))) {
         snprintf(msg, cap, "action %.*s::\"%.*s\" is not declared in the schema", (int)atlen, atype, (int)aidlen, aid);
         return -1;
@@ -266,7 +274,7 @@ static int event_identity(dw_engine *e, built *b, const char *atype, size_t atle
     ac->ad = ad;
     ac->in_d = record_attr(ad->context, (dw_str){ "input", 5 });
     ac->out_d = record_attr(ad->context, (dw_str){ "output", 6 });
-    *m = (struct action_memo){ .hash = b->action_hash, .generation = e->generation, .schema = e->s.schema, .ad = ad,
+    *m = (struct action_memo){ .hash = b->action_hash, .generation = e->generation, .used = e->event_lines, .schema = e->s.schema, .ad = ad,
                                .in_d = ac->in_d, .out_d = ac->out_d };
     ac->memo = m;
     return 0;
@@ -556,8 +564,9 @@ static int head_take(dw_engine *e, const char *json, size_t len, built *b, actio
         if (!h->len || len <= h->len || h->generation != e->generation || h->schema != e->s.schema || h->es != e->s.es ||
             !dw_mem_eq(h->bytes, json, h->len))
             continue;
-        const struct action_memo *m = h->memo;
+        struct action_memo *m = h->memo;
         if (m && (m->ad != h->ad || m->hash != h->action_hash || m->generation != e->generation || m->schema != e->s.schema)) continue;
+        if (m) m->used = e->event_lines;
         memset(b, 0, sizeof *b);
         b->ev.aid = (dw_str){ h->str + h->atlen + 1, h->aidlen };
         b->ev.kind = (dw_str){ h->str + h->atlen + h->aidlen + 2, h->klen };

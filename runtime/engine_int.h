@@ -115,8 +115,8 @@ struct dw_engine {
     uint64_t evaluated;      /* policies the decisions evaluated (dw_engine_stats) */
     dw_uid box_self, box_unused;   /* Box's fixed scope (box.md §1), built once, not per event */
     dw_read_cache uids;       /* the event reader's uid objects of earlier lines (runtime/json_read_cache.h) */
-    struct action_memo {     /* engine_event.c: the schema's answers for recent actions, by uid hash */
-        uint64_t hash; uint32_t generation; const void *schema;
+    struct action_memo {     /* engine_event.c: the schema's answers for recent actions, by uid hash, two ways */
+        uint64_t hash; uint32_t generation, used; const void *schema;
         const void *ad, *in_d, *out_d;   /* dw_action_decl, dw_attr_decl of "input" and "output" */
         uint8_t passed;      /* MEMO_* bits: gate checks of this action that passed (they depend on nothing else) */
         const dw_program *bound_prog; const dw_uid *canon; const dw_entity *ent;   /* dw_request_bind's answer */
