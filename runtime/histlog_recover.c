@@ -410,8 +410,9 @@ static int rewrite_segment(dw_histlog *log, seg_scan *g, uint64_t base, uint64_t
 }
 
 /* Apply a salvage: every scanned segment with a fault in or after it is
- * rewritten; with no segment left, one holding only the gap up to `to` is
- * made (sc->s has room for it).  last_ts: the checkpoint's. */
+ * rewritten, the last one up to `to` (at least ACKED's end); with no
+ * segment left, one holding only the gap up to `to` is made (sc->s has room
+ * for it).  last_ts: the checkpoint's. */
 static int salvage(dw_histlog *log, scan *sc, uint64_t expect0, uint64_t acked, uint64_t to, uint64_t last_ts)
 {
     if (!sc->n) {
@@ -426,8 +427,9 @@ static int salvage(dw_histlog *log, scan *sc, uint64_t expect0, uint64_t acked, 
             if (sc->f[k].seg == j || (sc->f[k].kind == F_START && j == 0)) touched = true;
         if (!touched) continue;
         uint64_t base = j == 0 && g->base > expect0 ? expect0 : g->base;
-        uint64_t to = last ? (acked > g->end ? acked : g->end) : sc->s[j + 1].base;
-        if (rewrite_segment(log, g, base, to, j ? sc->s[j - 1].last_ts : 0) != 0) return -1;
+        /* the last kept one reaches `to`, which may be a dropped segment's base past ACKED */
+        uint64_t upto = last ? (to > g->end ? to : g->end) : sc->s[j + 1].base;
+        if (rewrite_segment(log, g, base, upto, j ? sc->s[j - 1].last_ts : 0) != 0) return -1;
     }
     return 0;
 }

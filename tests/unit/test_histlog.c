@@ -8,7 +8,7 @@
  * an older segment (refused, salvaged); losses only ACKED shows (a deleted,
  * emptied or cut last segment, a missing middle segment, records missing
  * at the start, ACKED itself gone; damage the checkpoint covers loses
- * nothing); a torn tail under FULL; a reopen with no room to grow a file;
+ * nothing; a salvage in front of a dropped last segment reopens plainly); a torn tail under FULL; a reopen with no room to grow a file;
  * version-1 refusal and upgrade; schema-digest mismatch
  * and newer-format refusals; checkpoint + retention + reopen (including a
  * checkpoint torn at every offset and a crash between checkpoint and the new
@@ -480,6 +480,45 @@ static void make_three_segments(const char *dir)
 static void seg_path(char *p, size_t n, const char *dir, uint64_t base)
 {
     snprintf(p, n, "%s/seg-%016llx.log", dir, (unsigned long long)base);
+}
+
+/* Salvage of a loss before a last segment that is dropped (a damaged
+ * header, no record, its base past ACKED): the salvaged log reaches that
+ * base with its gap, so the next plain open accepts it (it found a hole
+ * between the two before; fuzz_histlog). */
+static void test_salvage_before_dropped_segment(void **state)
+{
+    (void)state;
+    char dir[128], p[256], err[1024];
+    subdir(dir, sizeof dir, "salvage-dropped");
+    dw_histlog *log = open_ok(dir, DW_DURABILITY_FULL, NULL, NULL);
+    append_n(log, 0, 10);
+    assert_int_equal(dw_histlog_close(log), 0);             /* ACKED: 10 */
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 0);
+    assert_int_equal(truncate(p, (off_t)rec_end(8)), 0);     /* record 9, acknowledged, gone */
+    snprintf(p, sizeof p, "%s/seg-%016x.log", dir, 20);
+    FILE *fp = fopen(p, "wb");
+    assert_non_null(fp);
+    fputs("not a segment header", fp);
+    fclose(fp);
+    open_refused(dir, DW_DURABILITY_FULL, err);
+    collect c = { 0 };
+    dw_histlog_recovery rec;
+    log = open_salvage(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_true(rec.salvaged);
+    check_records(&c, 0, 9);
+    uint64_t next = rec.next_seq;
+    assert_true(next >= 10);
+    append_n(log, next, 2);
+    dw_histlog_close(log);
+    collect_free(&c);
+    log = open_ok(dir, DW_DURABILITY_FULL, &c, &rec);
+    assert_false(rec.salvaged);
+    assert_int_equal(rec.next_seq, next + 2);
+    assert_int_equal(c.n, 11);
+    for (uint64_t i = 0; i < 11; i++) assert_int_equal(c.v[i].seq, i < 9 ? i : next + i - 9);
+    dw_histlog_close(log);
+    collect_free(&c);
 }
 
 static void test_missing_records(void **state)
@@ -1149,6 +1188,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_older_segment),
         cmocka_unit_test(test_version1_upgrade),
         cmocka_unit_test(test_missing_records),
+        cmocka_unit_test(test_salvage_before_dropped_segment),
         cmocka_unit_test(test_torn_tail_full),
         cmocka_unit_test(test_reopen_on_full_disk),
         cmocka_unit_test(test_retention_bounds_history),

@@ -134,7 +134,13 @@ static void test_rotation_crash_states(void **state)
     (void)state;
     char dir[128], work[128];
     subdir(dir, sizeof dir, "rot");
-    subdir(work, sizeof work, "rot-work");
+    /* the composed states on tmpfs when there is one: some thousand opens, each syncing */
+    bool shm = access("/dev/shm", W_OK) == 0;
+    if (shm) {
+        strcpy(work, "/dev/shm/dw-histlog-rot-XXXXXX");
+        assert_non_null(mkdtemp(work));
+        assert_int_equal(rmdir(work), 0);
+    } else subdir(work, sizeof work, "rot-work");
     assert_int_equal(mkdir(dir, 0700), 0);
     shot_ops o;
     shot_init(&o, dir);
@@ -285,6 +291,7 @@ static void test_rotation_crash_states(void **state)
 
     snap_free(&fin);
     shot_free(&o);
+    rm_rf(work);
 }
 
 /* ================================================================ failing file operations */
