@@ -208,7 +208,7 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_str *key
 /* `like` with one star (prefix, suffix, or both) inline, with two through
  * the middle segment's rarest byte found at load (vm/eval_plan.c); the rest
  * in stdlib/like.c. */
-static inline bool like_match(const dw_program *P, uint32_t i, const char *s, size_t n)
+static inline __attribute__((always_inline)) bool like_match(const dw_program *P, uint32_t i, const char *s, size_t n)
 {
     const dw_like_pattern *p = &P->pats[i];
     if (p->nseg != 2) return p->nseg == 3 && P->like_rare ? dw_like_match_mid(p, P->like_rare[i], s, n) : dw_like_match(p, s, n);
@@ -265,8 +265,8 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
     bool r;
     const dw_value *cur;               /* a GETATTR chain's value so far */
     dw_attr_memo *memo = cx->memo;
-    const uint16_t *msite = memo ? P->memo_site : NULL;
-    uint32_t memo_slot = 0;            /* slot + 1 the running chain's value goes to */
+    const uint32_t *vplan = memo ? P->var_plan : NULL;
+    const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;   /* var_plan holds index + 1 */
 
     uint32_t ins, A;
 #if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
@@ -295,18 +295,63 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             *sp++ = P->consts[A];
             vmbreak;
         vmcase(DW_OP_VAR)
+            if (vplan && vplan[pc - 1]) {
+                /* the VAR's plan (vm/eval_plan.c): its path, then the test after it,
+                 * as the instructions would do them; anything else runs them */
+                const dw_var_plan *d = &vplans[vplan[pc - 1]];
+                const dw_value *v;
+                if (memo->valid & d->bit) v = memo->val[d->slot - 1];
+                else if ((v = &cx->req->vars[A]), d->nattr) {
+                    for (uint32_t i = 0; i < d->nattr; i++) {
+                        const dw_value *rec = v;
+                        if (v->kind == DW_V_ENTITY) {
+                            const dw_entity *e = entity_of(cx, v->u.uid);
+                            if (!e) goto var_plain;
+                            rec = &e->attrs;
+                        } else if (v->kind != DW_V_RECORD) goto var_plain;
+                        uint32_t k = DW_INS_A(code[pc + i]);
+                        if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto var_plain;
+                    }
+                    if (d->slot) {
+                        memo->val[d->slot - 1] = v;
+                        memo->valid |= d->bit;
+                    }
+                }
+                if (d->test == DW_VT_NONE) {
+                    *sp++ = *v;
+                    pc = d->next;
+                    vmbreak;
+                }
+                if (d->test == DW_VT_EQ) r = value_eq(v, &P->consts[d->arg]);
+                else if (d->test == DW_VT_LIKE) {
+                    if (v->kind != DW_V_STRING) goto var_plain;
+                    r = like_match(P, d->arg, v->u.s, v->n);
+                } else {                   /* DW_VT_HAS */
+                    const dw_value *rec = v;
+                    if (v->kind == DW_V_ENTITY) {
+                        const dw_entity *e = entity_of(cx, v->u.uid);
+                        rec = e ? &e->attrs : NULL;
+                    } else if (v->kind != DW_V_RECORD) goto var_plain;
+                    r = rec && record_find(rec, &P->strs[d->arg], P->str_hash[d->arg]);
+                }
+                /* the AND, OR or RET after the test (past a CHECK_BOOL), as
+                 * bool_result does it, read off the code at load */
+                pc = d->next;
+                if (d->cont == DW_VC_AND_OR) {
+                    if (r == d->short_on) {
+                        if (d->ret_at_target && !cx->ret_value) goto ret_bool;
+                        pc = d->target;
+                        *sp++ = dw_bool(r);
+                    } else pc++;
+                    vmbreak;
+                }
+                if (d->cont == DW_VC_RET && !cx->ret_value) goto ret_bool;
+                *sp++ = dw_bool(r);
+                vmbreak;
+            }
+        var_plain:
             if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) {
                 sp++;
-                memo_slot = 0;
-                if (msite && msite[pc - 1]) {
-                    uint32_t m = msite[pc - 1], slot = (m & 0xFF) - 1;
-                    if (memo->valid >> slot & 1) {
-                        sp[-1] = *memo->val[slot];
-                        pc += m >> 8;          /* past the chain's GETATTRs */
-                        vmbreak;
-                    }
-                    memo_slot = slot + 1;
-                }
                 cur = &cx->req->vars[A];
                 vmfetch();
                 goto getattr;
@@ -355,7 +400,6 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             goto bool_result;
         vmcase(DW_OP_GETATTR)
             cur = &sp[-1];
-            memo_slot = 0;
         getattr:
             /* a run of GETATTRs walks the records, the stack slot written once;
              * a failure leaves the failing instruction's operand there */
@@ -372,11 +416,6 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
                 cur = f;
                 if (DW_INS_OP(code[pc]) != DW_OP_GETATTR) break;
                 vmfetch();
-            }
-            if (memo_slot) {
-                memo->val[memo_slot - 1] = cur;
-                memo->valid |= 1ull << (memo_slot - 1);
-                memo_slot = 0;
             }
             sp[-1] = *cur;
             vmbreak;

@@ -148,6 +148,24 @@ typedef struct dw_index {
     bool any_pair;
 } dw_index;
 
+/* What the interpreter does in one step at a VAR (vm/eval_plan.c): read the
+ * path `VAR x; GETATTR ...` (nattr names), then apply the test after it. */
+typedef enum dw_var_test { DW_VT_NONE, DW_VT_EQ, DW_VT_LIKE, DW_VT_HAS } dw_var_test;
+/* what takes the test's Bool: the next instruction (PUSH), or AND / OR (at
+ * next: r == short_on jumps to target), or RET (at next) */
+typedef enum dw_var_cont { DW_VC_PUSH, DW_VC_AND_OR, DW_VC_RET } dw_var_cont;
+typedef struct dw_var_plan {
+    uint8_t test;            /* dw_var_test: NONE pushes the path's value */
+    uint8_t slot;            /* path memo slot + 1, or 0 */
+    uint8_t nattr;           /* GETATTRs after the VAR */
+    uint8_t cont;            /* dw_var_cont */
+    bool short_on, ret_at_target;   /* AND_OR: OR (true) or AND; target is a RET */
+    uint32_t arg;            /* EQ: the CONST's constant; LIKE: pattern; HAS: string */
+    uint32_t next;           /* the pc after the run: after the test, past a CHECK_BOOL */
+    uint32_t target;         /* AND_OR: the jump's target */
+    uint64_t bit;            /* the slot's bit in dw_attr_memo.valid, or 0 */
+} dw_var_plan;
+
 typedef struct dw_program {
     dw_arena arena;          /* owns everything below */
     uint32_t *code;   uint32_t ncode;
@@ -183,7 +201,8 @@ typedef struct dw_program {
     /* Read off the verified code by dw_program_prepare for the interpreter's
      * fast paths (vm/eval_plan.c, never in an artifact); NULL: none (a program
      * not prepared runs without them). */
-    uint16_t *memo_site;     /* per pc: path memo slot + 1 | GETATTR run length << 8, or 0 */
+    uint32_t *var_plan;      /* per pc: index + 1 into var_plans of the VAR's plan, or 0 */
+    dw_var_plan *var_plans;
     uint8_t *like_rare;      /* per pattern with two stars: its middle segment's rarest byte */
     const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
                                                    runtime/artifact_serve.h decodes them */
@@ -214,7 +233,7 @@ void dw_index_link_uids(dw_program *p);
 /* Derive the condition guards of large buckets from the (verified) code.
  * Called by dw_program_prepare after dw_index_build.  0 or -1 (OOM). */
 int dw_guards_build(dw_program *p);
-/* The interpreter's load-time plans (memo_site, like_rare).  0 or -1 (OOM). */
+/* The interpreter's load-time plans (var_plan, like_rare).  0 or -1 (OOM). */
 int dw_eval_plan_build(dw_program *p);
 /* Print the index readably (`dwc disasm`). */
 void dw_index_print(const dw_program *p, FILE *out);

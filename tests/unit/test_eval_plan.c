@@ -4,7 +4,7 @@
  *   byte found at load) against dw_like_match and a plain backtracking
  *   matcher, with every offset a plan could name; then `like` policies with
  *   escaped stars and multi-byte characters decided with and without the
- *   plans (a copy of the program whose like_rare and memo_site are NULL);
+ *   plans (a copy of the program whose like_rare and var_plan are NULL);
  * - the path memo: policies sharing attribute paths of several lengths
  *   (prefixes of one another, entity attributes, missing attributes, more
  *   repeated paths than there are slots), decided with the memo against
@@ -140,7 +140,7 @@ static void decide_both(dw_program *prog, const dw_store *st, dw_arena *a, dw_ar
                         const char *rq, dw_response *fast, dw_response *general)
 {
     dw_program plain = *prog;
-    plain.memo_site = NULL;
+    plain.var_plan = NULL;
     plain.like_rare = NULL;
     dw_request req;
     unit_request_json(a, prog, st, rq, &req);
@@ -224,7 +224,7 @@ static const char *const USERS[] = { "u", "w", "x", "nobody" };
 static void check_memo_set(const char *text, uint32_t npol, bool want_sites, const char *extra_context)
 {
     dw_program *prog = unit_compile("memo.cedar", text);
-    if (want_sites) assert_non_null(prog->memo_site);
+    if (want_sites) assert_non_null(prog->var_plan);
     dw_store st;
     unit_store_json(&st, MEMO_ENTITIES);
     dw_arena a, s1, s2;
