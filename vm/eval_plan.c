@@ -13,9 +13,13 @@
  * after the VAR), gets a plan: var_plan[pc of the VAR] = index + 1 into
  * var_plans, 0 everywhere else.  The interpreter then reads the path (from
  * the memo when it can) and applies the test in one step, where the code
- * takes a dispatch per instruction; the instructions stay as they are, so a
- * jump into the middle of the run finds them, and any case off the fast path
- * (a type error, a missing attribute) runs them one by one.
+ * takes a dispatch per instruction, and goes where the code would take the
+ * test's Bool: through the AND / OR / NOT / RET after it, often straight to
+ * the next test's plan or to the policy's result.  A policy of tests joined
+ * by && and || thus runs as a chain of plans without a dispatch.  The
+ * instructions stay as they are, so a jump into the middle of a run finds
+ * them, and any case off the fast path (a type error, a missing attribute)
+ * runs them one by one from the plan's VAR.
  *
  * Like plans.  A pattern with two stars (prefix * middle * suffix) is
  * matched by dw_like_match_mid with its middle segment's rarest byte found
@@ -88,37 +92,57 @@ static int memo_slots_find(const dw_program *p, uint8_t *slot)
 }
 
 /* The test that follows VAR at pc and its nattr GETATTRs, if it is one the
- * interpreter does in the same step; d->test stays NONE otherwise. */
-static void var_test_find(const dw_program *p, uint32_t pc, dw_var_plan *d)
+ * interpreter does in the same step; d->test stays NONE otherwise.  Returns
+ * the pc after the test. */
+static uint32_t var_test_find(const dw_program *p, uint32_t pc, dw_var_plan *d)
 {
     const uint32_t *c = p->code;
     uint32_t t = pc + 1 + d->nattr;
     d->next = t;
-    if (t >= p->ncode) return;
+    if (t >= p->ncode) return t;
     dw_opcode op = DW_INS_OP(c[t]);
     if (op == DW_OP_CONST && t + 1 < p->ncode && DW_INS_OP(c[t + 1]) == DW_OP_EQ) d->test = DW_VT_EQ;
     else if (op == DW_OP_LIKE) d->test = DW_VT_LIKE;
     else if (op == DW_OP_HAS) d->test = DW_VT_HAS;
-    else return;
+    else return t;
     d->arg = DW_INS_A(c[t]);
-    uint32_t n = t + 1 + (d->test == DW_VT_EQ);
-    if (n < p->ncode && DW_INS_OP(c[n]) == DW_OP_CHECK_BOOL) n++;   /* the test's value is a Bool */
-    d->next = n;
-    if (n >= p->ncode) return;
-    op = DW_INS_OP(c[n]);
-    if (op == DW_OP_RET) d->cont = DW_VC_RET;
-    else if (op == DW_OP_AND || op == DW_OP_OR) {
-        d->cont = DW_VC_AND_OR;
-        d->short_on = op == DW_OP_OR;
-        d->target = DW_INS_A(c[n]);
-        d->ret_at_target = d->target < p->ncode && DW_INS_OP(c[d->target]) == DW_OP_RET;
+    return t + 1 + (d->test == DW_VT_EQ);
+}
+
+/* Where the code goes from pc with the Bool r on top of the stack: through
+ * CHECK_BOOL, NOT, the AND / OR / JUMP_IF_NOT that take r and the JUMPs
+ * after, to the RET that returns it, or to a VAR with a test plan once r is
+ * popped; anywhere else that point itself (exact at every step). */
+static uint32_t succ_find(const dw_program *p, uint32_t pc, bool r)
+{
+    const uint32_t *c = p->code;
+    bool on_stack = true;
+    for (int step = 0; step < 64 && pc < p->ncode; step++) {
+        dw_opcode op = DW_INS_OP(c[pc]);
+        uint32_t A = DW_INS_A(c[pc]);
+        if (op == DW_OP_JUMP) { pc = A; continue; }
+        if (!on_stack) {
+            uint32_t k = p->var_plan[pc];
+            if (op == DW_OP_VAR && k && p->var_plans[k - 1].test != DW_VT_NONE) return DW_VS(DW_VS_PLAN, 0, k - 1);
+            break;
+        }
+        if (op == DW_OP_CHECK_BOOL) pc++;
+        else if (op == DW_OP_NOT) { r = !r; pc++; }
+        else if (op == DW_OP_AND || op == DW_OP_OR) {
+            if (r == (op == DW_OP_OR)) pc = A;       /* short circuit: r stays */
+            else { on_stack = false; pc++; }
+        } else if (op == DW_OP_JUMP_IF_NOT) { on_stack = false; pc = r ? pc + 1 : A; }
+        else if (op == DW_OP_RET) return DW_VS(DW_VS_RET, r, 0);
+        else break;
     }
+    return on_stack ? DW_VS(DW_VS_PUSH, r, pc) : DW_VS(DW_VS_AT, 0, pc);
 }
 
 static int var_plans_build(dw_program *p)
 {
     p->var_plan = NULL;
     p->var_plans = NULL;
+    if (p->ncode > DW_VS_X(~0u)) return 0;     /* successors hold pcs in 28 bits */
     const uint32_t *c = p->code;
     uint8_t *slot = p->ncode ? calloc(p->ncode, 1) : NULL;
     if (p->ncode && !slot) return -1;
@@ -128,12 +152,12 @@ static int var_plans_build(dw_program *p)
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t pc = 0; pc < p->ncode; pc++) {
             if (DW_INS_OP(c[pc]) != DW_OP_VAR) continue;
-            dw_var_plan d = { .slot = slot[pc], .bit = slot[pc] ? 1ull << (slot[pc] - 1) : 0 };
+            dw_var_plan d = { .slot = slot[pc], .bit = slot[pc] ? 1ull << (slot[pc] - 1) : 0, .pc = pc, .var = (uint8_t)DW_INS_A(c[pc]) };
             uint32_t len = 0;
             while (pc + 1 + len < p->ncode && DW_INS_OP(c[pc + 1 + len]) == DW_OP_GETATTR) len++;
             if (len > 255) continue;
             d.nattr = (uint8_t)len;
-            var_test_find(p, pc, &d);
+            d.succ[0] = d.succ[1] = var_test_find(p, pc, &d);   /* the pc after the test, for now */
             if (!d.slot && d.test == DW_VT_NONE) continue;
             if (pass == 1) {
                 p->var_plans[n] = d;
@@ -148,6 +172,14 @@ static int var_plans_build(dw_program *p)
         n = 0;
     }
     free(slot);
+    /* every plan known: where each test's false and true lead */
+    for (uint32_t i = 0; i < n; i++) {
+        dw_var_plan *d = &p->var_plans[i];
+        if (d->test == DW_VT_NONE) continue;
+        uint32_t t = d->succ[0];
+        d->succ[0] = succ_find(p, t, false);
+        d->succ[1] = succ_find(p, t, true);
+    }
     return 0;
 }
 

@@ -265,7 +265,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
     bool r;
     const dw_value *cur;               /* a GETATTR chain's value so far */
     dw_attr_memo *memo = cx->memo;
-    const uint32_t *vplan = memo ? P->var_plan : NULL;
+    const uint32_t *vplan = memo && !cx->ret_value ? P->var_plan : NULL;   /* RET of a plan takes a Bool */
     const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;   /* var_plan holds index + 1 */
 
     uint32_t ins, A;
@@ -297,20 +297,22 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
         vmcase(DW_OP_VAR)
             if (vplan && vplan[pc - 1]) {
                 /* the VAR's plan (vm/eval_plan.c): its path, then the test after it,
-                 * as the instructions would do them; anything else runs them */
+                 * as the instructions would do them, then on to the next plan, the
+                 * policy's result or the code; anything else runs the instructions */
                 const dw_var_plan *d = &vplans[vplan[pc - 1]];
+            plan:;
                 const dw_value *v;
                 if (memo->valid & d->bit) v = memo->val[d->slot - 1];
-                else if ((v = &cx->req->vars[A]), d->nattr) {
-                    for (uint32_t i = 0; i < d->nattr; i++) {
+                else if ((v = &cx->req->vars[d->var]), d->nattr) {
+                    for (uint32_t i = 1; i <= d->nattr; i++) {
                         const dw_value *rec = v;
                         if (v->kind == DW_V_ENTITY) {
                             const dw_entity *e = entity_of(cx, v->u.uid);
-                            if (!e) goto var_plain;
+                            if (!e) goto plan_plain;
                             rec = &e->attrs;
-                        } else if (v->kind != DW_V_RECORD) goto var_plain;
-                        uint32_t k = DW_INS_A(code[pc + i]);
-                        if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto var_plain;
+                        } else if (v->kind != DW_V_RECORD) goto plan_plain;
+                        uint32_t k = DW_INS_A(code[d->pc + i]);
+                        if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto plan_plain;
                     }
                     if (d->slot) {
                         memo->val[d->slot - 1] = v;
@@ -324,32 +326,28 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
                 }
                 if (d->test == DW_VT_EQ) r = value_eq(v, &P->consts[d->arg]);
                 else if (d->test == DW_VT_LIKE) {
-                    if (v->kind != DW_V_STRING) goto var_plain;
+                    if (v->kind != DW_V_STRING) goto plan_plain;
                     r = like_match(P, d->arg, v->u.s, v->n);
                 } else {                   /* DW_VT_HAS */
                     const dw_value *rec = v;
                     if (v->kind == DW_V_ENTITY) {
                         const dw_entity *e = entity_of(cx, v->u.uid);
                         rec = e ? &e->attrs : NULL;
-                    } else if (v->kind != DW_V_RECORD) goto var_plain;
+                    } else if (v->kind != DW_V_RECORD) goto plan_plain;
                     r = rec && record_find(rec, &P->strs[d->arg], P->str_hash[d->arg]);
                 }
-                /* the AND, OR or RET after the test (past a CHECK_BOOL), as
-                 * bool_result does it, read off the code at load */
-                pc = d->next;
-                if (d->cont == DW_VC_AND_OR) {
-                    if (r == d->short_on) {
-                        if (d->ret_at_target && !cx->ret_value) goto ret_bool;
-                        pc = d->target;
-                        *sp++ = dw_bool(r);
-                    } else pc++;
-                    vmbreak;
-                }
-                if (d->cont == DW_VC_RET && !cx->ret_value) goto ret_bool;
-                *sp++ = dw_bool(r);
+                uint32_t s = d->succ[r];
+                if (DW_VS_KIND(s) == DW_VS_PLAN) { d = &vplans[DW_VS_X(s) + 1]; goto plan; }
+                r = DW_VS_BOOL(s);
+                if (DW_VS_KIND(s) == DW_VS_RET) goto ret_bool;
+                pc = DW_VS_X(s);
+                if (DW_VS_KIND(s) == DW_VS_PUSH) *sp++ = dw_bool(r);
                 vmbreak;
+            plan_plain:
+                pc = d->pc + 1;
+                A = d->var;
             }
-        var_plain:
+        /* VAR without a plan, or its plan off the fast path */
             if (DW_INS_OP(code[pc]) == DW_OP_GETATTR) {
                 sp++;
                 cur = &cx->req->vars[A];

@@ -149,20 +149,29 @@ typedef struct dw_index {
 } dw_index;
 
 /* What the interpreter does in one step at a VAR (vm/eval_plan.c): read the
- * path `VAR x; GETATTR ...` (nattr names), then apply the test after it. */
+ * path `VAR x; GETATTR ...` (nattr names), then apply the test after it and
+ * go where the code would go with the test's Bool r: succ[r]. */
 typedef enum dw_var_test { DW_VT_NONE, DW_VT_EQ, DW_VT_LIKE, DW_VT_HAS } dw_var_test;
-/* what takes the test's Bool: the next instruction (PUSH), or AND / OR (at
- * next: r == short_on jumps to target), or RET (at next) */
-typedef enum dw_var_cont { DW_VC_PUSH, DW_VC_AND_OR, DW_VC_RET } dw_var_cont;
+/* A successor: kind in bits 29-30, a Bool in bit 28, a pc or plan index below. */
+typedef enum dw_var_succ {
+    DW_VS_PLAN = 0,          /* the plan at var_plans[index] (nothing pushed) */
+    DW_VS_RET = 1,           /* the policy returns the Bool */
+    DW_VS_PUSH = 2,          /* push the Bool, continue at pc */
+    DW_VS_AT = 3,            /* continue at pc (nothing pushed) */
+} dw_var_succ;
+#define DW_VS(kind, b, x)  ((uint32_t)(kind) << 29 | (uint32_t)(b) << 28 | (uint32_t)(x))
+#define DW_VS_KIND(s)      ((s) >> 29)
+#define DW_VS_BOOL(s)      ((s) >> 28 & 1)
+#define DW_VS_X(s)         ((s) & 0x0FFFFFFFu)
 typedef struct dw_var_plan {
-    uint8_t test;            /* dw_var_test: NONE pushes the path's value */
+    uint8_t test;            /* dw_var_test: NONE pushes the path's value and goes on at next */
     uint8_t slot;            /* path memo slot + 1, or 0 */
     uint8_t nattr;           /* GETATTRs after the VAR */
-    uint8_t cont;            /* dw_var_cont */
-    bool short_on, ret_at_target;   /* AND_OR: OR (true) or AND; target is a RET */
+    uint8_t var;             /* the VAR's operand */
+    uint32_t pc;             /* the VAR's */
     uint32_t arg;            /* EQ: the CONST's constant; LIKE: pattern; HAS: string */
-    uint32_t next;           /* the pc after the run: after the test, past a CHECK_BOOL */
-    uint32_t target;         /* AND_OR: the jump's target */
+    uint32_t next;           /* NONE: the pc after the GETATTRs */
+    uint32_t succ[2];        /* test false, true: DW_VS(...) */
     uint64_t bit;            /* the slot's bit in dw_attr_memo.valid, or 0 */
 } dw_var_plan;
 

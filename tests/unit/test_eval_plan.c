@@ -291,6 +291,54 @@ static void test_memo_random(void **state)
     }
 }
 
+/* ---- VAR plans chained by their tests' successors ---- */
+
+/* a random condition: tests (a path and a test, a scope variable compared or
+ * tested with has) joined by &&, ||, !, if-then-else, and inside expressions
+ * that take their Bool as a value (a set, an equality) */
+static size_t random_cond(char *out, size_t cap, int depth)
+{
+    static const char *const LEAVES[] = { "principal == User::\"u\"", "resource == User::\"w\"", "context has a", "principal has info",
+                                          "context.a has b", "principal.info has level" };
+    uint32_t k = depth <= 0 ? 0 : rnd(8);
+    char x[1024], y[1024], z[1024];
+    switch (k) {
+    case 0:
+    case 1:
+        if (rnd(4) == 0) return (size_t)snprintf(out, cap, "%s", LEAVES[rnd(sizeof LEAVES / sizeof *LEAVES)]);
+        return (size_t)snprintf(out, cap, "%s%s", PATHS[rnd(NPATHS)], TESTS[rnd(sizeof TESTS / sizeof *TESTS)]);
+    case 2: random_cond(x, sizeof x, depth - 1); random_cond(y, sizeof y, depth - 1); return (size_t)snprintf(out, cap, "(%s && %s)", x, y);
+    case 3: random_cond(x, sizeof x, depth - 1); random_cond(y, sizeof y, depth - 1); return (size_t)snprintf(out, cap, "(%s || %s)", x, y);
+    case 4: random_cond(x, sizeof x, depth - 1); return (size_t)snprintf(out, cap, "!(%s)", x);
+    case 5:
+        random_cond(x, sizeof x, depth - 1); random_cond(y, sizeof y, depth - 1); random_cond(z, sizeof z, depth - 1);
+        return (size_t)snprintf(out, cap, "(if %s then %s else %s)", x, y, z);
+    case 6: random_cond(x, sizeof x, depth - 1); random_cond(y, sizeof y, depth - 1); return (size_t)snprintf(out, cap, "[%s, %s].contains(true)", x, y);
+    default: random_cond(x, sizeof x, depth - 1); random_cond(y, sizeof y, depth - 1); return (size_t)snprintf(out, cap, "((%s) == (%s))", x, y);
+    }
+}
+
+static void test_plan_chains_random(void **state)
+{
+    (void)state;
+    static char text[256 * 1024];
+    for (int set = 0; set < 12; set++) {
+        size_t tn = 0;
+        uint32_t npol = 20 + rnd(20);
+        for (uint32_t i = 0; i < npol; i++) {
+            char w[1024], u[1024];
+            random_cond(w, sizeof w, 1 + (int)rnd(3));
+            tn += (size_t)snprintf(text + tn, sizeof text - tn, "permit (principal, action, resource) when { %s }", w);
+            if (rnd(3) == 0) {
+                random_cond(u, sizeof u, (int)rnd(3));
+                tn += (size_t)snprintf(text + tn, sizeof text - tn, " unless { %s }", u);
+            }
+            tn += (size_t)snprintf(text + tn, sizeof text - tn, ";\n");
+        }
+        check_memo_set(text, npol, true, NULL);
+    }
+}
+
 /* More repeated paths than memo slots: those past the last slot run plainly. */
 static void test_memo_more_paths_than_slots(void **state)
 {
@@ -317,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_like_plans_random),
         cmocka_unit_test(test_memo_random),
         cmocka_unit_test(test_memo_more_paths_than_slots),
+        cmocka_unit_test(test_plan_chains_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
