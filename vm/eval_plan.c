@@ -59,23 +59,35 @@ static int group_cmp(const void *x, const void *y)
     return a->pc < b->pc ? -1 : a->pc > b->pc;
 }
 
+/* The GETATTRs after the VAR at pc (at most 255), or -1 when the VAR is not
+ * one to plan.  The verifier checked only the code a policy can reach, so
+ * every operand read here is checked first: a damaged artifact's unreachable
+ * code must not be read out of bounds (its plans are never run). */
+static int path_len(const dw_program *p, uint32_t pc)
+{
+    const uint32_t *c = p->code;
+    if (DW_INS_OP(c[pc]) != DW_OP_VAR || DW_INS_A(c[pc]) > DW_VAR_C) return -1;
+    int len = 0;
+    while (pc + 1 + len < p->ncode && DW_INS_OP(c[pc + 1 + len]) == DW_OP_GETATTR) {
+        if (DW_INS_A(c[pc + 1 + len]) >= p->nstrs || len == 255) return -1;
+        len++;
+    }
+    return len;
+}
+
 /* slot[pc] = memo slot + 1 for every VAR of a path worth memoising, else 0. */
 static int memo_slots_find(const dw_program *p, uint8_t *slot)
 {
     uint32_t n = 0;
-    const uint32_t *c = p->code;
-    for (uint32_t pc = 0; pc + 1 < p->ncode; pc++)
-        if (DW_INS_OP(c[pc]) == DW_OP_VAR && DW_INS_OP(c[pc + 1]) == DW_OP_GETATTR) n++;
+    for (uint32_t pc = 0; pc < p->ncode; pc++) n += path_len(p, pc) > 0;
     if (n < 2) return 0;
     site *s = malloc(n * sizeof *s);
     group *g = malloc(n * sizeof *g);
     if (!s || !g) { free(s); free(g); return -1; }
     n = 0;
-    for (uint32_t pc = 0; pc + 1 < p->ncode; pc++) {
-        if (DW_INS_OP(c[pc]) != DW_OP_VAR || DW_INS_OP(c[pc + 1]) != DW_OP_GETATTR) continue;
-        uint32_t len = 0;
-        while (pc + 1 + len < p->ncode && DW_INS_OP(c[pc + 1 + len]) == DW_OP_GETATTR) len++;
-        if (len <= 255) s[n++] = (site){ p, pc, len };
+    for (uint32_t pc = 0; pc < p->ncode; pc++) {
+        int len = path_len(p, pc);
+        if (len > 0) s[n++] = (site){ p, pc, (uint32_t)len };
     }
     qsort(s, n, sizeof *s, site_cmp);
     uint32_t ng = 0;
@@ -106,6 +118,10 @@ static uint32_t var_test_find(const dw_program *p, uint32_t pc, dw_var_plan *d)
     else if (op == DW_OP_HAS) d->test = DW_VT_HAS;
     else return t;
     d->arg = DW_INS_A(c[t]);
+    if (d->arg >= (d->test == DW_VT_EQ ? p->nconsts : d->test == DW_VT_LIKE ? p->npats : p->nstrs)) {
+        d->test = DW_VT_NONE;       /* unverified code (path_len): no test */
+        return t;
+    }
     return t + 1 + (d->test == DW_VT_EQ);
 }
 
@@ -151,11 +167,9 @@ static int var_plans_build(dw_program *p)
     uint32_t n = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t pc = 0; pc < p->ncode; pc++) {
-            if (DW_INS_OP(c[pc]) != DW_OP_VAR) continue;
+            int len = path_len(p, pc);
+            if (len < 0) continue;
             dw_var_plan d = { .slot = slot[pc], .bit = slot[pc] ? 1ull << (slot[pc] - 1) : 0, .pc = pc, .var = (uint8_t)DW_INS_A(c[pc]) };
-            uint32_t len = 0;
-            while (pc + 1 + len < p->ncode && DW_INS_OP(c[pc + 1 + len]) == DW_OP_GETATTR) len++;
-            if (len > 255) continue;
             d.nattr = (uint8_t)len;
             d.succ[0] = d.succ[1] = var_test_find(p, pc, &d);   /* the pc after the test, for now */
             if (!d.slot && d.test == DW_VT_NONE) continue;
