@@ -124,6 +124,30 @@ static void print_bytes(FILE *out, const dw_str *b)
     dw_cedar_quote_file(out, b->s, b->len);
 }
 
+/* A VAR's plan (vm/eval_plan.c), after its instruction: what runs in one step there. */
+static void print_succ(FILE *out, const dw_program *p, uint32_t s)
+{
+    const char *b = DW_VS_BOOL(s) ? "true" : "false";
+    switch ((dw_var_succ)DW_VS_KIND(s)) {
+    case DW_VS_PLAN: fprintf(out, "plan %u", p->var_plans[DW_VS_X(s)].pc); break;
+    case DW_VS_RET: fprintf(out, "return %s", b); break;
+    case DW_VS_PUSH: fprintf(out, "push %s, %u", b, DW_VS_X(s)); break;
+    case DW_VS_AT: fprintf(out, "%u", DW_VS_X(s)); break;
+    }
+}
+
+static void print_plan(FILE *out, const dw_program *p, const dw_var_plan *d)
+{
+    static const char *const test[] = { "path", "== K", "like", "has" };
+    fprintf(out, "    ; plan: %u name(s)", d->nattr);
+    if (d->slot) fprintf(out, ", memo %u", d->slot - 1);
+    if (d->test == DW_VT_NONE) { fprintf(out, ", then %u", d->next); return; }
+    fprintf(out, ", %s %u; false -> ", test[d->test], d->arg);
+    print_succ(out, p, d->succ[0]);
+    fputs(", true -> ", out);
+    print_succ(out, p, d->succ[1]);
+}
+
 void dw_program_disasm(const dw_program *p, FILE *out)
 {
     for (uint32_t k = 0; k < p->npolicies; k++) {
@@ -182,6 +206,7 @@ void dw_program_disasm(const dw_program *p, FILE *out)
                 if (DW_CALL_FN(A) < DW_FN__COUNT) fprintf(out, "%s/%u", dw_fninfo_table[DW_CALL_FN(A)].name, DW_CALL_ARGC(A));
                 break;
             }
+            if (p->var_plan && p->var_plan[pc]) print_plan(out, p, &p->var_plans[p->var_plan[pc] - 1]);
             fputc('\n', out);
         }
     }
