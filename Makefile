@@ -229,7 +229,7 @@ clean:
 # ---- tests ----
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_compile.h $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a | check-test-deps
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a | check-test-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/runtime/alloc_count.o $(BUILD)/libdogwood.a $(LDLIBS) -lcmocka
 # test_engine_faults fails chosen allocations: the library's malloc family is
