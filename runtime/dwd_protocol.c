@@ -9,6 +9,7 @@
 #include "../lang/json.h"
 #include "../lang/json_scan.h"
 #include "../stdlib/arena.h"
+#include "../stdlib/bytes.h"
 #include "../stdlib/cedar_quote.h"
 #include "../stdlib/digits.h"
 #include "../stdlib/utf8.h"
@@ -139,7 +140,7 @@ static const in_member *in_get(const in_view *v, const char *key, dw_json_kind k
     }
     size_t kl = strlen(key);
     for (size_t k = 0; k < v->n; k++)
-        if (v->m[k].kn == kl && !memcmp(v->m[k].k, key, kl)) return v->m[k].kind == kind ? &v->m[k] : NULL;
+        if (v->m[k].kn == kl && dw_mem_eq(v->m[k].k, key, kl)) return v->m[k].kind == kind ? &v->m[k] : NULL;   /* no memcmp call */
     return NULL;
 }
 
@@ -229,8 +230,9 @@ static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
  * goes to the general path from the start, so its errors stay that path's. */
 typedef struct fscan { const char *s; size_t n, i; } fscan;
 
-static inline void fs_ws(fscan *f)
+static inline __attribute__((always_inline)) void fs_ws(fscan *f)
 {
+    if (f->i < f->n && (unsigned char)f->s[f->i] > ' ') return;   /* compact JSON: nothing to skip */
     for (size_t i = f->i; i < f->n; i++) {
         unsigned char c = (unsigned char)f->s[i];
         /* every JSON white space byte is <= ' ': compact JSON's one test */
@@ -239,7 +241,7 @@ static inline void fs_ws(fscan *f)
     f->i = f->n;
 }
 
-static inline bool fs_str(fscan *f, const char **s, size_t *n)
+static inline __attribute__((always_inline)) bool fs_str(fscan *f, const char **s, size_t *n)
 {
     if (f->i >= f->n || f->s[f->i] != '"') return false;
     size_t st = f->i + 1, e = dw_json_scan_plain(f->s, st, f->n);
