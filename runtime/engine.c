@@ -169,7 +169,10 @@ static int64_t clock_ticks(const dw_engine *e)
 
 /* ---- history ---- */
 
-static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient, int8_t needed)
+/* Appends src: kept where it is when in_place (it lives in the history's
+ * carve or arena already), pointed at when transient (read by its own
+ * decision only), else copied into the history's arena. */
+static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t ts, bool transient, int8_t needed)
 {
     history *h = &e->h;
     if (h->n == h->cap) {
@@ -184,23 +187,13 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient,
     }
     h->seq[h->n] = e->next_seq;
     dw_event *ev = &h->ev[h->n];
-    ev->ts = ts;
     h->last_transient = transient;
     h->last_needed = needed;
-    if (transient) {
-        ev->atype = b->ev.atype;
-        ev->aid = b->ev.aid;
-        ev->kind = b->ev.kind;
-        ev->logged = b->ev.logged;
-    } else {
-        if (b->in_hist) {            /* read into the history's carve: kept where it is */
-            ev->atype = b->ev.atype;
-            ev->aid = b->ev.aid;
-            ev->kind = b->ev.kind;
-            ev->logged = b->ev.logged;
-            h->carve_pending = false;
-        } else if (!engine_clone_event(e, &h->arena, &b->ev, ev)) return -1;
-    }
+    if (transient || in_place) {
+        *ev = *src;
+        if (!transient) h->carve_pending = false;   /* read into the history's carve: kept where it is */
+    } else if (!engine_clone_event(e, &h->arena, src, ev)) return -1;
+    ev->ts = ts;
     h->n++;
     e->next_seq++;
     /* monitors see every appended event before its decision; a failure only
@@ -210,16 +203,23 @@ static int history_put(dw_engine *e, const built *b, int64_t ts, bool transient,
     return 0;
 }
 
-int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, b, ts, false, -1); }
+int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, &b->ev, b->in_hist, ts, false, -1); }
 
 /* An event that no leaf needs (retention) is read only by its own decision
  * (monitors copy what they keep) and dropped by the engine_history_retain that
  * ends it: it is not cloned into the history arena, it points into the
- * scratch arena that lives until the next event. */
+ * scratch arena (or the history's carve) that lives until the next event.
+ * One that a leaf needs keeps only what a leaf can read (engine_keep.c). */
 static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
 {
-    bool needed = dw_retention_needs(&e->ret, &b->ev);
-    return history_put(e, b, ts, !needed, needed);
+    dw_event cut;
+    int need = engine_keep_part(e, &b->ev, &cut);
+    if (need < 0) return -1;
+    e->h.expect_whole = need == DW_RETAIN_WHOLE;   /* the next line is read into the carve (engine_event.c) */
+    if (need != DW_RETAIN_FIELDS) return history_put(e, &b->ev, b->in_hist, ts, need == DW_RETAIN_NONE, need == DW_RETAIN_WHOLE);
+    int rc = history_put(e, &cut, true, ts, false, 1);
+    if (b->in_hist) e->h.carve_pending = true;     /* the line's bytes in the carve go back with the next one */
+    return rc;
 }
 
 /* Drop events no leaf can reach any more (dogwood.md §7.3): the event just

@@ -190,17 +190,19 @@ void engine_history_carve_reset(dw_engine *e)
 {
     e->h.carve = (dw_carve){ NULL, NULL };
     e->h.carve_pending = false;
+    engine_keep_reset(&e->h);
     e->uids.keep_gen++;                  /* the arena is reset or replaced: no shared copy stays */
     e->uids.kept_new = false;
 }
 
 /* The carve for an event line's input and output values: the history's when
- * some leaf may keep the event (room for the line's values made first, so
- * that they rarely straddle two blocks), else NULL (the scratch's). */
+ * some leaf may keep the event whole, as the last one was (room for the
+ * line's values made first, so that they rarely straddle two blocks), else
+ * NULL (the scratch's: a kept event's parts are copied out, engine_keep.c). */
 static dw_carve *values_carve(dw_engine *e, size_t len)
 {
     history *h = &e->h;
-    if (!dw_retention_keeps_any(&e->ret)) return NULL;
+    if (!h->expect_whole || !dw_retention_keeps_any(&e->ret)) return NULL;
     size_t want = 4 * len + 512;         /* json_request.c's bound for a line's values */
     if ((size_t)(h->carve.lim - h->carve.cur) < want) {
         size_t sz = want > 65536 ? want : 65536;

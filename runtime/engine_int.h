@@ -7,6 +7,7 @@
  *   engine_event.c    events from Box's JSON form and the schema gate
  *   engine_parts.c    events given by their parts (dw_engine_decide_event)
  *   engine_state.c    the state codec (checkpoints, dw_engine_export_state)
+ *   engine_keep.c     what of a kept event the history holds (the fields a leaf reads)
  *   engine_durable.c  durable history: log, checkpointer, recovery, reload
  *   engine_explain.c  dwc explain: one decision taken apart (runtime/explain.h)
  *   engine_providers.c  the provider pass and the host callbacks (dogwood.md §13.5)
@@ -35,6 +36,7 @@
 #include "../vm/monitor.h"   /* incremental monitors (vm/monitor.h) */
 #include "../vm/leaves.h"    /* the leaf pass before a decision */
 
+#define KEPT_IDS 4
 typedef struct history {
     dw_event *ev;            /* events [0, n), oldest first */
     uint64_t *seq;           /* their log positions (durable engines: the history log's seq) */
@@ -53,6 +55,11 @@ typedef struct history {
     char *mark, *mark_lim;   /* carve's position when the event began */
     bool carve_pending;      /* the last event's values are in the carve, not yet kept */
     int8_t last_needed;      /* whether a leaf needs the last event (retention): 1, 0, -1 not asked yet */
+    bool expect_whole;       /* the last event was kept whole: the next line is read into the carve */
+    /* engine_keep.c: the identity copies kept events share, by the retention identity they matched */
+    struct kept_identity { const void *of; dw_str atype, aid, kind; } ids[KEPT_IDS];
+    uint32_t ids_next;
+    uint64_t ids_generation; /* the retention set's (dw_retention.generation) they are of */
 } history;
 
 /* What serving reads, from an artifact's SERVE section (engine_open.c) or
@@ -86,6 +93,7 @@ struct dw_engine {
     history h;
     dw_arena scratch;        /* per-decision */
     uint64_t work_bound;     /* temporal steps per decision (dogwood.h) */
+    bool whole_events;       /* kept events keep their whole record (dwc's printing engines: explain) */
     bool no_request_validation;   /* dw_engine_decide_event: the reference's unchecked requests (dogwood.h) */
     const char **names;      /* Box rule names, built on demand (interned in rule_names) */
     dw_names rule_names;     /* every name handed out: valid until close, across reloads */
@@ -180,6 +188,12 @@ int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *
 bool engine_clone_event(dw_engine *e, dw_arena *a, const dw_event *src, dw_event *out);
 void engine_history_uncarve(dw_engine *e);
 void engine_history_carve_reset(dw_engine *e);
+
+/* engine_keep.c: what of ev a kept event holds (DW_RETAIN_*): with
+ * DW_RETAIN_FIELDS, *cut is it, its parts copied into the history's arena;
+ * -1 on OOM (nothing appended: the history misses the event) */
+int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut);
+void engine_keep_reset(history *h);   /* the history's arena is reset or replaced */
 
 /* engine_open.c */
 int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);

@@ -6,6 +6,7 @@
 
 static int rebuild_set(dw_retention *r)
 {
+    r->generation++;
     dw_retain_set_free(&r->set);
     uint32_t n = r->ncur + r->nold;
     dw_retain_leaf *all = malloc((n + 1) * sizeof *all);
@@ -53,6 +54,12 @@ int dw_retention_install(dw_retention *r, const dw_program *p)
 bool dw_retention_needs(const dw_retention *r, const dw_event *ev)
 {
     return dw_retain_set_needs(&r->set, ev);
+}
+
+int dw_retention_fields(const dw_retention *r, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
+                        const dw_retain_id **id)
+{
+    return dw_retain_set_fields(&r->set, ev, paths, cap, n, id);
 }
 
 int64_t dw_retention_reach(const dw_retention *r, const dw_program *p)
@@ -213,7 +220,10 @@ long dw_retention_decode(dw_retention *r, const uint8_t *p, size_t n)
             if (!get_str(&d, l->arena, &x->atype) || !get_str(&d, l->arena, &x->aid) || !get_str(&d, l->arena, &x->kind) ||
                 !(x->preds = dw_arena_alloc(l->arena, sizeof *x->preds)))
                 d.bad = true;
-            else x->npreds = 1;
+            else {
+                x->npreds = 1;
+                x->preds->any_field = true;     /* its patterns are not in the checkpoint */
+            }
         }
     }
     if (d.bad) {

@@ -22,6 +22,7 @@ typedef struct dw_retention {
     dw_retain_leaf *cur; uint32_t ncur;       /* per leaf of the installed program */
     dw_retired_leaf *old; uint32_t nold;      /* retired leaves, oldest first */
     dw_retain_set set;                        /* the union of both */
+    uint64_t generation;                      /* moves on whenever set is rebuilt (its ids may move) */
 } dw_retention;
 
 /* The needs of p's leaves (retired leaves kept).  0, or -1 on OOM (then
@@ -31,6 +32,9 @@ int dw_retention_install(dw_retention *r, const dw_program *p);
 static inline bool dw_retention_keeps_any(const dw_retention *r) { return r->set.keep_all || r->set.nslots; }
 /* Does some leaf need events like ev? */
 bool dw_retention_needs(const dw_retention *r, const dw_event *ev);
+/* What of ev some leaf can read (vm/retain.h's dw_retain_set_fields). */
+int dw_retention_fields(const dw_retention *r, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
+                        const dw_retain_id **id);
 /* Seconds of history the leaves reach back. */
 int64_t dw_retention_reach(const dw_retention *r, const dw_program *p);
 

@@ -269,18 +269,21 @@ static bool id_eq(const dw_retain_id *d, const dw_event *ev)
     return dw_str_eq(d->atype, ev->atype) && dw_str_eq(d->aid, ev->aid) && dw_str_eq(d->kind, ev->kind);
 }
 
-/* Can some predicate of d match ev, under some environment? */
+/* Can predicate p (of ev's identity) match ev, under some environment? */
+static bool pred_can_match(const dw_retain_pred *p, const dw_event *ev)
+{
+    for (uint32_t q = 0; q < p->npats; q++) {
+        const dw_value *v = dw_record_path(&ev->logged, p->pats[q].path.s, p->pats[q].path.len);
+        if (!v || (p->pats[q].value && !dw_tval_eq(p->pats[q].value, v))) return false;
+    }
+    return true;
+}
+
+/* Can some predicate of d match ev? */
 static bool id_can_match(const dw_retain_id *d, const dw_event *ev)
 {
-    for (uint32_t k = 0; k < d->npreds; k++) {
-        const dw_retain_pred *p = &d->preds[k];
-        bool ok = true;
-        for (uint32_t q = 0; q < p->npats && ok; q++) {
-            const dw_value *v = dw_record_path(&ev->logged, p->pats[q].path.s, p->pats[q].path.len);
-            ok = v && (!p->pats[q].value || dw_tval_eq(p->pats[q].value, v));
-        }
-        if (ok) return true;
-    }
+    for (uint32_t k = 0; k < d->npreds; k++)
+        if (pred_can_match(&d->preds[k], ev)) return true;
     return false;
 }
 
@@ -345,6 +348,87 @@ bool dw_retain_set_needs(const dw_retain_set *s, const dw_event *ev)
     for (; s->slot[j]; j = (j + 1) & (s->nslots - 1))
         if (id_eq(s->slot[j], ev) && id_can_match(s->slot[j], ev)) return true;
     return false;
+}
+
+int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
+                         const dw_retain_id **id)
+{
+    *n = 0;
+    *id = NULL;
+    if (s->keep_all) return DW_RETAIN_WHOLE;
+    if (!s->nslots) return DW_RETAIN_NONE;
+    bool whole = false;
+    uint32_t j = (uint32_t)id_hash(ev->atype, ev->aid, ev->kind) & (s->nslots - 1);
+    for (; s->slot[j]; j = (j + 1) & (s->nslots - 1)) {   /* every leaf's slot of the identity */
+        const dw_retain_id *d = s->slot[j];
+        if (!id_eq(d, ev)) continue;
+        for (uint32_t k = 0; k < d->npreds; k++) {
+            const dw_retain_pred *p = &d->preds[k];
+            if (!pred_can_match(p, ev)) continue;
+            if (!*id) *id = d;
+            whole |= p->any_field;
+            for (uint32_t q = 0; q < p->npats && !whole; q++) {
+                uint32_t r = 0;
+                while (r < *n && !dw_str_eq(paths[r], p->pats[q].path)) r++;
+                if (r < *n) continue;
+                if (*n == cap) whole = true;
+                else paths[(*n)++] = p->pats[q].path;
+            }
+        }
+    }
+    return !*id ? DW_RETAIN_NONE : whole ? DW_RETAIN_WHOLE : DW_RETAIN_FIELDS;
+}
+
+/* ---- projection ---- */
+
+#define PROJECT_DEPTH 32
+
+/* How paths[0..n) use field f: 2 one names it, 1 some go through it (f a
+ * record; their rests in sub[0..*ns), at most n), 0 none. */
+static int field_use(const dw_field *f, const dw_str *paths, uint32_t n, dw_str *sub, uint32_t *ns)
+{
+    uint32_t m = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        const dw_str *p = &paths[q];
+        if (p->len < f->klen || memcmp(p->s, f->key, f->klen)) continue;
+        if (p->len == f->klen) return 2;
+        if (p->s[f->klen] != '.' || f->v.kind != DW_V_RECORD) continue;
+        if (sub) sub[m] = (dw_str){ p->s + f->klen + 1, p->len - f->klen - 1 };
+        m++;
+    }
+    if (ns) *ns = m;
+    return m ? 1 : 0;
+}
+
+static bool project(dw_arena *a, const dw_value *rec, const dw_str *paths, uint32_t n, dw_value *out, int depth)
+{
+    *out = (dw_value){ .kind = DW_V_RECORD };
+    if (rec->kind != DW_V_RECORD || depth > PROJECT_DEPTH) return false;
+    if (!n) return true;                /* identity and time only */
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < rec->n; i++) keep += field_use(&rec->u.fields[i], paths, n, NULL, NULL) != 0;
+    if (!keep) return true;
+    dw_field *f = dw_arena_alloc_raw(a, keep * sizeof *f);
+    dw_str sub[DW_RETAIN_PATHS_MAX];
+    bool ok = f != NULL;
+    uint32_t k = 0, ns;
+    for (uint32_t i = 0; ok && i < rec->n; i++) {      /* in the record's order: still sorted */
+        const dw_field *sf = &rec->u.fields[i];
+        int use = field_use(sf, paths, n, sub, &ns);
+        if (!use) continue;
+        dw_field *d = &f[k++];
+        *d = *sf;
+        ok = (d->key = dw_arena_memdup(a, sf->key, sf->klen)) != NULL &&
+             (use == 2 ? dw_value_clone(a, &sf->v, &d->v) : project(a, &sf->v, sub, ns, &d->v, depth + 1));
+    }
+    out->n = keep;
+    out->u.fields = f;
+    return ok;
+}
+
+bool dw_retain_project(dw_arena *a, const dw_value *rec, const dw_str *paths, uint32_t n, dw_value *out)
+{
+    return n <= DW_RETAIN_PATHS_MAX && project(a, rec, paths, n, out, 0);
 }
 
 void dw_retain_set_free(dw_retain_set *s)

@@ -27,7 +27,11 @@
 /* What a predicate asks of an event's logged record: each path present
  * and, where the pattern is a constant, equal to it (dw_tval_eq). */
 typedef struct dw_retain_pat { dw_str path; const dw_value *value; /* NULL: any value */ } dw_retain_pat;
-typedef struct dw_retain_pred { dw_retain_pat *pats; uint32_t npats; } dw_retain_pred;
+typedef struct dw_retain_pred {
+    dw_retain_pat *pats; uint32_t npats;
+    bool any_field;          /* its patterns are not known (a leaf restored from a checkpoint):
+                                it may read any field of the events it matches */
+} dw_retain_pred;
 
 /* An identity whose events the leaf needs when one of its predicates can
  * match them (events that none can match are dropped: a predicate that
@@ -65,5 +69,26 @@ typedef struct dw_retain_set {
 int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n);
 bool dw_retain_set_needs(const dw_retain_set *s, const dw_event *ev);
 void dw_retain_set_free(dw_retain_set *s);
+
+/* What of a needed event a leaf can read (a kept event need not hold the
+ * rest).  A predicate reads an event's identity and the values at its
+ * patterns' paths, nothing else (vm/teval.c match, vm/monitor.c, vm/tjoin.c);
+ * one that cannot match the event matches none of its parts either.  So:
+ * DW_RETAIN_FIELDS with paths[0..*n) the distinct paths of the predicates
+ * that can match ev (none: its identity and time suffice), DW_RETAIN_WHOLE
+ * when every field may be read (keep_all, a predicate with any_field, more
+ * than cap paths), DW_RETAIN_NONE when no leaf needs ev (dw_retain_set_needs
+ * false).  The paths point into the set's leaves: valid until they change. */
+enum { DW_RETAIN_NONE = 0, DW_RETAIN_FIELDS = 1, DW_RETAIN_WHOLE = 2 };
+#define DW_RETAIN_PATHS_MAX 32   /* dw_retain_project's most paths */
+int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
+                         const dw_retain_id **id);   /* *id: a matching identity of the set (NULL with NONE) */
+
+/* The part of record rec that paths[0..n) reach (dw_record_path), copied
+ * into a: a field a path names is copied whole, a record a longer path goes
+ * through is cut down the same way, other fields are left out; so
+ * dw_record_path(out, p) equals dw_record_path(rec, p) for each path p.
+ * False on OOM or more than DW_RETAIN_PATHS_MAX paths. */
+bool dw_retain_project(dw_arena *a, const dw_value *rec, const dw_str *paths, uint32_t n, dw_value *out);
 
 #endif

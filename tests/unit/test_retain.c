@@ -44,6 +44,7 @@
 #include "vm/program.h"
 #include "compiler/artifact_write.h"
 #include "runtime/dogwood.h"
+#include "runtime/dogwood_parts.h"
 #include "runtime/load.h"
 
 /* ================================================================ random tables */
@@ -165,11 +166,14 @@ static void make_event(dw_event *e, int64_t ts)
     e->atype = (dw_str){ "Ns::Action", 10 };
     e->aid = (dw_str){ a, strlen(a) };
     e->kind = (dw_str){ k, strlen(k) };
-    dw_field *in = dw_arena_alloc(&B->a, sizeof *in), *lf = dw_arena_alloc(&B->a, sizeof *lf);
-    in->key = "x"; in->klen = 1; in->v = dw_long((int64_t)rnd(2));
-    lf->key = "input"; lf->klen = 5;
-    assert_true(dw_make_record(in, 1, &lf->v));
-    assert_true(dw_make_record(lf, 1, &e->logged));
+    /* input.x is what predicates read; input.y and z no predicate names (a kept event need not hold them) */
+    dw_field *in = dw_arena_alloc(&B->a, 2 * sizeof *in), *lf = dw_arena_alloc(&B->a, 2 * sizeof *lf);
+    in[0].key = "x"; in[0].klen = 1; in[0].v = dw_long((int64_t)rnd(2));
+    in[1].key = "y"; in[1].klen = 1; in[1].v = dw_long(7);
+    lf[0].key = "input"; lf[0].klen = 5;
+    lf[1].key = "z"; lf[1].klen = 1; lf[1].v = dw_long(8);
+    assert_true(dw_make_record(in, 2, &lf[0].v));
+    assert_true(dw_make_record(lf, 2, &e->logged));
 }
 
 static bool eval_at(const dw_event **view, uint32_t n)
@@ -188,42 +192,63 @@ static bool eval_at(const dw_event **view, uint32_t n)
 static void test_random_differential(void **state)
 {
     (void)state;
-    uint64_t leaves = 0, filtering = 0, evals = 0, dropped = 0, held = 0;
+    uint64_t leaves = 0, filtering = 0, evals = 0, dropped = 0, held = 0, cut = 0, bare = 0;
+    static dw_event parts[MAXEV];        /* what the engine keeps of each (dw_retain_set_fields, dw_retain_project) */
     for (int trial = 0; trial < 3000; trial++) {
         dw_arena_reset(&B->a);
         build_leaf();
         dw_retain_leaf need;
         assert_int_equal(dw_retain_leaf_build(&B->t, B->strs, B->nstrs, B->consts, B->nconsts, 0, &need), 0);
+        dw_retain_set set;
+        assert_int_equal(dw_retain_set_build(&set, &need, 1), 0);
         leaves++;
         filtering += !need.keep_all;
         uint32_t nev = 10 + rnd(MAXEV - 10);
         int64_t ts = 0;
-        const dw_event *full[MAXEV], *kept[MAXEV];
+        const dw_event *full[MAXEV], *kept[MAXEV], *kparts[MAXEV];
         uint32_t nk = 0;
         for (uint32_t i = 0; i < nev; i++) {
             ts += (int64_t)rnd(4);
             make_event(&B->evs[i], ts);
             full[i] = &B->evs[i];
-            kept[nk] = &B->evs[i];      /* the event being decided is always in the history */
-            bool want = eval_at(full, i + 1), got = eval_at(kept, nk + 1);
-            if (want != got) {
-                fprintf(stderr, "trial %d event %u: full history %d, retained %d (keep_all %d, %u ids)\n",
-                        trial, i, want, got, need.keep_all, need.nids);
+            kept[nk] = kparts[nk] = &B->evs[i];      /* the event being decided is always in the history */
+            bool want = eval_at(full, i + 1), got = eval_at(kept, nk + 1), gotp = eval_at(kparts, nk + 1);
+            if (want != got || want != gotp) {
+                fprintf(stderr, "trial %d event %u: full history %d, retained %d, retained parts %d (keep_all %d, %u ids)\n",
+                        trial, i, want, got, gotp, need.keep_all, need.nids);
                 fail();
             }
             evals++;
             held += want;
-            /* after its decision, the engine keeps it only if the leaf needs it */
-            if (dw_retain_leaf_needs(&need, &B->evs[i])) nk++;
+            /* after its decision, the engine keeps it only if the leaf needs it, and of it what the leaf reads */
+            bool needed = dw_retain_leaf_needs(&need, &B->evs[i]);
+            dw_str paths[DW_RETAIN_PATHS_MAX];
+            uint32_t np;
+            const dw_retain_id *id;
+            int f = dw_retain_set_fields(&set, &B->evs[i], paths, DW_RETAIN_PATHS_MAX, &np, &id);
+            assert_int_equal(f != DW_RETAIN_NONE, needed);
+            assert_true(f != DW_RETAIN_FIELDS || id);
+            parts[i] = B->evs[i];
+            if (f == DW_RETAIN_FIELDS) {
+                assert_true(dw_retain_project(&B->a, &B->evs[i].logged, paths, np, &parts[i].logged));
+                assert_null(dw_record_path(&parts[i].logged, "z", 1));           /* never read: not kept */
+                assert_null(dw_record_path(&parts[i].logged, "input.y", 7));
+                cut++;
+                bare += parts[i].logged.n == 0;
+            }
+            if (needed) kparts[nk] = &parts[i], kept[nk++] = &B->evs[i];
             else dropped++;
         }
+        dw_retain_set_free(&set);
         dw_retain_leaf_free(&need);
     }
-    printf("retain differential: %llu leaves (%llu filter), %llu evaluations (%llu hold), %llu events dropped\n",
+    printf("retain differential: %llu leaves (%llu filter), %llu evaluations (%llu hold), %llu events dropped, %llu kept in part "
+           "(%llu identity only)\n",
            (unsigned long long)leaves, (unsigned long long)filtering, (unsigned long long)evals,
-           (unsigned long long)held, (unsigned long long)dropped);
+           (unsigned long long)held, (unsigned long long)dropped, (unsigned long long)cut, (unsigned long long)bare);
     assert_true(filtering > leaves / 4);
     assert_true(dropped > evals / 10);
+    assert_true(cut > 1000 && bare > 0 && bare < cut);   /* most random leaves keep everything */
     assert_true(held > evals / 20 && held < evals - evals / 20);
 }
 
@@ -527,6 +552,15 @@ static dw_engine *open_durable_on(const char *text)
     return e;
 }
 
+/* The artifacts of texts a and b, and the state directory with the command that empties it. */
+static void two_artifacts(const char *a, const char *b, dw_buf *x, dw_buf *y, char *cmd, size_t cap)
+{
+    artifact_of(a, x);
+    artifact_of(b, y);
+    snprintf(dir, sizeof dir, "/tmp/test_retain_state_%d", (int)getpid());
+    snprintf(cmd, cap, "rm -rf %s", dir);
+}
+
 static void test_reload_restart(void **state)
 {
     (void)state;
@@ -537,11 +571,8 @@ static void test_reload_restart(void **state)
     assert_non_null(w);
     memcpy(w, "within 11m", 10);
     dw_buf artA = { 0 }, artB = { 0 };
-    artifact_of(budget_text, &artA);
-    artifact_of(btext, &artB);
     char cmd[300], err[256];
-    snprintf(dir, sizeof dir, "/tmp/test_retain_state_%d", (int)getpid());
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    two_artifacts(budget_text, btext, &artA, &artB, cmd, sizeof cmd);
     int64_t t0 = 1700000000 * SEC;
     for (int restart_on = 0; restart_on < 3; restart_on++) {   /* 0: A, 1: B, 2: a live reload back to A */
         assert_int_equal(system(cmd), 0);
@@ -566,6 +597,100 @@ static void test_reload_restart(void **state)
     assert_int_equal(system(cmd), 0);
     dw_buf_free(&artA);
     dw_buf_free(&artB);
+}
+
+/* ---- a kept event holds what a leaf can read (runtime/engine_keep.c) ---- */
+
+/* C: a budget of any 5 http responses in 10 minutes: its predicate names no field */
+static const char count_all_text[] =
+    "@id(\"hosts\") permit (principal, action == Box::Action::\"http:request\", resource) when { context.input.host like \"*\" };\n"
+    "@id(\"all\") forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "  when temporal { exists (n: Long). ((count for (t: Timepoint). where (formerly within 10m\n"
+    "    (Box::Action::\"http:request\"::response{} && tp(t)))) == n && n >= 5) };\n";
+
+static void record_host(dw_engine *e, int64_t ts, const char *host)
+{
+    char buf[512], err[256];
+    ev_json(buf, sizeof buf, "response", host, "http:request");
+    if (dw_engine_record_json(e, buf, strlen(buf), ts, err, sizeof err)) fail_msg("record: %s", err);
+}
+
+/* The state of C's history holds each response's identity and time, not its
+ * fields: far smaller than a whole-record engine's (dwc's printing one), and
+ * the verdicts are the same. */
+static void test_kept_parts_state(void **state)
+{
+    (void)state;
+    write_policy(count_all_text);
+    dw_engine_config cfg = { .policy_path = pol_path, .schema_path = "box" };
+    char err[256];
+    dw_engine *e = dw_engine_open(&cfg, err, sizeof err), *whole = dw_engine_open_printing(&cfg, err, sizeof err);
+    assert_non_null(e);
+    assert_non_null(whole);
+    int64_t t0 = 1700000000 * SEC;
+    for (int i = 0; i < 200; i++) {
+        record_host(e, t0 + i * SEC, i % 2 ? "api.github.com" : "example.com");
+        record_host(whole, t0 + i * SEC, i % 2 ? "api.github.com" : "example.com");
+        assert_int_equal(decide_at(e, t0 + i * SEC + 1), decide_at(whole, t0 + i * SEC + 1));
+    }
+    assert_int_equal(dw_engine_history_length(e), dw_engine_history_length(whole));
+    void *a, *b;
+    size_t na, nb;
+    assert_int_equal(dw_engine_export_state(e, &a, &na), 0);
+    assert_int_equal(dw_engine_export_state(whole, &b, &nb), 0);
+    printf("kept parts: state of 200 responses %zu bytes, whole records %zu\n", na, nb);
+    assert_true(na * 3 < nb);
+    assert_null(memmem(a, na, "api.github.com", 14));      /* no field of a response is kept */
+    assert_non_null(memmem(b, nb, "api.github.com", 14));
+    free(a);
+    free(b);
+    dw_engine_close(e);
+    dw_engine_close(whole);
+}
+
+/* A leaf a reload retires still reads its fields when it comes back: A's
+ * leaf (responses with input.host "api.github.com") is replaced by C's,
+ * which names no field; responses recorded under C keep input.host for A's
+ * retired leaf, in memory, in C's checkpoint, and after a restart on C
+ * (whose checkpoint names A's identities only: they keep whole records). */
+static void test_kept_parts_reload(void **state)
+{
+    (void)state;
+    dw_buf artA = { 0 }, artC = { 0 };
+    char cmd[300], err[256];
+    two_artifacts(budget_text, count_all_text, &artA, &artC, cmd, sizeof cmd);
+    int64_t t0 = 1700000000 * SEC;
+    for (int way = 0; way < 3; way++) {      /* back to A: 0 a live reload, 1 a restart on A, 2 a restart on C, then a reload */
+        assert_int_equal(system(cmd), 0);
+        dw_engine *e = open_durable_on(budget_text);
+        record_host(e, t0, "api.github.com");
+        assert_true(decide_at(e, t0 + SEC));               /* 1 of A's 3 */
+        dw_reload_info info;
+        assert_int_equal(dw_engine_reload(e, artC.p, artC.len, &info, err, sizeof err), 0);
+        record_host(e, t0 + 2 * SEC, "api.github.com");
+        record_host(e, t0 + 3 * SEC, "example.com");
+        if (way < 2) record_host(e, t0 + 4 * SEC, "api.github.com");
+        assert_true(decide_at(e, t0 + 5 * SEC));           /* C counts 2 or 3 of its 5 */
+        assert_int_equal(dw_engine_checkpoint(e), 0);      /* the kept parts go into the checkpoint */
+        if (way) {
+            dw_engine_close(e);
+            e = open_durable_on(way == 1 ? budget_text : count_all_text);
+        }
+        if (way == 2) {
+            record_host(e, t0 + 6 * SEC, "api.github.com");   /* read by A's restored retired leaf only */
+            assert_int_equal(dw_engine_reload(e, artA.p, artA.len, &info, err, sizeof err), 0);
+            assert_int_equal(info.kept, 1);
+        } else if (way == 0) {
+            assert_int_equal(dw_engine_reload(e, artA.p, artA.len, &info, err, sizeof err), 0);
+            assert_int_equal(info.kept, 1);
+        }
+        /* A's leaf counts its 3 github responses, those recorded under C included */
+        assert_false(decide_at(e, t0 + 7 * SEC));
+        dw_engine_close(e);
+    }
+    assert_int_equal(system(cmd), 0);
+    dw_buf_free(&artA);
+    dw_buf_free(&artC);
 }
 
 static int setup(void **state)
@@ -597,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_reload_frees),
         cmocka_unit_test(test_reload_under_checkpoints),
         cmocka_unit_test(test_reload_restart),
+        cmocka_unit_test(test_kept_parts_state),
+        cmocka_unit_test(test_kept_parts_reload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

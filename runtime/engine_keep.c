@@ -1,0 +1,67 @@
+/* engine_keep.c - what a kept event holds: its time, its identity and the
+ * fields some leaf can read (vm/retain.h's dw_retain_set_fields), not the
+ * rest of its logged record.  A count budget's events keep no field at all.
+ *
+ * Why that loses nothing a leaf could read: a leaf reads an event only
+ * through its predicates' patterns (and a key-local schema's key fields,
+ * vm/leaves.c), and the leaves that can ever read a kept event are the ones
+ * retention already answers for (runtime/retention.h): the installed
+ * program's and those a reload retired; a leaf a reload adds reads only
+ * events after its install position (box.md §7).  A retired leaf restored
+ * from a checkpoint has unknown patterns: its identities keep whole records
+ * (any_field).  The durable log always holds the whole event; checkpoints
+ * hold the kept parts.  Engines that print (dwc explain shows a witness
+ * event's record) keep whole records. */
+#include "engine_int.h"
+
+/* ev's identity as the copy kept events share, by the retention identity
+ * d it matched (the few most recent ones; the table is forgotten when the
+ * set is rebuilt, as its ids may then move): false on OOM. */
+static bool share_identity(dw_engine *e, const dw_retain_id *d, dw_event *ev)
+{
+    history *h = &e->h;
+    if (h->ids_generation != e->ret.generation) {
+        engine_keep_reset(h);
+        h->ids_generation = e->ret.generation;
+    }
+    for (uint32_t k = 0; k < KEPT_IDS; k++)
+        if (h->ids[k].of == d) {
+            ev->atype = h->ids[k].atype;
+            ev->aid = h->ids[k].aid;
+            ev->kind = h->ids[k].kind;
+            return true;
+        }
+    char *t = dw_arena_memdup(&h->arena, ev->atype.s, ev->atype.len), *i = dw_arena_memdup(&h->arena, ev->aid.s, ev->aid.len),
+         *k = dw_arena_memdup(&h->arena, ev->kind.s, ev->kind.len);
+    if (!t || !i || !k) return false;
+    struct kept_identity *c = &h->ids[h->ids_next++ % KEPT_IDS];
+    *c = (struct kept_identity){ d, { t, ev->atype.len }, { i, ev->aid.len }, { k, ev->kind.len } };
+    ev->atype = c->atype;
+    ev->aid = c->aid;
+    ev->kind = c->kind;
+    return true;
+}
+
+int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut)
+{
+    if (!dw_retention_keeps_any(&e->ret)) return DW_RETAIN_NONE;
+    const dw_event_schema *es = e->s.es;
+    uint32_t nkey = es ? (uint32_t)es->nkey : 0, n;
+    if (e->whole_events || nkey >= DW_RETAIN_PATHS_MAX) return dw_retention_needs(&e->ret, ev) ? DW_RETAIN_WHOLE : DW_RETAIN_NONE;
+    dw_str paths[DW_RETAIN_PATHS_MAX];
+    const dw_retain_id *d;
+    int need = dw_retention_fields(&e->ret, ev, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
+    if (need != DW_RETAIN_FIELDS) return need;
+    *cut = *ev;
+    if (nkey || n) {
+        for (uint32_t q = 0; q < nkey; q++) paths[n++] = es->key[q].path;   /* the partition's fields */
+        if (!dw_retain_project(&e->h.arena, &ev->logged, paths, n, &cut->logged)) return -1;
+    } else cut->logged = (dw_value){ .kind = DW_V_RECORD };   /* identity and time only */
+    return share_identity(e, d, cut) ? DW_RETAIN_FIELDS : -1;
+}
+
+void engine_keep_reset(history *h)
+{
+    memset(h->ids, 0, sizeof h->ids);
+    h->ids_next = 0;
+}
