@@ -172,7 +172,8 @@ static int64_t clock_ticks(const dw_engine *e)
 /* Appends src: kept where it is when in_place (it lives in the history's
  * carve or arena already), pointed at when transient (read by its own
  * decision only), else copied into the history's arena. */
-static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t ts, bool transient, int8_t needed)
+static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t ts, bool transient, int8_t needed,
+                       uint64_t ihash)
 {
     history *h = &e->h;
     if (h->n == h->cap) {
@@ -199,11 +200,12 @@ static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t
     /* monitors see every appended event before its decision; a failure only
      * disables them (teval takes over), it is not a fault of this event.
      * During recovery they are rebuilt once at the end (engine_feed_monitors). */
-    if (e->mon && !e->restoring) dw_monitors_observe(e->mon, e->s.prog, ev);
+    if (e->mon && !e->restoring)
+        ihash ? dw_monitors_observe_hashed(e->mon, ev, ihash) : dw_monitors_observe(e->mon, e->s.prog, ev);
     return 0;
 }
 
-int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, &b->ev, b->in_hist, ts, false, -1); }
+int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return history_put(e, &b->ev, b->in_hist, ts, false, -1, 0); }
 
 /* An event that no leaf needs (retention) is read only by its own decision
  * (monitors copy what they keep) and dropped by the engine_history_retain that
@@ -213,11 +215,12 @@ int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return his
 static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
 {
     dw_event cut;
-    int need = engine_keep_part(e, &b->ev, &cut);
+    uint64_t ih;
+    int need = engine_keep_part(e, &b->ev, &cut, &ih);
     if (need < 0) return -1;
     e->h.expect_whole = need == DW_RETAIN_WHOLE;   /* the next line is read into the carve (engine_event.c) */
-    if (need != DW_RETAIN_FIELDS) return history_put(e, &b->ev, b->in_hist, ts, need == DW_RETAIN_NONE, need == DW_RETAIN_WHOLE);
-    int rc = history_put(e, &cut, true, ts, false, 1);
+    if (need != DW_RETAIN_FIELDS) return history_put(e, &b->ev, b->in_hist, ts, need == DW_RETAIN_NONE, need == DW_RETAIN_WHOLE, ih);
+    int rc = history_put(e, &cut, true, ts, false, 1, ih);
     if (b->in_hist) e->h.carve_pending = true;     /* the line's bytes in the carve go back with the next one */
     return rc;
 }

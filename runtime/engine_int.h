@@ -192,7 +192,7 @@ void engine_history_carve_reset(dw_engine *e);
 /* engine_keep.c: what of ev a kept event holds (DW_RETAIN_*): with
  * DW_RETAIN_FIELDS, *cut is it, its parts copied into the history's arena;
  * -1 on OOM (nothing appended: the history misses the event) */
-int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut);
+int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *ihash);   /* *ihash: its identity's hash, 0 if not made */
 void engine_keep_reset(history *h);   /* the history's arena is reset or replaced */
 
 /* engine_open.c */

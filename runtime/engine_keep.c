@@ -14,10 +14,10 @@
  * event's record) keep whole records. */
 #include "engine_int.h"
 
-/* ev's identity as the copy kept events share, by the retention identity
- * d it matched (the few most recent ones; the table is forgotten when the
- * set is rebuilt, as its ids may then move): false on OOM. */
-static bool share_identity(dw_engine *e, const dw_retain_id *d, dw_event *ev)
+/* ev's identity as the copy kept events share, by its entry d in the
+ * retention set (the few most recent ones; the table is forgotten when the
+ * set is rebuilt, as its entries may then move): false on OOM. */
+static bool share_identity(dw_engine *e, const void *d, dw_event *ev)
 {
     history *h = &e->h;
     if (h->ids_generation != e->ret.generation) {
@@ -42,15 +42,17 @@ static bool share_identity(dw_engine *e, const dw_retain_id *d, dw_event *ev)
     return true;
 }
 
-int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut)
+int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *ihash)
 {
+    *ihash = 0;
     if (!dw_retention_keeps_any(&e->ret)) return DW_RETAIN_NONE;
     const dw_event_schema *es = e->s.es;
     uint32_t nkey = es ? (uint32_t)es->nkey : 0, n;
     if (e->whole_events || nkey >= DW_RETAIN_PATHS_MAX) return dw_retention_needs(&e->ret, ev) ? DW_RETAIN_WHOLE : DW_RETAIN_NONE;
     dw_str paths[DW_RETAIN_PATHS_MAX];
-    const dw_retain_id *d;
-    int need = dw_retention_fields(&e->ret, ev, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
+    const void *d;
+    *ihash = dw_retain_ident_hash(ev);            /* the monitors look it up by the same (engine.c history_put) */
+    int need = dw_retention_fields(&e->ret, ev, *ihash, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
     if (need != DW_RETAIN_FIELDS) return need;
     *cut = *ev;
     if (nkey || n) {

@@ -56,10 +56,10 @@ bool dw_retention_needs(const dw_retention *r, const dw_event *ev)
     return dw_retain_set_needs(&r->set, ev);
 }
 
-int dw_retention_fields(const dw_retention *r, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
-                        const dw_retain_id **id)
+int dw_retention_fields(const dw_retention *r, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
+                        uint32_t *n, const void **id)
 {
-    return dw_retain_set_fields(&r->set, ev, paths, cap, n, id);
+    return dw_retain_set_fields(&r->set, ev, ihash, paths, cap, n, id);
 }
 
 int64_t dw_retention_reach(const dw_retention *r, const dw_program *p)

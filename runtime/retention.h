@@ -33,8 +33,8 @@ static inline bool dw_retention_keeps_any(const dw_retention *r) { return r->set
 /* Does some leaf need events like ev? */
 bool dw_retention_needs(const dw_retention *r, const dw_event *ev);
 /* What of ev some leaf can read (vm/retain.h's dw_retain_set_fields). */
-int dw_retention_fields(const dw_retention *r, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
-                        const dw_retain_id **id);
+int dw_retention_fields(const dw_retention *r, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
+                        uint32_t *n, const void **id);
 /* Seconds of history the leaves reach back. */
 int64_t dw_retention_reach(const dw_retention *r, const dw_program *p);
 

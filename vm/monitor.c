@@ -637,6 +637,11 @@ static int observe_side(dw_monitors *m, mon *mo, int side, const dw_event *ev)
 int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
 {
     (void)p;
+    return dw_monitors_observe_hashed(m, ev, m && !m->disabled && m->nactive ? dw_ident_hash(ev->atype, ev->aid, ev->kind) : 0);
+}
+
+int dw_monitors_observe_hashed(dw_monitors *m, const dw_event *ev, uint64_t ihash)
+{
     if (!m || m->disabled) return m ? -1 : 0;
     if (!m->nactive) return 0;
     if (m->have_last && ev->ts < m->last_ts) { disable(m); return -1; }   /* §20 Q17: a regression */
@@ -646,7 +651,7 @@ int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev)
     if (!partition(m, ev)) { disable(m); return -1; }
     /* only the predicates naming this event's identity (plus every
      * `previous`, which sees all events): O(applicable), not O(leaves) */
-    const idrun *run = id_find(m, dw_ident_hash(ev->atype, ev->aid, ev->kind));
+    const idrun *run = id_find(m, ihash);
     for (uint32_t k = 0; run && k < run->n; k++) {
         uint32_t e = m->ident[run->first + k];
         mon *mo = &m->mons[e >> 1];

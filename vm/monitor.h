@@ -87,6 +87,8 @@ uint32_t dw_monitors_count(const dw_monitors *m);
  * disabled (allocation failure, unknown value kind): that is not an error of
  * the decision, later evals answer DW_MON_FALLBACK. */
 int dw_monitors_observe(dw_monitors *m, const dw_program *p, const dw_event *ev);
+/* The same with ev's identity hash given (vm/ident_hash.h's dw_ident_hash, as the retention set's lookup made it). */
+int dw_monitors_observe_hashed(dw_monitors *m, const dw_event *ev, uint64_t ihash);
 
 /* Decide leaf at the decision event `current` (the last observed event).
  * 0 with *holds set; DW_MON_FALLBACK (not an incremental leaf, monitors

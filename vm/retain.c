@@ -307,12 +307,29 @@ void dw_retain_leaf_free(dw_retain_leaf *l)
 
 /* ---- the union ---- */
 
-static uint64_t id_hash(dw_str atype, dw_str aid, dw_str kind)
+uint64_t dw_retain_ident_hash(const dw_event *ev)
 {
     /* over program-defined keys: lookups of other keys only probe the
      * clusters the program's keys form, so agent input cannot lengthen
      * them (vm/ident_hash.h) */
-    return dw_ident_hash(atype, aid, kind);
+    return dw_ident_hash(ev->atype, ev->aid, ev->kind);
+}
+
+/* The entry of identity d's (or ev's) in s: its slot, empty (key NULL) if none. */
+static dw_retain_entry *entry_of(const dw_retain_set *s, uint64_t h, dw_str atype, dw_str aid, dw_str kind)
+{
+    uint32_t j = (uint32_t)h & (s->nslots - 1);
+    while (s->slot[j].key && !(dw_str_eq(s->slot[j].key->atype, atype) && dw_str_eq(s->slot[j].key->aid, aid) &&
+                               dw_str_eq(s->slot[j].key->kind, kind)))
+        j = (j + 1) & (s->nslots - 1);
+    return &s->slot[j];
+}
+
+static bool fieldless(const dw_retain_id *d)
+{
+    for (uint32_t k = 0; k < d->npreds; k++)
+        if (d->preds[k].npats || d->preds[k].any_field) return false;
+    return d->npreds > 0;
 }
 
 int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n)
@@ -328,44 +345,71 @@ int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t
     uint32_t ns = 8;
     while (ns < 2 * total) ns *= 2;
     s->slot = calloc(ns, sizeof *s->slot);
-    if (!s->slot) { s->keep_all = true; return -1; }
+    s->ids = calloc(total, sizeof *s->ids);
+    if (!s->slot || !s->ids) { dw_retain_set_free(s); s->keep_all = true; return -1; }
     s->nslots = ns;
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t k = 0; k < leaves[i].nids; k++) {      /* one slot per (leaf, identity) */
-            const dw_retain_id *d = &leaves[i].ids[k];
-            uint32_t j = (uint32_t)id_hash(d->atype, d->aid, d->kind) & (ns - 1);
-            while (s->slot[j]) j = (j + 1) & (ns - 1);
-            s->slot[j] = d;
+    /* one entry per identity, with every leaf's needs of it: count, place, fill */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t k = 0; k < leaves[i].nids; k++) {
+                const dw_retain_id *d = &leaves[i].ids[k];
+                dw_retain_entry *en = entry_of(s, dw_ident_hash(d->atype, d->aid, d->kind), d->atype, d->aid, d->kind);
+                if (!en->key) *en = (dw_retain_entry){ .key = d, .fieldless = true };
+                if (pass) en->ids[en->nids++] = d;
+                else en->nids++;
+                en->fieldless &= fieldless(d);
+            }
+        if (!pass) {
+            uint32_t at = 0;
+            for (uint32_t j = 0; j < ns; j++)
+                if (s->slot[j].key) { s->slot[j].ids = s->ids + at; at += s->slot[j].nids; s->slot[j].nids = 0; }
         }
+    }
     return 0;
+}
+
+static const dw_retain_entry *set_find(const dw_retain_set *s, const dw_event *ev, uint64_t ihash)
+{
+    if (!s->nslots) return NULL;
+    const dw_retain_entry *en = entry_of(s, ihash, ev->atype, ev->aid, ev->kind);
+    return en->key ? en : NULL;
 }
 
 bool dw_retain_set_needs(const dw_retain_set *s, const dw_event *ev)
 {
     if (s->keep_all) return true;
-    if (!s->nslots) return false;
-    uint32_t j = (uint32_t)id_hash(ev->atype, ev->aid, ev->kind) & (s->nslots - 1);
-    for (; s->slot[j]; j = (j + 1) & (s->nslots - 1))
-        if (id_eq(s->slot[j], ev) && id_can_match(s->slot[j], ev)) return true;
+    const dw_retain_entry *en = set_find(s, ev, dw_retain_ident_hash(ev));
+    if (!en) return false;
+    if (en->fieldless) return true;
+    for (uint32_t k = 0; k < en->nids; k++)
+        if (id_can_match(en->ids[k], ev)) return true;
     return false;
 }
 
-int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
-                         const dw_retain_id **id)
+void dw_retain_set_free(dw_retain_set *s)
+{
+    free(s->slot);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
+                         uint32_t *n, const void **id)
 {
     *n = 0;
     *id = NULL;
     if (s->keep_all) return DW_RETAIN_WHOLE;
-    if (!s->nslots) return DW_RETAIN_NONE;
-    bool whole = false;
-    uint32_t j = (uint32_t)id_hash(ev->atype, ev->aid, ev->kind) & (s->nslots - 1);
-    for (; s->slot[j]; j = (j + 1) & (s->nslots - 1)) {   /* every leaf's slot of the identity */
-        const dw_retain_id *d = s->slot[j];
-        if (!id_eq(d, ev)) continue;
+    const dw_retain_entry *en = set_find(s, ev, ihash);
+    if (!en) return DW_RETAIN_NONE;
+    *id = en;
+    if (en->fieldless) return DW_RETAIN_FIELDS;       /* every predicate matches it by its identity alone */
+    bool needed = false, whole = false;
+    for (uint32_t i = 0; i < en->nids; i++) {
+        const dw_retain_id *d = en->ids[i];
         for (uint32_t k = 0; k < d->npreds; k++) {
             const dw_retain_pred *p = &d->preds[k];
             if (!pred_can_match(p, ev)) continue;
-            if (!*id) *id = d;
+            needed = true;
             whole |= p->any_field;
             for (uint32_t q = 0; q < p->npats && !whole; q++) {
                 uint32_t r = 0;
@@ -376,7 +420,8 @@ int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, dw_str *pat
             }
         }
     }
-    return !*id ? DW_RETAIN_NONE : whole ? DW_RETAIN_WHOLE : DW_RETAIN_FIELDS;
+    if (!needed) *id = NULL;
+    return !needed ? DW_RETAIN_NONE : whole ? DW_RETAIN_WHOLE : DW_RETAIN_FIELDS;
 }
 
 /* ---- projection ---- */
@@ -431,8 +476,3 @@ bool dw_retain_project(dw_arena *a, const dw_value *rec, const dw_str *paths, ui
     return n <= DW_RETAIN_PATHS_MAX && project(a, rec, paths, n, out, 0);
 }
 
-void dw_retain_set_free(dw_retain_set *s)
-{
-    free(s->slot);
-    memset(s, 0, sizeof *s);
-}

@@ -57,18 +57,27 @@ bool dw_retain_leaf_needs(const dw_retain_leaf *l, const dw_event *ev);
 void dw_retain_leaf_free(dw_retain_leaf *l);
 
 /* The union of several leaves' needs, for a per-event test in O(1) of the
- * program's size: it points into the leaves, so it is rebuilt whenever
- * they change. */
+ * program's size: one entry per identity with every leaf's needs of it.  It
+ * points into the leaves, so it is rebuilt whenever they change. */
+typedef struct dw_retain_entry {
+    const dw_retain_id *key;             /* NULL: an empty slot */
+    const dw_retain_id **ids; uint32_t nids;
+    bool fieldless;          /* no predicate of them reads a field: each matches every event of the identity */
+} dw_retain_entry;
+
 typedef struct dw_retain_set {
     bool keep_all;
     int64_t reach;           /* seconds: the largest reach of its leaves */
-    const dw_retain_id **slot; uint32_t nslots;   /* open addressing, load <= 1/2 */
+    dw_retain_entry *slot; uint32_t nslots;   /* open addressing by identity, load <= 1/2 */
+    const dw_retain_id **ids;                 /* the entries' ids */
 } dw_retain_set;
 
 /* 0, or -1 on OOM (*s is then keep_all). */
 int dw_retain_set_build(dw_retain_set *s, const dw_retain_leaf *leaves, uint32_t n);
 bool dw_retain_set_needs(const dw_retain_set *s, const dw_event *ev);
 void dw_retain_set_free(dw_retain_set *s);
+/* The hash the set (and vm/monitor.c's table) looks ev's identity up by (vm/ident_hash.h). */
+uint64_t dw_retain_ident_hash(const dw_event *ev);
 
 /* What of a needed event a leaf can read (a kept event need not hold the
  * rest).  A predicate reads an event's identity and the values at its
@@ -81,8 +90,8 @@ void dw_retain_set_free(dw_retain_set *s);
  * false).  The paths point into the set's leaves: valid until they change. */
 enum { DW_RETAIN_NONE = 0, DW_RETAIN_FIELDS = 1, DW_RETAIN_WHOLE = 2 };
 #define DW_RETAIN_PATHS_MAX 32   /* dw_retain_project's most paths */
-int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n,
-                         const dw_retain_id **id);   /* *id: a matching identity of the set (NULL with NONE) */
+int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
+                         uint32_t *n, const void **id);   /* ihash: dw_retain_ident_hash(ev); *id: ev's identity in s */
 
 /* The part of record rec that paths[0..n) reach (dw_record_path), copied
  * into a: a field a path names is copied whole, a record a longer path goes

@@ -199,8 +199,10 @@ static void test_random_differential(void **state)
         build_leaf();
         dw_retain_leaf need;
         assert_int_equal(dw_retain_leaf_build(&B->t, B->strs, B->nstrs, B->consts, B->nconsts, 0, &need), 0);
-        dw_retain_set set;
+        dw_retain_set set, twice;            /* twice: the leaf's needs as two leaves' (one entry per identity) */
         assert_int_equal(dw_retain_set_build(&set, &need, 1), 0);
+        dw_retain_leaf two[2] = { need, need };
+        assert_int_equal(dw_retain_set_build(&twice, two, 2), 0);
         leaves++;
         filtering += !need.keep_all;
         uint32_t nev = 10 + rnd(MAXEV - 10);
@@ -224,8 +226,16 @@ static void test_random_differential(void **state)
             bool needed = dw_retain_leaf_needs(&need, &B->evs[i]);
             dw_str paths[DW_RETAIN_PATHS_MAX];
             uint32_t np;
-            const dw_retain_id *id;
-            int f = dw_retain_set_fields(&set, &B->evs[i], paths, DW_RETAIN_PATHS_MAX, &np, &id);
+            const void *id;
+            int f = dw_retain_set_fields(&set, &B->evs[i], dw_retain_ident_hash(&B->evs[i]), paths, DW_RETAIN_PATHS_MAX, &np, &id);
+            assert_int_equal(dw_retain_set_needs(&set, &B->evs[i]), needed);
+            assert_int_equal(dw_retain_set_needs(&twice, &B->evs[i]), needed);
+            dw_str paths2[DW_RETAIN_PATHS_MAX];
+            uint32_t np2;
+            const void *id2;
+            assert_int_equal(dw_retain_set_fields(&twice, &B->evs[i], dw_retain_ident_hash(&B->evs[i]), paths2, DW_RETAIN_PATHS_MAX,
+                                                  &np2, &id2), f);
+            assert_int_equal(np2, np);
             assert_int_equal(f != DW_RETAIN_NONE, needed);
             assert_true(f != DW_RETAIN_FIELDS || id);
             parts[i] = B->evs[i];
@@ -240,6 +250,7 @@ static void test_random_differential(void **state)
             else dropped++;
         }
         dw_retain_set_free(&set);
+        dw_retain_set_free(&twice);
         dw_retain_leaf_free(&need);
     }
     printf("retain differential: %llu leaves (%llu filter), %llu evaluations (%llu hold), %llu events dropped, %llu kept in part "
