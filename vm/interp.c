@@ -267,6 +267,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
     dw_attr_memo *memo = cx->memo;
     const uint32_t *vplan = memo && !cx->ret_value ? P->var_plan : NULL;   /* RET of a plan takes a Bool */
     const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;   /* var_plan holds index + 1 */
+    const dw_var_plan *d;              /* the plan running */
 
     uint32_t ins, A;
 #if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
@@ -299,7 +300,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
                 /* the VAR's plan (vm/eval_plan.c): its path, then the test after it,
                  * as the instructions would do them, then on to the next plan, the
                  * policy's result or the code; anything else runs the instructions */
-                const dw_var_plan *d = &vplans[vplan[pc - 1]];
+                d = &vplans[vplan[pc - 1]];
             plan:;
                 const dw_value *v;
                 if (memo->valid & d->bit) v = memo->val[d->slot - 1];
@@ -518,6 +519,10 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             if (++B->k == B->n) return DW_EVAL_OK;
             pc = batch_entry(P, B);
             sp = cx->stack;
+            if (vplan && vplan[pc]) {
+                d = &vplans[vplan[pc]];     /* the next policy starts at a plan: no dispatch */
+                goto plan;
+            }
             vmbreak;
         vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");

@@ -299,7 +299,9 @@ static void test_memo_random(void **state)
 static size_t random_cond(char *out, size_t cap, int depth)
 {
     static const char *const LEAVES[] = { "principal == User::\"u\"", "resource == User::\"w\"", "context has a", "principal has info",
-                                          "context.a has b", "principal.info has level" };
+                                          "context.a has b", "principal.info has level", "resource in User::\"w\"",
+                                          "principal in [User::\"x\", User::\"u\"]", "context.a in User::\"u\"",
+                                          "resource.owner in [User::\"x\"]" };
     uint32_t k = depth <= 0 ? 0 : rnd(8);
     char x[1024], y[1024], z[1024];
     switch (k) {
