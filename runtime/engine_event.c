@@ -287,16 +287,19 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
                         char *msg, size_t cap);
 
 /* dw_request_bind for one uid: the program's canonical copy and the store's entity. */
-static void bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
+static const dw_uid *bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
 {
     const dw_uid *canon = dw_program_find_uid(p, var->u.uid);
     if (canon) var->u.uid = canon;
     *ent = dw_store_get(st, var->u.uid);
+    return canon;
 }
 
 /* dw_request_bind of b's request, with the answers that depend only on the
  * program and the (sealed) store remembered: Box's fixed scope engine-wide,
- * the action in its memo (both stale after a reload: the generation). */
+ * the action in its memo, another principal or resource with its reading in
+ * the reader's cache (b->scope_sl, while the slot holds that reading); all
+ * stale after a reload (the generation). */
 static void bind_request(dw_engine *e, built *b, struct action_memo *m)
 {
     const dw_program *p = e->s.prog;
@@ -315,10 +318,18 @@ static void bind_request(dw_engine *e, built *b, struct action_memo *m)
     }
     for (int i = 0; i < 3; i += 2) {
         const dw_uid *fixed = i == DW_VAR_P ? &e->box_self : &e->box_unused;
+        dw_read_cache_uid *sl = b->scope_sl[i / 2];
         if (r->vars[i].u.uid == fixed) {
             r->vars[i].u.uid = sb->canon[i / 2];
             r->ent[i] = sb->ent[i / 2];
-        } else bind_uid(p, st, &r->vars[i], &r->ent[i]);
+        } else if (!sl || sl->version != b->scope_ver[i / 2]) bind_uid(p, st, &r->vars[i], &r->ent[i]);
+        else if (sl->bind_prog == p && sl->bind_gen == e->generation) {   /* this reading's answer (the store is sealed) */
+            if (sl->bind_canon) r->vars[i].u.uid = sl->bind_canon;
+            r->ent[i] = sl->bind_ent;
+        } else {
+            sl->bind_canon = bind_uid(p, st, &r->vars[i], &r->ent[i]);
+            sl->bind_prog = p, sl->bind_gen = e->generation, sl->bind_ent = r->ent[i];
+        }
     }
     if (m && m->bound_prog == p) {
         if (m->canon) r->vars[DW_VAR_A].u.uid = m->canon;
@@ -660,6 +671,8 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     if (head == -2) return 0;
     typed = head >= 0;
     size_t nmembers = 0, soff[M__N] = { 0 };   /* where each string member's value began */
+    dw_read_cache_uid *scope_sl[2] = { NULL, NULL };   /* the principal's and resource's readings */
+    uint64_t scope_ver[2] = { 0, 0 };
     for (;;) {
         int m = head;
         if (head >= 0) head = -1;
@@ -681,6 +694,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
             const dw_uid *u = dw_json_fast_uid(va, vc, &e->uids, json, len, &i);
             if (!u) return 0;
             *(m == M_PRINCIPAL ? &P : &R) = u;
+            if ((scope_sl[m == M_RESOURCE] = e->uids.last_uid)) scope_ver[m == M_RESOURCE] = scope_sl[m == M_RESOURCE]->version;
         } else if (m == M_INPUT || m == M_OUTPUT) {
             if (!typed) {                    /* its type comes from the action */
                 if (!have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
@@ -713,6 +727,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
             return 0;
     }
     if (!b->ev.atype.s) return 0;        /* out of memory: the general path says so */
+    for (int k = 0; k < 2; k++) b->scope_sl[k] = scope_sl[k], b->scope_ver[k] = scope_ver[k];
     if (event_finish(e, b, &ac, P, R, have[M_INPUT] ? &io[0] : NULL, have[M_OUTPUT] ? &io[1] : NULL,
                      have[M_REQUEST_ID] ? &str[M_REQUEST_ID] : NULL, hc, &carve, msg, sizeof msg) ||
         (e->s.box && dw_box_gate(NULL, NULL, 0, P, R, msg, sizeof msg)))   /* no escape was taken on: no NUL */

@@ -153,6 +153,8 @@ typedef struct built {
     bool decision;
     uint64_t action_hash;    /* dw_uid_hash of the action */
     bool in_hist;            /* ev's strings and logged record live in the history's carve (history.carve) */
+    dw_read_cache_uid *scope_sl[2];   /* the reader cache's slots of the principal and resource read, and their */
+    uint64_t scope_ver[2];   /* readings (versions): bind_request keeps its answer there (NULL: none) */
 } built;
 
 /* State buffers (engine_state.c); log records are built in one too. */

@@ -63,6 +63,11 @@ typedef struct dw_read_cache_uid {
     const void *chk_schema;
     uint64_t chk_p, chk_r;
     bool chk_validate;
+    /* an engine's bind of this reading (engine_event.c bind_request): the
+     * program's canonical uid (NULL: none) and the store's entity, for the
+     * program at that address and the engine's reload generation */
+    const void *bind_prog, *bind_canon, *bind_ent;
+    uint32_t bind_gen;
     char raw[DW_READ_CACHE_UID_RAW];
     char str[DW_READ_CACHE_UID_RAW];
 } dw_read_cache_uid;
@@ -97,6 +102,7 @@ typedef struct dw_read_cache {
     uint64_t stores;              /* uid slots written, ever */
     uint64_t key_hits, key_misses;
     uint64_t head_hits;
+    dw_read_cache_uid *last_uid;  /* the slot of dw_json_fast_uid's last reading (NULL: none) */
     dw_read_cache_uid slot[DW_READ_CACHE_UID_SLOTS];
     dw_read_cache_key keys[DW_READ_CACHE_KEY_SLOTS];
     /* the request reader's last two line heads (json_request.c): a line's

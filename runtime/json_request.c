@@ -268,7 +268,7 @@ static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid *
         p->last = sl;
         sl->used = rc->line;
         sl->version = ++rc->stores;
-        sl->ad_schema = sl->chk_schema = NULL;
+        sl->ad_schema = sl->chk_schema = sl->bind_prog = NULL;
         sl->key = key;
         sl->type_hash = *th;
         sl->rawlen = (uint16_t)rl;
@@ -717,6 +717,7 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, c
     uint64_t th;
     const dw_uid *u = NULL;
     if (peek(q, p.e) != '{' || !(q = entity(&p, q, &th, &u))) u = NULL;
+    if (cache) cache->last_uid = u ? p.last : NULL;
     *c = p.carve;
     if (u) *pos = (size_t)(q - text);
     return u;

@@ -388,6 +388,64 @@ static void test_reload_not_stale(void **state)
     dw_buf_free(&b);
 }
 
+/* text in a temporary file: its path in path[] (the caller unlinks it) */
+static void temp_policy(char path[32], const char *text)
+{
+    strcpy(path, "/tmp/dw-bind-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Explicit principals and resources (a schema other than Box's fixed
+ * scope): the event reader's cache keeps each reading's bind (the program's
+ * canonical uid and the store's entity, engine_event.c bind_request) for the
+ * program and reload generation it was made under.  After each reload the
+ * decisions are the new program's (a stale bind would point into the freed
+ * one: ASan's run), and the binds are kept again. */
+static void test_reload_scope_bind(void **state)
+{
+    (void)state;
+    char schema[4096], pa[32], pb[32], err[512];
+    snprintf(schema, sizeof schema, "%s/spec/box/actions.cedarschema", shared());
+    temp_policy(pa, "permit (principal == Box::Agent::\"other\", action == Box::Action::\"fs:read\", resource == Box::Resource::\"unused\");\n");
+    temp_policy(pb, "forbid (principal == Box::Agent::\"other\", action, resource);\n"
+                    "permit (principal == Box::Agent::\"self\", action == Box::Action::\"fs:read\", resource == Box::Resource::\"unused\");\n");
+    dw_buf a = { 0 }, b = { 0 };
+    compile_artifact(pa, schema, NULL, true, &a);
+    compile_artifact(pb, schema, NULL, true, &b);
+    unlink(pa);
+    unlink(pb);
+    dw_engine *e = open_art(&a, schema, NULL, err, sizeof err);
+    if (!e) fail_msg("%s", err);
+    static const char *const who[2] = { "other", "self" };
+    char line[2][512];
+    for (int w = 0; w < 2; w++)
+        snprintf(line[w], sizeof line[w], "{\"action\":\"fs:read\",\"kind\":\"request\",\"principal\":{\"type\":\"Box::Agent\",\"id\":\"%s\"},"
+                 "\"resource\":{\"type\":\"Box::Resource\",\"id\":\"unused\"},\"input\":{\"path\":\"~/p\",\"operation\":{\"__entity\":{\"type\":\"Box::FsReadOperation\",\"id\":\"read_content\"}}}}", who[w]);
+    const dw_buf *set[] = { &a, &b, &a, &b };
+    int64_t ts = 1;
+    for (int r = 0; r < 4; r++) {
+        if (r) assert_int_equal(dw_engine_reload(e, set[r]->p, set[r]->len, NULL, err, sizeof err), 0);
+        for (int k = 0; k < 3; k++)
+            for (int w = 0; w < 2; w++) {
+                dw_verdict v;
+                dw_engine_decide_json(e, line[w], strlen(line[w]), ts++, &v);
+                if (!v.decided) fail_msg("round %d: %s", r, v.message);
+                assert_int_equal(v.allow, (set[r] == &a) == (w == 0));
+            }
+        int kept = 0;   /* the readings whose bind is this program's */
+        for (size_t k = 0; k < DW_READ_CACHE_UID_SLOTS; k++)
+            kept += e->uids.slot[k].bind_prog == e->s.prog && e->uids.slot[k].bind_gen == e->generation;
+        assert_true(kept >= 3);   /* both principals and the resource */
+    }
+    dw_engine_close(e);
+    dw_buf_free(&a);
+    dw_buf_free(&b);
+}
+
 int main(void)
 {
     snprintf(ex06, sizeof ex06, "%s/examples/box/06-http-request-budget/policy.dw", shared());
@@ -399,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_configuration_checked),
         cmocka_unit_test(test_reload_checks_serve),
         cmocka_unit_test(test_reload_not_stale),
+        cmocka_unit_test(test_reload_scope_bind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
