@@ -131,6 +131,7 @@ void engine_reset_history_locked(dw_engine *e)
     e->h.n = 0;
     e->h.dropped = 0;
     e->h.scan = 0;
+    e->h.scan_gen = 0;
     e->h.retry_at = 0;
     engine_history_carve_reset(e);
     dw_arena_reset(&e->h.arena);
@@ -214,6 +215,7 @@ int engine_history_append(dw_engine *e, const built *b, int64_t ts) { return his
  * One that a leaf needs keeps only what a leaf can read (engine_keep.c). */
 static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
 {
+    if (!dw_retention_keeps_any(&e->ret)) return history_put(e, &b->ev, b->in_hist, ts, true, 0, 0);   /* no leaf keeps any */
     dw_event cut;
     uint64_t ih;
     int need = engine_keep_part(e, &b->ev, &cut, &ih);
@@ -241,6 +243,10 @@ void engine_history_retain(dw_engine *e)
     h->last_needed = -1;
     bool waste = h->dropped > h->n + 1024;
     if (!waste && h->n < 1024) return;
+    /* the cursor's event still in reach (scan_until, for the same horizon): nothing else is out of it yet */
+    if (!waste && h->scan_gen == e->ret.generation && h->scan < h->n / 2 && (!e->replay_ts || e->have_floor) &&
+        (e->replay_ts ? e->floor : h->ev[h->n - 1].ts) <= h->scan_until)
+        return;
     int64_t horizon, d;
     /* an event out of reach stays out (the clock and the floor never go
      * back): resume from the cursor (amortized O(1) per event) */
@@ -250,6 +256,8 @@ void engine_history_retain(dw_engine *e)
         int64_t now = e->replay_ts ? e->floor : h->ev[h->n - 1].ts;
         while (keep_from < h->n - 1 && (__builtin_sub_overflow(now, h->ev[keep_from].ts, &d) ? now > 0 : d > horizon))
             keep_from++;
+        if (__builtin_add_overflow(h->ev[keep_from].ts, horizon, &h->scan_until)) h->scan_until = INT64_MAX;
+        h->scan_gen = e->ret.generation;
     }
     h->scan = keep_from;
     if ((keep_from < h->n / 2 && !waste) || h->n + h->dropped < h->retry_at) return;
@@ -284,6 +292,7 @@ void engine_history_retain(dw_engine *e)
     h->arena = fresh;
     h->n = w;
     h->scan = 0;
+    h->scan_gen = 0;
     h->retry_at = 0;
     h->dropped = 0;
 }

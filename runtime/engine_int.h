@@ -46,6 +46,8 @@ typedef struct history {
     uint32_t scan;           /* events [0, scan) are known to be out of every leaf's reach
                                 (retention's cursor: each event is tested once, not per decision) */
     uint32_t retry_at;       /* after a failed compaction: not again before n + dropped reaches this */
+    int64_t scan_until;      /* ev[scan] is in reach until "now" passes this (the horizon of retention generation */
+    uint64_t scan_gen;       /* scan_gen; 0: not known) */
     bool last_transient;     /* the last event points into the scratch arena (history_append_decision) */
     /* Box's event lines are read straight into the arena (engine_event.c's
      * one pass) when some leaf may keep events: a retained event is then
