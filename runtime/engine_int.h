@@ -95,7 +95,7 @@ struct dw_engine {
     history h;
     dw_arena scratch;        /* per-decision */
     uint64_t work_bound;     /* temporal steps per decision (dogwood.h) */
-    bool whole_events;       /* kept events keep their whole record (dwc's printing engines: explain) */
+    bool whole_events;       /* kept events keep their whole record (dw_engine_open_printing: explain) */
     bool no_request_validation;   /* dw_engine_decide_event: the reference's unchecked requests (dogwood.h) */
     const char **names;      /* Box rule names, built on demand (interned in rule_names) */
     dw_names rule_names;     /* every name handed out: valid until close, across reloads */

@@ -10,8 +10,8 @@
  * events after its install position (box.md §7).  A retired leaf restored
  * from a checkpoint has unknown patterns: its identities keep whole records
  * (any_field).  The durable log always holds the whole event; checkpoints
- * hold the kept parts.  Engines that print (dwc explain shows a witness
- * event's record) keep whole records. */
+ * hold the kept parts.  dw_engine_open_printing's engines (dwc explain and
+ * dwc test --explain show a witness event's record) keep whole records. */
 #include "engine_int.h"
 
 /* ev's identity as the copy kept events share, by its entry d in the

@@ -44,13 +44,16 @@ static dw_engine *open_source(const dw_engine_config *cfg, bool print, bool find
     };
     s->prog = NULL;              /* the engine owns the program and the store from here */
     dw_store_init(&s->store);
-    dw_engine *e = engine_new(cfg, &in, err, errcap);
-    if (e) e->whole_events = print;      /* dwc explain prints a witness event's whole record */
-    return e;
+    return engine_new(cfg, &in, err, errcap);
 }
 
 dw_engine *dw_engine_open(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, false, false, NULL, err, errcap); }
-dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, false, NULL, err, errcap); }
+dw_engine *dw_engine_open_printing(const dw_engine_config *cfg, char *err, size_t errcap)
+{
+    dw_engine *e = open_source(cfg, true, false, NULL, err, errcap);
+    if (e) e->whole_events = true;       /* dwc explain and dwc test --explain print a witness event's whole record */
+    return e;
+}
 dw_engine *dw_engine_open_unvalidated(const dw_engine_config *cfg, char *err, size_t errcap) { return open_source(cfg, true, true, NULL, err, errcap); }
 dw_engine *dw_engine_open_cli(const dw_engine_config *cfg, const dw_engine_cli_options *o, char *err, size_t errcap)
 {

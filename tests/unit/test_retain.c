@@ -636,7 +636,7 @@ static void record_host(dw_engine *e, int64_t ts, const char *host)
 }
 
 /* The state of C's history holds each response's identity and time, not its
- * fields: far smaller than a whole-record engine's (dwc's printing one), and
+ * fields: far smaller than a whole-record engine's (dw_engine_open_printing's, as dwc explain opens), and
  * the verdicts are the same. */
 static void test_kept_parts_state(void **state)
 {
