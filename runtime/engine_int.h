@@ -62,6 +62,8 @@ typedef struct history {
     struct kept_identity { const void *of; dw_str atype, aid, kind; } ids[KEPT_IDS];
     uint32_t ids_next;
     uint64_t ids_generation; /* the retention set's (dw_retention.generation) they are of */
+    const void *last_id;     /* the retention set's identity of the last event it kept, its hash, */
+    uint64_t last_hash, last_gen;   /* and the set's generation then (engine_keep.c) */
 } history;
 
 /* What serving reads, from an artifact's SERVE section (engine_open.c) or

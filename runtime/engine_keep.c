@@ -50,9 +50,18 @@ int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *
     uint32_t nkey = es ? (uint32_t)es->nkey : 0, n;
     if (e->whole_events || nkey >= DW_RETAIN_PATHS_MAX) return dw_retention_needs(&e->ret, ev) ? DW_RETAIN_WHOLE : DW_RETAIN_NONE;
     dw_str paths[DW_RETAIN_PATHS_MAX];
-    const void *d;
-    *ihash = dw_retain_ident_hash(ev);            /* the monitors look it up by the same (engine.c history_put) */
-    int need = dw_retention_fields(&e->ret, ev, *ihash, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
+    history *h = &e->h;
+    /* the identity the last kept event had, remembered with its hash: no hash, no lookup (the set's generation) */
+    const void *d = h->last_gen == e->ret.generation ? dw_retain_set_same(h->last_id, ev) : NULL;
+    int need;
+    if (d) {
+        *ihash = h->last_hash;                    /* the monitors look it up by the same (engine.c history_put) */
+        need = dw_retain_entry_fields(d, ev, paths, DW_RETAIN_PATHS_MAX - nkey, &n);
+    } else {
+        *ihash = dw_retain_ident_hash(ev);
+        need = dw_retention_fields(&e->ret, ev, *ihash, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
+        if (d) h->last_id = d, h->last_hash = *ihash, h->last_gen = e->ret.generation;
+    }
     if (need != DW_RETAIN_FIELDS) return need;
     *cut = *ev;
     if (nkey || n) {

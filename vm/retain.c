@@ -393,15 +393,16 @@ void dw_retain_set_free(dw_retain_set *s)
     memset(s, 0, sizeof *s);
 }
 
-int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
-                         uint32_t *n, const void **id)
+const void *dw_retain_set_same(const void *id, const dw_event *ev)
 {
+    const dw_retain_entry *en = id;
+    return en && id_eq(en->key, ev) ? en : NULL;
+}
+
+int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n)
+{
+    const dw_retain_entry *en = id;
     *n = 0;
-    *id = NULL;
-    if (s->keep_all) return DW_RETAIN_WHOLE;
-    const dw_retain_entry *en = set_find(s, ev, ihash);
-    if (!en) return DW_RETAIN_NONE;
-    *id = en;
     if (en->fieldless) return DW_RETAIN_FIELDS;       /* every predicate matches it by its identity alone */
     bool needed = false, whole = false;
     for (uint32_t i = 0; i < en->nids; i++) {
@@ -420,8 +421,20 @@ int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ih
             }
         }
     }
-    if (!needed) *id = NULL;
     return !needed ? DW_RETAIN_NONE : whole ? DW_RETAIN_WHOLE : DW_RETAIN_FIELDS;
+}
+
+int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
+                         uint32_t *n, const void **id)
+{
+    *n = 0;
+    *id = NULL;
+    if (s->keep_all) return DW_RETAIN_WHOLE;
+    const dw_retain_entry *en = set_find(s, ev, ihash);
+    if (!en) return DW_RETAIN_NONE;
+    int need = dw_retain_entry_fields(en, ev, paths, cap, n);
+    if (need != DW_RETAIN_NONE) *id = en;
+    return need;
 }
 
 /* ---- projection ---- */

@@ -92,6 +92,10 @@ enum { DW_RETAIN_NONE = 0, DW_RETAIN_FIELDS = 1, DW_RETAIN_WHOLE = 2 };
 #define DW_RETAIN_PATHS_MAX 32   /* dw_retain_project's most paths */
 int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
                          uint32_t *n, const void **id);   /* ihash: dw_retain_ident_hash(ev); *id: ev's identity in s */
+/* The same for an identity *id gave (valid while its set is), without the
+ * lookup: dw_retain_set_same is id when ev has that identity, else NULL. */
+const void *dw_retain_set_same(const void *id, const dw_event *ev);
+int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n);
 
 /* The part of record rec that paths[0..n) reach (dw_record_path), copied
  * into a: a field a path names is copied whole, a record a longer path goes

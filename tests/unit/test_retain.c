@@ -192,7 +192,7 @@ static bool eval_at(const dw_event **view, uint32_t n)
 static void test_random_differential(void **state)
 {
     (void)state;
-    uint64_t leaves = 0, filtering = 0, evals = 0, dropped = 0, held = 0, cut = 0, bare = 0;
+    uint64_t leaves = 0, filtering = 0, evals = 0, dropped = 0, held = 0, cut = 0, bare = 0, same_hits = 0;
     static dw_event parts[MAXEV];        /* what the engine keeps of each (dw_retain_set_fields, dw_retain_project) */
     for (int trial = 0; trial < 3000; trial++) {
         dw_arena_reset(&B->a);
@@ -209,6 +209,7 @@ static void test_random_differential(void **state)
         int64_t ts = 0;
         const dw_event *full[MAXEV], *kept[MAXEV], *kparts[MAXEV];
         uint32_t nk = 0;
+        const void *last = NULL;             /* an identity of this trial's set */
         for (uint32_t i = 0; i < nev; i++) {
             ts += (int64_t)rnd(4);
             make_event(&B->evs[i], ts);
@@ -236,6 +237,14 @@ static void test_random_differential(void **state)
             assert_int_equal(dw_retain_set_fields(&twice, &B->evs[i], dw_retain_ident_hash(&B->evs[i]), paths2, DW_RETAIN_PATHS_MAX,
                                                   &np2, &id2), f);
             assert_int_equal(np2, np);
+            /* from a remembered identity (engine_keep.c's last one): the same answer without the lookup */
+            const void *same = dw_retain_set_same(f != DW_RETAIN_NONE ? id : last, &B->evs[i]);
+            if (same) {
+                assert_int_equal(dw_retain_entry_fields(same, &B->evs[i], paths2, DW_RETAIN_PATHS_MAX, &np2), f);
+                assert_int_equal(np2, np);
+                same_hits++;
+            }
+            if (id) last = id;
             assert_int_equal(f != DW_RETAIN_NONE, needed);
             assert_true(f != DW_RETAIN_FIELDS || id);
             parts[i] = B->evs[i];
@@ -260,6 +269,7 @@ static void test_random_differential(void **state)
     assert_true(filtering > leaves / 4);
     assert_true(dropped > evals / 10);
     assert_true(cut > 1000 && bare > 0 && bare < cut);   /* most random leaves keep everything */
+    assert_true(same_hits > 1000);
     assert_true(held > evals / 20 && held < evals - evals / 20);
 }
 
