@@ -210,7 +210,8 @@ section workloads
 # ---- Box events through the stateful engine (dwc bench --engine) ----
 # 01-project-read's requests as Box events, alone and with a count budget over 1 h appended
 # (tests/bench/engine/); of the runs of each set the one with the median p50 goes into engine.txt.
-# 200,000 decisions: the budget's window keeps every event of the run (240 MB of RSS at 200,000, over 1 GB at 1,000,000).
+# 200,000 decisions: the budget's window keeps every event of the run (47 MB of RSS at 200,000, 208 MB at 1,000,000:
+# a kept event holds its identity and time only, runtime/engine_keep.c; 124 MB and over 1 GB when it held its record).
 EV=tests/bench/engine/project-read.events.jsonl
 if [ "$HAVE_BENCH" = 1 ] && "$DWC" bench --help | grep -q -- --engine; then
   cat "$BOX_EX/policy.dw" tests/bench/engine/budget-rule.dw > "$OUT/engine-budget.dw"
