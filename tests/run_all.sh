@@ -2,12 +2,12 @@
 # Runs every suite of `make test` and sums their "N passed, N failed" lines.
 # Usage: tests/run_all.sh SHARED_DIR
 # Suites: unit (cmocka), golden, conformance (also with the switch dispatch), ..., dogwood-ref; the same again under
-# ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 20: thirteen targets, and .ci/run's
+# ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 15: fourteen targets, and .ci/run's
 # 25 minutes; tests/campaign.sh runs each for 10 minutes or more).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${1:-../shared}
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 export DW_SHARED=$SHARED   # test_artifact's mutation campaign reads the Box examples from here
 total_pass=0
 total_fail=0
