@@ -1,5 +1,6 @@
 /* json_scan.h - the string scanner shared by the JSON reader (json.c) and
- * the request decoder (runtime/json_request.c). */
+ * the request decoder (runtime/json_request.c), and the white-space skip of
+ * the line scanners (runtime/engine_event.c, runtime/dwd_protocol.c). */
 #ifndef DW_JSON_SCAN_H
 #define DW_JSON_SCAN_H
 #include <stddef.h>
@@ -44,6 +45,16 @@ static inline size_t dw_json_scan_plain(const char *s, size_t i, size_t n)
         if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
     }
     return n;
+}
+
+/* The first byte at or after i that is not JSON white space (' ', '\t',
+ * '\n', '\r'); n if none.  Every one of them is <= ' ', so compact JSON
+ * pays one test. */
+static inline __attribute__((always_inline)) size_t dw_json_skip_ws(const char *s, size_t i, size_t n)
+{
+    if (i < n && (unsigned char)s[i] > ' ') return i;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
 }
 
 #endif

@@ -230,16 +230,7 @@ static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
  * goes to the general path from the start, so its errors stay that path's. */
 typedef struct fscan { const char *s; size_t n, i; } fscan;
 
-static inline __attribute__((always_inline)) void fs_ws(fscan *f)
-{
-    if (f->i < f->n && (unsigned char)f->s[f->i] > ' ') return;   /* compact JSON: nothing to skip */
-    for (size_t i = f->i; i < f->n; i++) {
-        unsigned char c = (unsigned char)f->s[i];
-        /* every JSON white space byte is <= ' ': compact JSON's one test */
-        if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) { f->i = i; return; }
-    }
-    f->i = f->n;
-}
+static inline __attribute__((always_inline)) void fs_ws(fscan *f) { f->i = dw_json_skip_ws(f->s, f->i, f->n); }
 
 static inline __attribute__((always_inline)) bool fs_str(fscan *f, const char **s, size_t *n)
 {

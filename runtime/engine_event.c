@@ -3,6 +3,7 @@
  * gate a decision kind must pass before it is recorded. */
 #include "engine_int.h"
 #include "json_request.h"
+#include "../lang/json_scan.h"
 #include "../stdlib/uid_hash.h"
 
 static const dw_attr_decl *record_attr(const dw_type *t, dw_str name)
@@ -513,12 +514,6 @@ static int event_time(const dw_engine *e, const dw_str *time, int64_t *ts)
     return 0;
 }
 
-static size_t skip_ws(const char *s, size_t i, size_t n)
-{
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
-    return i;
-}
-
 /* A line head (engine_int.h's event_head): the line's bytes up to its first
  * input or output value when only "action", "kind" and "namespace" came
  * before, with what reading them gave (the event's identity, the action's
@@ -550,7 +545,7 @@ static struct event_head *head_pair(dw_engine *e, const char *json)
  * opening quote is at or after json[p] (white space first), if s is it. */
 static bool shared_copy(const dw_engine *e, const char *json, size_t len, size_t p, const char *s)
 {
-    p = skip_ws(json, p, len);
+    p = dw_json_skip_ws(json, p, len);
     if (p + 9 > len || json[p] != '"') return false;
     size_t ql;
     uint64_t w = dw_read_cache_key_word(json + p + 1, &ql);
@@ -659,7 +654,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
     /* the event's strings and values: in the history's carve when a leaf may keep it */
     dw_carve *hc = values_carve(e, len), *vc = hc ? hc : &carve;
     dw_arena *va = hc ? &e->h.arena : a;
-    size_t i = skip_ws(json, 0, len);
+    size_t i = dw_json_skip_ws(json, 0, len);
     if (i >= len || json[i] != '{') return 0;
     i++;
     /* a uid kept in the scratch may be the cache's own: both last until the next event */
@@ -679,7 +674,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
         else {
             dw_str key;
             if (!dw_json_fast_key(json, len, &i, &key.s, &key.len)) return 0;
-            i = skip_ws(json, i, len);
+            i = dw_json_skip_ws(json, i, len);
             if (i >= len || json[i] != ':') return 0;
             i++;
             m = member_of(key);
@@ -711,12 +706,12 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
             const dw_type *t = m == M_INPUT ? (b->decision && ac.in_d ? ac.in_d->type : NULL) : ac.out_d ? ac.out_d->type : NULL;
             if (!dw_json_fast_value(va, vc, &e->uids, json, len, &i, t, &io[m == M_OUTPUT])) return 0;
         } else if (soff[m] = i, !dw_json_fast_string(va, vc, &e->uids, json, len, &i, &str[m].s, &str[m].len)) return 0;
-        i = skip_ws(json, i, len);
-        if (i < len && json[i] == ',') { i++; i = skip_ws(json, i, len); continue; }
+        i = dw_json_skip_ws(json, i, len);
+        if (i < len && json[i] == ',') { i++; i = dw_json_skip_ws(json, i, len); continue; }
         if (i < len && json[i] == '}') break;
         return 0;
     }
-    if (skip_ws(json, i + 1, len) != len || !have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
+    if (dw_json_skip_ws(json, i + 1, len) != len || !have[M_ACTION] || !have[M_KIND] || str[M_NAMESPACE].len > 200) return 0;
     int64_t t = *ts;
     if (t == DW_TS_NOW && have[M_TIME] && event_time(e, &str[M_TIME], &t)) return 0;
     if (!typed) {
