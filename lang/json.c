@@ -32,14 +32,7 @@ static void jerr(jp *p, size_t off, const char *msg)
     dw_error(p->diags, p->src, dw_loc_at(p->src, (uint32_t)off, (uint32_t)off + 1), "invalid JSON: %s", msg);
 }
 
-static inline void skip_ws(jp *p)
-{
-    while (p->i < p->n) {
-        char c = p->s[p->i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
-        else break;
-    }
-}
+static inline void skip_ws(jp *p) { p->i = dw_json_skip_ws(p->s, p->i, p->n); }
 
 static inline dw_json *node(jp *p, dw_json_kind k, size_t off)
 {

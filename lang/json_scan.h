@@ -1,6 +1,7 @@
 /* json_scan.h - the string scanner shared by the JSON reader (json.c) and
- * the request decoder (runtime/json_request.c), and the white-space skip of
- * the line scanners (runtime/engine_event.c, runtime/dwd_protocol.c). */
+ * the request decoder (runtime/json_request.c), and the one JSON white-space
+ * skip (the JSON reader, the schema and link-file sniffers, and
+ * the line scanners runtime/engine_event.c and runtime/dwd_protocol.c). */
 #ifndef DW_JSON_SCAN_H
 #define DW_JSON_SCAN_H
 #include <stddef.h>

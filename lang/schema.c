@@ -5,6 +5,7 @@
 #define DW_SCHEMA_INTERNAL
 #include "schema.h"
 #include "strlit.h"
+#include "json_scan.h"
 #include <stdlib.h>
 #include <string.h>
 #include "../stdlib/cedar_quote.h"
@@ -773,7 +774,7 @@ done:
 dw_schema *dw_schema_parse(const dw_source *src, dw_diags *diags)
 {
     size_t i = 0;
-    while (i < src->len && (src->text[i] == ' ' || src->text[i] == '\t' || src->text[i] == '\n' || src->text[i] == '\r')) i++;
+    i = dw_json_skip_ws(src->text, i, src->len);
     if (i < src->len && src->text[i] == '{') return dw_schema_parse_json(src, diags);
     return dw_schema_parse_text(src, diags);
 }

@@ -1,6 +1,7 @@
 #include "links.h"
 #include <string.h>
 #include "load.h"
+#include "../lang/json_scan.h"
 
 static int bad(dw_diags *d, const dw_source *src, const dw_json *at, const char *what)
 {
@@ -21,7 +22,7 @@ int dw_links_parse(dw_arena *a, const dw_source *src, dw_template_link **out, si
     *out = NULL;
     *n = 0;
     size_t i = 0;
-    while (i < src->len && (src->text[i] == ' ' || src->text[i] == '\t' || src->text[i] == '\n' || src->text[i] == '\r')) i++;
+    i = dw_json_skip_ws(src->text, i, src->len);
     if (i == src->len) return 0;
     const dw_json *j = dw_json_parse(a, src, diags);
     if (!j) return 1;
