@@ -110,7 +110,9 @@ static bool enc_value(mbuf *b, const dw_value *v, bool raw, int depth)
 enum { PC_WILD, PC_CONST, PC_ANCH, PC_SUMVAR };
 
 typedef struct mpat { dw_str path; uint8_t cls; uint32_t term; const dw_value *cval; } mpat;
-typedef struct mpred { dw_str type, id, kind; mpat *pats; uint32_t n; } mpred;
+/* nanch: how many patterns are PC_ANCH.  Without any, a matching event's
+ * tuple is its partition key alone (m->pb), used without copying. */
+typedef struct mpred { dw_str type, id, kind; mpat *pats; uint32_t n, nanch; } mpred;
 
 typedef struct mon {
     uint8_t kind;            /* dw_monitor_kind */
@@ -119,8 +121,13 @@ typedef struct mon {
     uint8_t op;              /* COUNT/SUM: the comparison */
     bool k_left;             /* K <op> agg rather than agg <op> K */
     uint32_t kterm;          /* K */
+    /* K a Long constant: "agg <op> K" is "agg in [klo, khi]" (k_out: not
+     * in it, for !=), decided once at classification */
+    bool k_long, k_out;
+    int64_t klo, khi;
     kmap a, b;               /* a: P's state (or partitions); b: Q's */
     fifo f;                  /* COUNT/SUM */
+    uint64_t expired_seq;    /* dw_monitors.seq when last expired (at that event's ts); 0: not since reset */
     int64_t since;           /* install position: events before it are not the leaf's (INT64_MIN: all) */
 } mon;
 
@@ -215,7 +222,7 @@ static bool build_pred(const cls *c, uint32_t fi, int sum_slot, mpred *out)
         if (tt->kind == DW_TT_WILD) mp->cls = PC_WILD;
         else if (tt->kind == DW_TT_CONST && tt->a < c->p->nconsts) { mp->cls = PC_CONST; mp->cval = &c->p->consts[tt->a]; }
         else if (tt->kind == DW_TT_VAR && sum_slot >= 0 && tt->a == (uint32_t)sum_slot && !seen) { mp->cls = PC_SUMVAR; seen = true; }
-        else if (anchorable(c, fp->term, 0)) mp->cls = PC_ANCH;
+        else if (anchorable(c, fp->term, 0)) { mp->cls = PC_ANCH; out->nanch++; }
         else return false;
     }
     return sum_slot < 0 || seen;
@@ -275,6 +282,28 @@ static bool build_agg(const cls *c, uint32_t ti, mon *mo, int64_t tps)
     return true;
 }
 
+/* "agg <op> K" (or "K <op> agg") for a Long K as an interval of agg; an
+ * empty one (x < INT64_MIN) is [1, 0]. */
+static void k_interval(mon *mo, int64_t k)
+{
+    uint8_t op = mo->op;
+    if (mo->k_left) op = op == DW_TC_OP_LT ? DW_TC_OP_GT : op == DW_TC_OP_LE ? DW_TC_OP_GE :
+                         op == DW_TC_OP_GT ? DW_TC_OP_LT : op == DW_TC_OP_GE ? DW_TC_OP_LE : op;
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (op) {
+    case DW_TC_OP_EQ: case DW_TC_OP_NE: lo = hi = k; break;
+    case DW_TC_OP_LT: if (k == INT64_MIN) lo = 1, hi = 0; else hi = k - 1; break;
+    case DW_TC_OP_LE: hi = k; break;
+    case DW_TC_OP_GT: if (k == INT64_MAX) lo = 1, hi = 0; else lo = k + 1; break;
+    case DW_TC_OP_GE: lo = k; break;
+    default: return;   /* not classified (classify refuses other operators) */
+    }
+    mo->k_long = true;
+    mo->k_out = op == DW_TC_OP_NE;
+    mo->klo = lo;
+    mo->khi = hi;
+}
+
 static void mon_clear_spec(mon *mo)
 {
     free(mo->p.pats);
@@ -329,7 +358,11 @@ static void classify(const cls *c, uint32_t leaf, mon *mo, int64_t tps)
         break;
     }
     if (ok && f->kind == DW_TF_CMP && f->op > DW_TC_OP_GE) ok = false;
-    if (!ok) mon_clear_spec(mo);
+    if (!ok) { mon_clear_spec(mo); return; }
+    if (mo->kind == DW_MON_KIND_COUNT || mo->kind == DW_MON_KIND_SUM) {
+        const dw_tterm *k = &t->tterms[mo->kterm];
+        if (k->kind == DW_TT_CONST && c->p->consts[k->a].kind == DW_V_LONG) k_interval(mo, c->p->consts[k->a].u.i);
+    }
 }
 
 typedef struct ident_ent { uint64_t h; uint32_t e; } ident_ent;
@@ -442,6 +475,7 @@ static void mon_clear_state(mon *mo)
     dw_km_clear(&mo->b);
     free(mo->f.e);
     memset(&mo->f, 0, sizeof mo->f);
+    mo->expired_seq = 0;
 }
 
 void dw_monitors_reset(dw_monitors *m)
@@ -494,7 +528,7 @@ void dw_monitors_free(dw_monitors *m)
 /* ---- observing ---- */
 
 /* The partition key of ev (§8.9) into m->pb; false if not encodable. */
-static bool partition(dw_monitors *m, const dw_event *ev)
+static bool partition_slow(dw_monitors *m, const dw_event *ev)
 {
     m->pb.n = 0;
     m->pb.bad = false;
@@ -506,6 +540,9 @@ static bool partition(dw_monitors *m, const dw_event *ev)
     return !m->pb.bad;
 }
 
+/* Without partition paths m->pb is never written: it stays the empty key. */
+static inline bool partition(dw_monitors *m, const dw_event *ev) { return !m->npaths || partition_slow(m, ev); }
+
 static void kb_start(dw_monitors *m, mbuf *b)
 {
     b->n = 0;
@@ -513,13 +550,16 @@ static void kb_start(dw_monitors *m, mbuf *b)
     mb_put(b, m->pb.p, m->pb.n);
 }
 
+/* The tuple a predicate's match (or anchor) is filed under: the partition
+ * key, then the anchored values (in b), or the partition key alone. */
+static inline const mbuf *pred_key(const dw_monitors *m, const mpred *pr, const mbuf *b) { return pr->nanch ? b : &m->pb; }
+
 /* match(j, ρ0, P) up to the anchored fields: 1 matched (their values appended
- * to m->kb, the Long amount of the summed field in *amt), 0 not, -1 error. */
-static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
+ * to m->kb after the partition key when P has any: pred_key), the Long amount
+ * of the summed field in *amt), 0 not, -1 error. */
+static int match_fields(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
 {
-    if (!dw_str_eq(ev->atype, pr->type) || !dw_str_eq(ev->aid, pr->id) || !dw_str_eq(ev->kind, pr->kind)) return 0;
-    kb_start(m, &m->kb);
-    *amt = 0;
+    if (pr->nanch) kb_start(m, &m->kb);
     for (uint32_t k = 0; k < pr->n; k++) {
         const mpat *mp = &pr->pats[k];
         const dw_value *v = dw_record_path(&ev->logged, mp->path.s, mp->path.len);
@@ -531,10 +571,17 @@ static int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int6
         default: if (!enc_value(&m->kb, v, false, 0)) return -1; break;
         }
     }
-    return m->kb.bad ? -1 : 1;
+    return pr->nanch && m->kb.bad ? -1 : 1;
 }
 
-static knode *upsert(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, true); }
+static inline int match_event(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
+{
+    *amt = 0;
+    if (!dw_str_eq(ev->aid, pr->id) || !dw_str_eq(ev->kind, pr->kind) || !dw_str_eq(ev->atype, pr->type)) return 0;
+    return pr->n ? match_fields(m, pr, ev, amt) : 1;   /* `request{}`: nothing more to test */
+}
+
+static inline knode *upsert(kmap *km, const mbuf *b) { return dw_km_hot_get(km, b->p, (uint32_t)b->n, true); }
 
 static bool prev_set(kmap *km, prevrec *r, bool matched, int64_t ts, const uint8_t *v, size_t n)
 {
@@ -556,7 +603,7 @@ static bool prev_set(kmap *km, prevrec *r, bool matched, int64_t ts, const uint8
 }
 
 /* Drop what fell out of the window at `now` (the newest timestamp). */
-static void mon_expire(mon *mo, int64_t now)
+static void mon_expire_slow(mon *mo, int64_t now)
 {
     switch (mo->kind) {
     case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM:
@@ -580,56 +627,65 @@ static void mon_expire(mon *mo, int64_t now)
     }
 }
 
+static inline bool km_due(const kmap *km, int64_t now, int64_t wt) { return km->head && sat_sub(now, km->head->ts) > wt; }
+
+/* Whether anything is out of the window at `now`: the oldest entry decides
+ * (the FIFO's front, the maps' least recently touched), so the common case,
+ * nothing to drop, costs a compare instead of a call. */
+static inline void mon_expire(mon *mo, int64_t now)
+{
+    bool due;
+    switch (mo->kind) {
+    case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM: due = mo->f.n && sat_sub(now, mo->f.e[mo->f.head].ts) > mo->wt; break;
+    case DW_MON_KIND_SINCE_NEG: due = km_due(&mo->a, now, mo->wt) || km_due(&mo->b, now, mo->wt); break;
+    default: due = km_due(&mo->a, now, mo->wt); break;
+    }
+    if (due) mon_expire_slow(mo, now);
+}
+
+/* previous: every event, matching (r) or not, shifts the partition's last two. */
+static int observe_previous(dw_monitors *m, mon *mo, int r, int64_t now)
+{
+    /* the anchored tuple without the partition prefix */
+    const uint8_t *tv = r && mo->p.nanch ? m->kb.p + m->pb.n : NULL;
+    size_t tn = r && mo->p.nanch ? m->kb.n - m->pb.n : 0;
+    knode *x = upsert(&mo->a, &m->pb);
+    if (!x) return -1;
+    prevrec tmp = x->prv;    /* prv <- cur, cur <- this event (reusing buffers) */
+    x->prv = x->cur;
+    x->cur = tmp;
+    if (!prev_set(&mo->a, &x->cur, r == 1, now, tv, tn)) return -1;
+    dw_km_touch(&mo->a, x, now);
+    return 0;
+}
+
 /* Feed ev to one predicate of a monitor (side 0: P, side 1: since's Q). */
 static int observe_side(dw_monitors *m, mon *mo, int side, const dw_event *ev)
 {
+    const mpred *pr = side ? &mo->q : &mo->p;
     int64_t now = ev->ts, amt;
-    int r;
-    knode *x;
+    int r = match_event(m, pr, ev, &amt);
+    if (r < 0) return -1;
+    if (mo->kind == DW_MON_KIND_PREVIOUS) return observe_previous(m, mo, r, now);
+    if (!r) return 0;
+    kmap *km = side ? &mo->b : &mo->a;
+    knode *x = upsert(km, pred_key(m, pr, &m->kb));
+    if (!x) return -1;
     switch (mo->kind) {
-    case DW_MON_KIND_FORMERLY:
-        if ((r = match_event(m, &mo->p, ev, &amt)) < 0) return -1;
-        if (r) {
-            if (!(x = upsert(&mo->a, &m->kb))) return -1;
-            dw_km_touch(&mo->a, x, now);
-        }
-        return 0;
     case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM:
-        if ((r = match_event(m, &mo->p, ev, &amt)) < 0) return -1;
-        if (r) {
-            if (!(x = upsert(&mo->a, &m->kb))) return -1;
-            if (!dw_fifo_push(&mo->f, (fent){ now, x, amt })) {
-                if (!x->count) dw_km_remove(&mo->a, x);
-                return -1;
-            }
-            x->count++;
-            x->sum += amt;
+        if (!dw_fifo_push(&mo->f, (fent){ now, x, amt })) {
+            if (!x->count) dw_km_remove(km, x);
+            return -1;
         }
+        x->count++;
+        x->sum += amt;
         return 0;
-    case DW_MON_KIND_SINCE_NEG: {
-        kmap *km = side ? &mo->b : &mo->a;
-        if ((r = match_event(m, side ? &mo->q : &mo->p, ev, &amt)) < 0) return -1;
-        if (r) {
-            if (!(x = upsert(km, &m->kb))) return -1;
-            x->seq = m->seq;
-            dw_km_touch(km, x, now);
-        }
+    case DW_MON_KIND_SINCE_NEG:
+        x->seq = m->seq;
+        dw_km_touch(km, x, now);
         return 0;
-    }
-    case DW_MON_KIND_PREVIOUS: {   /* every event, matching or not */
-        if ((r = match_event(m, &mo->p, ev, &amt)) < 0) return -1;
-        /* the anchored tuple without the partition prefix */
-        const uint8_t *tv = r ? m->kb.p + m->pb.n : NULL;
-        size_t tn = r ? m->kb.n - m->pb.n : 0;
-        if (!(x = upsert(&mo->a, &m->pb))) return -1;
-        prevrec tmp = x->prv;    /* prv <- cur, cur <- this event (reusing buffers) */
-        x->prv = x->cur;
-        x->cur = tmp;
-        if (!prev_set(&mo->a, &x->cur, r == 1, now, tv, tn)) return -1;
-        dw_km_touch(&mo->a, x, now);
-        return 0;
-    }
-    default:
+    default:                 /* FORMERLY */
+        dw_km_touch(km, x, now);
         return 0;
     }
 }
@@ -658,12 +714,14 @@ int dw_monitors_observe_hashed(dw_monitors *m, const dw_event *ev, uint64_t ihas
         if (ev->ts < mo->since) continue;   /* before the leaf was installed */
         if (observe_side(m, mo, (int)(e & 1), ev)) { disable(m); return -1; }
         mon_expire(mo, ev->ts);   /* what grew shrinks with the window */
+        mo->expired_seq = m->seq;
     }
     for (uint32_t k = 0; k < m->nprev; k++) {
         mon *mo = &m->mons[m->prevs[k]];
         if (ev->ts < mo->since) continue;
         if (observe_side(m, mo, 0, ev)) { disable(m); return -1; }
         mon_expire(mo, ev->ts);
+        mo->expired_seq = m->seq;
     }
     return 0;
 }
@@ -731,6 +789,7 @@ static int enc_term(const dw_program *p, const dw_tanchor *an, uint32_t ti, mbuf
  * some anchored term is unresolved (P then matches nothing), -1 error. */
 static int anchor_tuple(dw_monitors *m, const dw_program *p, const mpred *pr, const dw_tanchor *an)
 {
+    if (!pr->nanch) return 1;   /* the tuple is the partition key (pred_key) */
     kb_start(m, &m->ab);
     for (uint32_t k = 0; k < pr->n; k++) {
         if (pr->pats[k].cls != PC_ANCH) continue;
@@ -740,7 +799,7 @@ static int anchor_tuple(dw_monitors *m, const dw_program *p, const mpred *pr, co
     return m->ab.bad ? -1 : 1;
 }
 
-static knode *lookup(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, false); }
+static inline knode *lookup(kmap *km, const mbuf *b) { return dw_km_hot_get(km, b->p, (uint32_t)b->n, false); }
 
 /* §8.6 on values: ==/!= by ≐, orderings on Longs only. */
 static bool cmp_apply(uint8_t op, const dw_value *a, const dw_value *b)
@@ -769,41 +828,44 @@ int dw_monitors_eval(dw_monitors *m, const dw_program *p, uint32_t leaf, const d
     if (!current || !anchor) return -1;
     if (!m->have_last || current->ts != m->last_ts) return DW_MON_FALLBACK;
     mon *mo = &m->mons[leaf];
-    mon_expire(mo, current->ts);   /* monitors not fed since expire lazily */
+    /* monitors not fed since expire lazily (state changes only at observe,
+     * so one expiry per observed event suffices) */
+    if (mo->expired_seq != m->seq) { mon_expire(mo, current->ts); mo->expired_seq = m->seq; }
     if (!partition(m, current)) return DW_MON_FALLBACK;
-    int r = anchor_tuple(m, p, &mo->p, anchor);
+    int r = mo->p.nanch ? anchor_tuple(m, p, &mo->p, anchor) : 1;
     if (r < 0) return DW_MON_FALLBACK;
     knode *x;
     switch (mo->kind) {
     case DW_MON_KIND_FORMERLY:
-        *holds = r && lookup(&mo->a, &m->ab) != NULL;
+        *holds = r && lookup(&mo->a, pred_key(m, &mo->p, &m->ab)) != NULL;
         return 0;
     case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM: {
-        x = r ? lookup(&mo->a, &m->ab) : NULL;
-        dw_value agg;
-        if (mo->kind == DW_MON_KIND_COUNT) agg = dw_long(x ? (int64_t)x->count : 0);
+        x = r ? lookup(&mo->a, pred_key(m, &mo->p, &m->ab)) : NULL;
+        int64_t n;
+        if (mo->kind == DW_MON_KIND_COUNT) n = x ? (int64_t)x->count : 0;
         else {
             __int128 s = x ? x->sum : 0;
-            agg = dw_long(s > INT64_MAX ? INT64_MAX : s < INT64_MIN ? INT64_MIN : (int64_t)s);
+            n = s > INT64_MAX ? INT64_MAX : s < INT64_MIN ? INT64_MIN : (int64_t)s;
         }
-        dw_value k;
+        if (mo->k_long) { *holds = (n >= mo->klo && n <= mo->khi) != mo->k_out; return 0; }
+        dw_value agg = dw_long(n), k;
         if (!resolve_scalar(p, anchor, mo->kterm, &k)) return 0;   /* unresolved: false */
         *holds = mo->k_left ? cmp_apply(mo->op, &k, &agg) : cmp_apply(mo->op, &agg, &k);
         return 0;
     }
     case DW_MON_KIND_SINCE_NEG: {
-        if (!r || !(x = lookup(&mo->a, &m->ab))) return 0;
+        if (!r || !(x = lookup(&mo->a, pred_key(m, &mo->p, &m->ab)))) return 0;
         uint64_t pseq = x->seq;
         int rq = anchor_tuple(m, p, &mo->q, anchor);
         if (rq < 0) return DW_MON_FALLBACK;
-        knode *y = rq ? lookup(&mo->b, &m->ab) : NULL;
+        knode *y = rq ? lookup(&mo->b, pred_key(m, &mo->q, &m->ab)) : NULL;
         *holds = !y || pseq >= y->seq;
         return 0;
     }
     case DW_MON_KIND_PREVIOUS: {
         if (!r || !(x = lookup(&mo->a, &m->pb))) return 0;
         const prevrec *pv = &x->prv;
-        size_t tn = m->ab.n - m->pb.n;
+        size_t tn = mo->p.nanch ? m->ab.n - m->pb.n : 0;
         *holds = pv->present && pv->matched && sat_sub(current->ts, pv->ts) <= mo->wt && sat_sub(current->ts, pv->ts) >= 0 &&
                  pv->n == tn && (tn == 0 || memcmp(pv->v, m->ab.p + m->pb.n, tn) == 0);
         return 0;

@@ -152,19 +152,16 @@ void dw_km_clear(kmap *m)
 
 /* ---------------------------------------------------------------- window FIFO */
 
-bool dw_fifo_push(fifo *f, fent x)
+/* Double a full FIFO's capacity (false: out of memory, f unchanged). */
+bool dw_fifo_grow(fifo *f)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        fent *e = malloc(cap * sizeof *e);
-        if (!e) return false;
-        for (size_t i = 0; i < f->n; i++) e[i] = f->e[(f->head + i) & (f->cap - 1)];
-        free(f->e);
-        f->e = e;
-        f->cap = cap;
-        f->head = 0;
-    }
-    f->e[(f->head + f->n) & (f->cap - 1)] = x;
-    f->n++;
+    size_t cap = f->cap ? f->cap * 2 : 64;
+    fent *e = malloc(cap * sizeof *e);
+    if (!e) return false;
+    for (size_t i = 0; i < f->n; i++) e[i] = f->e[(f->head + i) & (f->cap - 1)];
+    free(f->e);
+    f->e = e;
+    f->cap = cap;
+    f->head = 0;
     return true;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "value.h"
+#include "../stdlib/bytes.h"
 
 typedef struct prevrec { bool present, matched; int64_t ts; uint8_t *v; uint32_t n, cap; } prevrec;
 
@@ -48,11 +49,27 @@ knode *dw_km_insert(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen);
  * out of memory).  A decision looks up the key its own event just touched:
  * the node last returned is compared first, without hashing. */
 knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert);
+/* dw_km_get with its first compare inlined: the hot node (a keyless
+ * monitor's only one) costs no call. */
+static inline knode *dw_km_hot_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
+{
+    knode *x = m->hot;
+    if (x && x->klen == klen && dw_mem_eq(x->key, key, klen)) return x;
+    return dw_km_get(m, key, klen, insert);
+}
 void dw_km_remove(kmap *m, knode *x);
 void dw_km_touch(kmap *m, knode *x, int64_t ts);
 void dw_km_expire(kmap *m, int64_t now, int64_t wt);
 void dw_km_clear(kmap *m);
-bool dw_fifo_push(fifo *f, fent x);
+bool dw_fifo_grow(fifo *f);
+/* Append x (false: out of memory, nothing appended). */
+static inline bool dw_fifo_push(fifo *f, fent x)
+{
+    if (f->n == f->cap && !dw_fifo_grow(f)) return false;
+    f->e[(f->head + f->n) & (f->cap - 1)] = x;
+    f->n++;
+    return true;
+}
 uint64_t dw_km_hash(const uint8_t *p, size_t n);
 uint64_t dw_km_ident_hash(dw_str type, dw_str id, dw_str kind);   /* never 0 */
 
