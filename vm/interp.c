@@ -249,25 +249,79 @@ static inline uint32_t batch_entry(const dw_program *P, dw_eval_batch *B)
     return w & DW_IX_IMPLIED ? P->index.body[i] : P->policies[i].entry;
 }
 
-/* B NULL: run the code at entry to its RET.  Else run batch B's candidates
- * one after the other in one loop (no call per policy), as decide() did. */
-static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval_batch *B)
+/* What plan_chain returns besides the successors RET, PUSH and AT (a chain
+ * never ends at a PLAN): */
+#define PLAN_PLAIN DW_VS(DW_VS_PLAN, 0, 0)   /* off the fast path at *dp: run its instructions */
+#define PLAN_VALUE DW_VS(DW_VS_PLAN, 1, 0)   /* a path with no test: push *vp, go on at (*dp)->next */
+
+/* Run the plan *dp (vm/eval_plan.c) and the plans its successors lead to:
+ * each reads its path (from the memo when it can) and applies its test, as
+ * the instructions would do them.  Returns where the code goes on. */
+static inline __attribute__((always_inline)) uint32_t plan_chain(const dw_eval_ctx *cx, const dw_var_plan *vplans,
+                                                                 const dw_var_plan **dp, const dw_value **vp)
+{
+    const dw_program *P = cx->prog;
+    dw_attr_memo *memo = cx->memo;
+    const dw_var_plan *d = *dp;
+    for (;;) {
+        const dw_value *v;
+        bool r;
+        if (memo->valid & d->bit) v = memo->val[d->slot - 1];
+        else if ((v = &cx->req->vars[d->var]), d->nattr) {
+            for (uint32_t i = 1; i <= d->nattr; i++) {
+                const dw_value *rec = v;
+                if (v->kind == DW_V_ENTITY) {
+                    const dw_entity *e = entity_of(cx, v->u.uid);
+                    if (!e) goto plain;
+                    rec = &e->attrs;
+                } else if (v->kind != DW_V_RECORD) goto plain;
+                uint32_t k = DW_INS_A(P->code[d->pc + i]);
+                if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto plain;
+            }
+            if (d->slot) {
+                memo->val[d->slot - 1] = v;
+                memo->valid |= d->bit;
+            }
+        }
+        if (d->test == DW_VT_EQ) r = value_eq(v, &P->consts[d->arg]);
+        else if (d->test == DW_VT_LIKE) {
+            if (v->kind != DW_V_STRING) goto plain;
+            r = like_match(P, d->arg, v->u.s, v->n);
+        } else if (d->test == DW_VT_HAS) {
+            const dw_value *rec = v;
+            if (v->kind == DW_V_ENTITY) {
+                const dw_entity *e = entity_of(cx, v->u.uid);
+                rec = e ? &e->attrs : NULL;
+            } else if (v->kind != DW_V_RECORD) goto plain;
+            r = rec && record_find(rec, &P->strs[d->arg], P->str_hash[d->arg]);
+        } else {
+            *dp = d;
+            *vp = v;
+            return PLAN_VALUE;
+        }
+        uint32_t s = d->succ[r];
+        if (DW_VS_KIND(s) != DW_VS_PLAN) return s;
+        d = &vplans[DW_VS_X(s) + 1];
+    }
+plain:
+    *dp = d;
+    return PLAN_PLAIN;
+}
+
+/* Run the code at entry to its RET; pushed: a value on the stack first
+ * (where a plan chain left the code with one), or NULL. */
+static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushed, bool *result)
 {
     const dw_program *P = cx->prog;
     const uint32_t *code = P->code;
     dw_value *sp = cx->stack;          /* next free slot */
-    if (B) {
-        if (B->k >= B->n) return DW_EVAL_OK;
-        entry = batch_entry(P, B);
-    }
+    if (pushed) *sp++ = *pushed;
     uint32_t pc = entry;
     dw_eval_status st;
     bool r;
     const dw_value *cur;               /* a GETATTR chain's value so far */
-    dw_attr_memo *memo = cx->memo;
-    const uint32_t *vplan = memo && !cx->ret_value ? P->var_plan : NULL;   /* RET of a plan takes a Bool */
+    const uint32_t *vplan = cx->memo && !cx->ret_value ? P->var_plan : NULL;   /* RET of a plan takes a Bool */
     const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;   /* var_plan holds index + 1 */
-    const dw_var_plan *d;              /* the plan running */
 
     uint32_t ins, A;
 #if defined(__GNUC__) && !defined(DW_NO_JUMP_TABLE)
@@ -297,54 +351,22 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             vmbreak;
         vmcase(DW_OP_VAR)
             if (vplan && vplan[pc - 1]) {
-                /* the VAR's plan (vm/eval_plan.c): its path, then the test after it,
-                 * as the instructions would do them, then on to the next plan, the
-                 * policy's result or the code; anything else runs the instructions */
-                d = &vplans[vplan[pc - 1]];
-            plan:;
-                const dw_value *v;
-                if (memo->valid & d->bit) v = memo->val[d->slot - 1];
-                else if ((v = &cx->req->vars[d->var]), d->nattr) {
-                    for (uint32_t i = 1; i <= d->nattr; i++) {
-                        const dw_value *rec = v;
-                        if (v->kind == DW_V_ENTITY) {
-                            const dw_entity *e = entity_of(cx, v->u.uid);
-                            if (!e) goto plan_plain;
-                            rec = &e->attrs;
-                        } else if (v->kind != DW_V_RECORD) goto plan_plain;
-                        uint32_t k = DW_INS_A(code[d->pc + i]);
-                        if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto plan_plain;
-                    }
-                    if (d->slot) {
-                        memo->val[d->slot - 1] = v;
-                        memo->valid |= d->bit;
-                    }
-                }
-                if (d->test == DW_VT_NONE) {
-                    *sp++ = *v;
+                /* the VAR's plan chain: on to the policy's result or the code;
+                 * anything off the fast path runs the instructions */
+                const dw_var_plan *d = &vplans[vplan[pc - 1]];
+                uint32_t s = plan_chain(cx, vplans, &d, &cur);
+                if (s == PLAN_VALUE) {
+                    *sp++ = *cur;
                     pc = d->next;
                     vmbreak;
                 }
-                if (d->test == DW_VT_EQ) r = value_eq(v, &P->consts[d->arg]);
-                else if (d->test == DW_VT_LIKE) {
-                    if (v->kind != DW_V_STRING) goto plan_plain;
-                    r = like_match(P, d->arg, v->u.s, v->n);
-                } else {                   /* DW_VT_HAS */
-                    const dw_value *rec = v;
-                    if (v->kind == DW_V_ENTITY) {
-                        const dw_entity *e = entity_of(cx, v->u.uid);
-                        rec = e ? &e->attrs : NULL;
-                    } else if (v->kind != DW_V_RECORD) goto plan_plain;
-                    r = rec && record_find(rec, &P->strs[d->arg], P->str_hash[d->arg]);
+                if (s != PLAN_PLAIN) {
+                    r = DW_VS_BOOL(s);
+                    if (DW_VS_KIND(s) == DW_VS_RET) goto ret_bool;
+                    pc = DW_VS_X(s);
+                    if (DW_VS_KIND(s) == DW_VS_PUSH) *sp++ = dw_bool(r);
+                    vmbreak;
                 }
-                uint32_t s = d->succ[r];
-                if (DW_VS_KIND(s) == DW_VS_PLAN) { d = &vplans[DW_VS_X(s) + 1]; goto plan; }
-                r = DW_VS_BOOL(s);
-                if (DW_VS_KIND(s) == DW_VS_RET) goto ret_bool;
-                pc = DW_VS_X(s);
-                if (DW_VS_KIND(s) == DW_VS_PUSH) *sp++ = dw_bool(r);
-                vmbreak;
-            plan_plain:
                 pc = d->pc + 1;
                 A = d->var;
             }
@@ -511,19 +533,8 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
             if (sp->kind != DW_V_BOOL) FAIL(DW_ERR_TYPE, "policy condition is not a Bool");
             r = sp->u.b;
         ret_bool:
-            if (!B) { *result = r; return DW_EVAL_OK; }
-            if (r) {
-                if (P->policies[B->pol].effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
-                else B->permits[B->np++] = B->pol;
-            }
-            if (++B->k == B->n) return DW_EVAL_OK;
-            pc = batch_entry(P, B);
-            sp = cx->stack;
-            if (vplan && vplan[pc]) {
-                d = &vplans[vplan[pc]];     /* the next policy starts at a plan: no dispatch */
-                goto plan;
-            }
-            vmbreak;
+            *result = r;
+            return DW_EVAL_OK;
         vmdefault:
             FAIL(DW_ERR_INTERNAL, "bad opcode");
         }
@@ -550,10 +561,41 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, bool *result, dw_eval
 
 dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
 {
-    return run(cx, entry, result, NULL);
+    return run(cx, entry, NULL, result);
 }
 
-dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *b)
+/* The batch loop: a candidate whose plan chain decides it never enters the
+ * interpreter (the loop's few live values stay in registers); the rest run
+ * from where the chain left the code. */
+dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *B)
 {
-    return run(cx, 0, NULL, b);
+    const dw_program *P = cx->prog;
+    const uint32_t *vplan = cx->memo ? P->var_plan : NULL;   /* batches never return values */
+    const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;
+    for (; B->k < B->n; B->k++) {
+        uint32_t pc = batch_entry(P, B);
+        bool r;
+        dw_eval_status st;
+        if (vplan && vplan[pc]) {
+            const dw_var_plan *d = &vplans[vplan[pc]];
+            const dw_value *v = NULL;
+            uint32_t s = plan_chain(cx, vplans, &d, &v);
+            if (DW_VS_KIND(s) == DW_VS_RET) r = DW_VS_BOOL(s);
+            else {
+                dw_value b;
+                if (s == PLAN_PLAIN) pc = d->pc;
+                else if (s == PLAN_VALUE) pc = d->next;
+                else {
+                    pc = DW_VS_X(s);
+                    v = DW_VS_KIND(s) == DW_VS_PUSH ? (b = dw_bool(DW_VS_BOOL(s)), &b) : NULL;
+                }
+                if ((st = run(cx, pc, v, &r))) return st;
+            }
+        } else if ((st = run(cx, pc, NULL, &r))) return st;
+        if (r) {
+            if (P->policies[B->pol].effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
+            else B->permits[B->np++] = B->pol;
+        }
+    }
+    return DW_EVAL_OK;
 }
