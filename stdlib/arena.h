@@ -55,7 +55,8 @@ void  dw_arena_reset_blocks(dw_arena *a);
 static inline void dw_arena_reset(dw_arena *a)
 {
     dw_arena_block *b = a->head;
-    if (b && !b->next && b->size == a->block_size) { b->used = 0; a->used_total = 0; return; }
+    if (!b) { a->used_total = 0; return; }          /* nothing was allocated (a decision may not) */
+    if (!b->next && b->size == a->block_size) { b->used = 0; a->used_total = 0; return; }
     dw_arena_reset_blocks(a);
 }
 void  dw_arena_free(dw_arena *a);

@@ -208,17 +208,17 @@ static inline __attribute__((always_inline)) int candidates(const dw_program *pr
     return 0;
 }
 
-/* which: postings (each ANDed with keep), or NULL: policies 0 .. n-1. */
+/* which: postings (each ANDed with keep), or NULL: policies 0 .. n-1.
+ * Nothing is allocated unless it must be: the stack and the result lists
+ * are on the C stack while they fit (the lists copied to scratch at the end
+ * only when two or more policies determine; one points into index.self). */
 static inline __attribute__((always_inline)) int decide(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
                   dw_response *resp, const uint32_t *which, uint32_t keep, uint32_t n)
 {
-    memset(resp, 0, sizeof *resp);
-    /* the stack on the C stack when it is small; one scratch block for the
-     * result lists (errors only once one occurs) */
     dw_value local[32], *stack = local;
-    if (prog->max_stack + 1 > 32 && !(stack = dw_arena_alloc_raw(scratch, (prog->max_stack + 1) * sizeof(dw_value)))) return -1;
-    uint32_t *permits = dw_arena_alloc_raw(scratch, 2 * (n + 1) * sizeof(uint32_t));
-    if (!permits) return -1;
+    uint32_t lists[2 * 32], *permits = lists;
+    if (prog->max_stack + 1 > 32 && !(stack = dw_arena_alloc_raw(scratch, (prog->max_stack + 1) * sizeof(dw_value)))) goto oom;
+    if (n + 1 > 32 && !(permits = dw_arena_alloc_raw(scratch, 2 * (n + 1) * sizeof(uint32_t)))) goto oom;
     dw_policy_error *errs = NULL;
     uint32_t ne = 0;
     dw_attr_memo memo;
@@ -227,23 +227,35 @@ static inline __attribute__((always_inline)) int decide(const dw_program *prog, 
     dw_eval_batch b = { .which = which, .keep = keep, .n = n, .permits = permits, .forbids = permits + (n + 1) };
     dw_eval_status st;
     while ((st = dw_eval_candidates(&cx, &b)) != DW_EVAL_OK) {
-        if (st == DW_ERR_OOM) return -1;
-        if (!errs && !(errs = dw_arena_alloc_raw(scratch, (n + 1) * sizeof *errs))) return -1;
+        if (st == DW_ERR_OOM) goto oom;
+        if (!errs && !(errs = dw_arena_alloc_raw(scratch, (n + 1) * sizeof *errs))) goto oom;
         errs[ne].policy = b.pol;
         errs[ne].status = st;
         errs[ne].detail = cx.err_detail;
         ne++;
         b.k++;
     }
-    uint32_t np = b.np, nf = b.nf;
-    uint32_t *forbids = b.forbids;
-    resp->evaluated = n;
+    uint32_t nd = b.nf ? b.nf : b.np;
+    const uint32_t *d = b.nf ? b.forbids : permits;
+    resp->allow = b.nf == 0 && b.np > 0;
+    resp->ndetermining = nd;
     resp->errors = errs;                           /* NULL while nerrors is 0 */
     resp->nerrors = ne;
-    resp->allow = nf == 0 && np > 0;
-    resp->determining = nf ? forbids : permits;
-    resp->ndetermining = nf ? nf : np;
+    resp->evaluated = n;
+    if (nd <= 1) {
+        static const uint32_t none[1];
+        resp->determining = nd ? &prog->index.self[d[0]] : prog->index.self ? prog->index.self : none;
+    } else if (permits != lists) resp->determining = d;
+    else {
+        uint32_t *v = dw_arena_alloc_raw(scratch, nd * sizeof *v);
+        if (!v) goto oom;
+        memcpy(v, d, nd * sizeof *v);
+        resp->determining = v;
+    }
     return 0;
+oom:
+    memset(resp, 0, sizeof *resp);
+    return -1;
 }
 
 void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store)

@@ -76,8 +76,9 @@ int dw_index_build(dw_program *p)
         if (ix->has_pair[v]) ix->any_pair = true;
     }
     ix->body = p->npolicies ? dw_arena_alloc(&p->arena, p->npolicies * sizeof *ix->body) : NULL;
-    if (p->npolicies && !ix->body) return -1;
-    for (uint32_t i = 0; i < p->npolicies; i++) ix->body[i] = dw_scope_prefix_end(p, i);
+    ix->self = p->npolicies ? dw_arena_alloc(&p->arena, p->npolicies * sizeof *ix->self) : NULL;
+    if (p->npolicies && (!ix->body || !ix->self)) return -1;
+    for (uint32_t i = 0; i < p->npolicies; i++) ix->body[i] = dw_scope_prefix_end(p, i), ix->self[i] = i;
     for (uint32_t b = 0; b < ix->nbuckets; b++) {
         const dw_index_bucket *k = &ix->buckets[b];
         for (uint32_t i = k->first; i < k->first + k->n; i++) {

@@ -142,6 +142,7 @@ typedef struct dw_index {
     uint32_t nslots;         /* power of two */
     uint32_t *policies;      /* bucket runs, each ascending: policy << 1 | DW_IX_IMPLIED */
     uint32_t *body;          /* per policy: the pc after its scope prefix (entry when it has none) */
+    uint32_t *self;          /* self[i] == i: a decision's one determining policy points here */
     uint32_t always_first, always_n;   /* the ALWAYS run */
     bool has_entity[3], has_type[3], has_pair[3];   /* which probes can find anything, per variable */
     uint8_t probe_vars;      /* bit v: has_entity[v] || has_type[v] */

@@ -109,7 +109,7 @@ typedef struct dw_policy_error { uint32_t policy; dw_eval_status status; const c
 
 typedef struct dw_response {
     bool allow;
-    uint32_t *determining; uint32_t ndetermining;   /* ascending policy indices */
+    const uint32_t *determining; uint32_t ndetermining;   /* ascending policy indices (in scratch or prog) */
     dw_policy_error *errors; uint32_t nerrors;       /* ascending policy indices (NULL when none) */
     uint32_t evaluated;                              /* policies whose code ran */
 } dw_response;

@@ -252,12 +252,51 @@ static void test_bool_fold_random(void **state)
     }
 }
 
+/* The determining list whatever its length and wherever it lives (vm/authorize.c
+ * keeps short lists on the C stack: none or one policy point into the program,
+ * two or more are copied to scratch; a long candidate list is in scratch from
+ * the start): every true permit, in order, or every true forbid. */
+static void test_determining_lists(void **state)
+{
+    (void)state;
+    for (uint32_t npol = 3; npol <= 45; npol += 42) {
+        for (uint32_t mask = 0; mask < 16; mask++) {
+            static char text[64 * 96];
+            size_t len = 0;
+            /* policy i is true when context.a == i % 4 is one of mask's bits; policy 1 is a forbid */
+            for (uint32_t i = 0; i < npol; i++)
+                len += (size_t)snprintf(text + len, sizeof text - len, "%s(principal, action, resource) when { context.b.contains(%u) };\n",
+                                        i == 1 ? "forbid" : "permit", i % 4);
+            fixture f;
+            start(&f, text, "[]");
+            char ctx[128];
+            snprintf(ctx, sizeof ctx, "{\"b\":[%s%s%s%s 99]}", mask & 1 ? "0," : "", mask & 2 ? "1," : "", mask & 4 ? "2," : "", mask & 8 ? "3," : "");
+            dw_request req;
+            request(&f, "{\"type\":\"User\",\"id\":\"u\"}", ctx, &req);
+            dw_response resp;
+            dw_arena_reset(&f.s);
+            assert_int_equal(dw_authorize(f.prog, &f.st, &req, &f.s, &resp), 0);
+            bool forbid = (mask & 2) != 0;
+            uint32_t want[64], nw = 0;
+            for (uint32_t i = 0; i < npol; i++)
+                if ((mask >> (i % 4) & 1) && (i == 1) == forbid) want[nw++] = i;
+            assert_int_equal(resp.ndetermining, nw);
+            assert_non_null(resp.determining);
+            for (uint32_t k = 0; k < nw; k++) assert_int_equal(resp.determining[k], want[k]);
+            assert_int_equal(resp.allow, !forbid && nw > 0);
+            assert_int_equal(resp.nerrors, 0);
+            stop(&f);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_like_shapes),
         cmocka_unit_test(test_memo_same_answers),
         cmocka_unit_test(test_bool_fold_random),
+        cmocka_unit_test(test_determining_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
