@@ -557,7 +557,7 @@ static inline const mbuf *pred_key(const dw_monitors *m, const mpred *pr, const 
 /* match(j, ρ0, P) up to the anchored fields: 1 matched (their values appended
  * to m->kb after the partition key when P has any: pred_key), the Long amount
  * of the summed field in *amt), 0 not, -1 error. */
-static int match_fields(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
+static __attribute__((noinline)) int match_fields(dw_monitors *m, const mpred *pr, const dw_event *ev, int64_t *amt)
 {
     if (pr->nanch) kb_start(m, &m->kb);
     for (uint32_t k = 0; k < pr->n; k++) {
@@ -644,7 +644,7 @@ static inline void mon_expire(mon *mo, int64_t now)
 }
 
 /* previous: every event, matching (r) or not, shifts the partition's last two. */
-static int observe_previous(dw_monitors *m, mon *mo, int r, int64_t now)
+static __attribute__((noinline)) int observe_previous(dw_monitors *m, mon *mo, int r, int64_t now)
 {
     /* the anchored tuple without the partition prefix */
     const uint8_t *tv = r && mo->p.nanch ? m->kb.p + m->pb.n : NULL;
@@ -720,7 +720,7 @@ int dw_monitors_observe_hashed(dw_monitors *m, const dw_event *ev, uint64_t ihas
         mon *mo = &m->mons[m->prevs[k]];
         if (ev->ts < mo->since) continue;
         if (observe_side(m, mo, 0, ev)) { disable(m); return -1; }
-        mon_expire(mo, ev->ts);
+        mon_expire_slow(mo, ev->ts);   /* (the inline test's code once, in the loop above) */
         mo->expired_seq = m->seq;
     }
     return 0;
@@ -820,6 +820,43 @@ static bool cmp_apply(uint8_t op, const dw_value *a, const dw_value *b)
     }
 }
 
+/* The rarer shapes are out of line: the common decision (formerly, count,
+ * sum against a Long constant) stays a few cache lines of code. */
+
+/* agg <op> K for a K resolved at the decision (anchored, or not a Long). */
+static __attribute__((noinline)) bool agg_cmp_resolved(const dw_program *p, const mon *mo, const dw_tanchor *anchor, int64_t n)
+{
+    dw_value agg = dw_long(n), k;
+    if (!resolve_scalar(p, anchor, mo->kterm, &k)) return false;   /* unresolved: false */
+    return mo->k_left ? cmp_apply(mo->op, &k, &agg) : cmp_apply(mo->op, &agg, &k);
+}
+
+/* !Q since P, P's tuple resolved (r) into pred_key(m, &mo->p, &m->ab). */
+static __attribute__((noinline)) int eval_since(dw_monitors *m, const dw_program *p, mon *mo, int r, const dw_tanchor *anchor,
+                                                bool *holds)
+{
+    knode *x;
+    if (!r || !(x = lookup(&mo->a, pred_key(m, &mo->p, &m->ab)))) return 0;
+    uint64_t pseq = x->seq;
+    int rq = anchor_tuple(m, p, &mo->q, anchor);
+    if (rq < 0) return DW_MON_FALLBACK;
+    knode *y = rq ? lookup(&mo->b, pred_key(m, &mo->q, &m->ab)) : NULL;
+    *holds = !y || pseq >= y->seq;
+    return 0;
+}
+
+/* previous within W P, P's tuple resolved (r) as for eval_since. */
+static __attribute__((noinline)) int eval_previous(dw_monitors *m, mon *mo, int r, int64_t now, bool *holds)
+{
+    knode *x;
+    if (!r || !(x = lookup(&mo->a, &m->pb))) return 0;
+    const prevrec *pv = &x->prv;
+    size_t tn = mo->p.nanch ? m->ab.n - m->pb.n : 0;
+    *holds = pv->present && pv->matched && sat_sub(now, pv->ts) <= mo->wt && sat_sub(now, pv->ts) >= 0 &&
+             pv->n == tn && (tn == 0 || memcmp(pv->v, m->ab.p + m->pb.n, tn) == 0);
+    return 0;
+}
+
 int dw_monitors_eval(dw_monitors *m, const dw_program *p, uint32_t leaf, const dw_tanchor *anchor,
                      const dw_event *current, bool *holds)
 {
@@ -830,47 +867,24 @@ int dw_monitors_eval(dw_monitors *m, const dw_program *p, uint32_t leaf, const d
     mon *mo = &m->mons[leaf];
     /* monitors not fed since expire lazily (state changes only at observe,
      * so one expiry per observed event suffices) */
-    if (mo->expired_seq != m->seq) { mon_expire(mo, current->ts); mo->expired_seq = m->seq; }
+    if (mo->expired_seq != m->seq) { mon_expire_slow(mo, current->ts); mo->expired_seq = m->seq; }
     if (!partition(m, current)) return DW_MON_FALLBACK;
     int r = mo->p.nanch ? anchor_tuple(m, p, &mo->p, anchor) : 1;
     if (r < 0) return DW_MON_FALLBACK;
-    knode *x;
     switch (mo->kind) {
-    case DW_MON_KIND_FORMERLY:
-        *holds = r && lookup(&mo->a, pred_key(m, &mo->p, &m->ab)) != NULL;
-        return 0;
-    case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM: {
-        x = r ? lookup(&mo->a, pred_key(m, &mo->p, &m->ab)) : NULL;
-        int64_t n;
-        if (mo->kind == DW_MON_KIND_COUNT) n = x ? (int64_t)x->count : 0;
-        else {
-            __int128 s = x ? x->sum : 0;
-            n = s > INT64_MAX ? INT64_MAX : s < INT64_MIN ? INT64_MIN : (int64_t)s;
-        }
-        if (mo->k_long) { *holds = (n >= mo->klo && n <= mo->khi) != mo->k_out; return 0; }
-        dw_value agg = dw_long(n), k;
-        if (!resolve_scalar(p, anchor, mo->kterm, &k)) return 0;   /* unresolved: false */
-        *holds = mo->k_left ? cmp_apply(mo->op, &k, &agg) : cmp_apply(mo->op, &agg, &k);
-        return 0;
+    case DW_MON_KIND_FORMERLY: case DW_MON_KIND_COUNT: case DW_MON_KIND_SUM: break;
+    case DW_MON_KIND_SINCE_NEG: return eval_since(m, p, mo, r, anchor, holds);
+    case DW_MON_KIND_PREVIOUS: return eval_previous(m, mo, r, current->ts, holds);
+    default: return DW_MON_FALLBACK;
     }
-    case DW_MON_KIND_SINCE_NEG: {
-        if (!r || !(x = lookup(&mo->a, pred_key(m, &mo->p, &m->ab)))) return 0;
-        uint64_t pseq = x->seq;
-        int rq = anchor_tuple(m, p, &mo->q, anchor);
-        if (rq < 0) return DW_MON_FALLBACK;
-        knode *y = rq ? lookup(&mo->b, pred_key(m, &mo->q, &m->ab)) : NULL;
-        *holds = !y || pseq >= y->seq;
-        return 0;
+    knode *x = r ? lookup(&mo->a, pred_key(m, &mo->p, &m->ab)) : NULL;
+    if (mo->kind == DW_MON_KIND_FORMERLY) { *holds = x != NULL; return 0; }
+    int64_t n;
+    if (mo->kind == DW_MON_KIND_COUNT) n = x ? (int64_t)x->count : 0;
+    else {
+        __int128 s = x ? x->sum : 0;
+        n = s > INT64_MAX ? INT64_MAX : s < INT64_MIN ? INT64_MIN : (int64_t)s;
     }
-    case DW_MON_KIND_PREVIOUS: {
-        if (!r || !(x = lookup(&mo->a, &m->pb))) return 0;
-        const prevrec *pv = &x->prv;
-        size_t tn = mo->p.nanch ? m->ab.n - m->pb.n : 0;
-        *holds = pv->present && pv->matched && sat_sub(current->ts, pv->ts) <= mo->wt && sat_sub(current->ts, pv->ts) >= 0 &&
-                 pv->n == tn && (tn == 0 || memcmp(pv->v, m->ab.p + m->pb.n, tn) == 0);
-        return 0;
-    }
-    default:
-        return DW_MON_FALLBACK;
-    }
+    *holds = mo->k_long ? (n >= mo->klo && n <= mo->khi) != mo->k_out : agg_cmp_resolved(p, mo, anchor, n);
+    return 0;
 }
