@@ -388,18 +388,24 @@ bool engine_refuse_lost(dw_engine *e, dw_verdict *v)
 /* Cedar's decision of req over store, the temporal leaves of every rule whose
  * scope admits it first (vm/leaves.h, D3).  anchor_context: the leaves' ρ0
  * context when it is not req's (NULL).  0, or -1 with v a deny that says why. */
-int engine_leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env)
+static inline int leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env)
 {
     const dw_event_schema *es = e->s.es;
-    dw_str *key = es && es->nkey ? dw_arena_alloc_raw(&e->scratch, es->nkey * sizeof *key) : NULL;
-    if (es && es->nkey && !key) return -1;
-    for (size_t q = 0; key && q < es->nkey; q++) key[q] = es->key[q].path;
+    uint32_t nkey = es ? (uint32_t)es->nkey : 0;
+    dw_str *key = NULL;
+    if (nkey) {                  /* key-local (§8.9): the key paths, as the view reads them */
+        if (!(key = dw_arena_alloc_raw(&e->scratch, nkey * sizeof *key))) return -1;
+        for (uint32_t q = 0; q < nkey; q++) key[q] = es->key[q].path;
+    }
     *env = (dw_leaf_env){
-        .hist = e->h.ev, .nhist = e->h.n, .ticks_per_second = e->tps, .key = key, .nkey = key ? (uint32_t)es->nkey : 0,
+        .hist = e->h.ev, .nhist = e->h.n, .ticks_per_second = e->tps, .key = key, .nkey = nkey,
         .since = e->since, .mon = e->mon, .work_bound = e->work_bound, .anchor_context = anchor_context,
+        .leaf_policies = e->leaf_policies, .nleaf_policies = e->nleaf_policies,
     };
     return 0;
 }
+
+int engine_leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env) { return leaf_env(e, anchor_context, env); }
 
 int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
                      dw_response *resp, dw_verdict *v)
@@ -412,7 +418,7 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
         return -1;
     }
     dw_leaf_env env;
-    if (engine_leaf_env(e, anchor_context, &env)) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
+    if (leaf_env(e, anchor_context, &env)) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
     dw_leaf_fault f;
     if (!dw_authorize_leaves(p, store, req, &env, &e->scratch, resp, &f)) return 0;
     char msg[sizeof v->message];

@@ -281,21 +281,45 @@ static const dw_request *bound_request(const dw_program *prog, const dw_store *s
     return local;
 }
 
+/* dw_authorize with pass between the candidates and the decision (in one
+ * frame: the leaf pass of vm/leaves.c runs per decision). */
+int dw_authorize_pass(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
+                      dw_response *resp, dw_postings_pass pass, void *ctx)
+{
+    uint32_t first[32];          /* a merged list, as dw_authorize's */
+    dw_postings c = { .n = prog->npolicies, .keep = ~0u };
+    if (prog->index.nslots) {
+        cands cs = { .buf = first, .cap = 32, .a = scratch, .req = req };
+        if (candidates(prog, store, req, &cs)) return -1;
+        c = (dw_postings){ .v = cs.v, .n = cs.n, .keep = cs.keep, .owned = cs.v && cs.v == cs.buf };
+    }
+    if (pass(ctx, &c)) return 1;
+    return decide(prog, store, req, scratch, resp, c.v, c.keep, c.n);
+}
+
+/* dw_index_candidates' pass: the list copied out, the decision not taken. */
+typedef struct capture { dw_arena *a; dw_candidates *out; } capture;
+
+static int capture_pass(void *ctx, dw_postings *c)
+{
+    capture *k = ctx;
+    /* the caller may rewrite the list: always a copy, never NULL */
+    uint32_t *v = dw_arena_alloc_raw(k->a, (c->n + 1) * sizeof *v);
+    if (v) for (uint32_t i = 0; i < c->n; i++) v[i] = c->v[i] & c->keep;
+    k->out->v = v;
+    k->out->n = c->n;
+    return 1;
+}
+
 int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
                         dw_arena *scratch, dw_candidates *out)
 {
     out->v = NULL;
     out->n = prog->npolicies;
     if (!prog->index.nslots) return 0;
-    cands c = { .a = scratch, .req = req };
-    if (candidates(prog, store, req, &c)) return -1;
-    /* the caller may rewrite the list (the leaf pass does): always a copy, never NULL */
-    uint32_t *v = c.v == c.buf && c.buf ? c.buf : dw_arena_alloc_raw(scratch, (c.n + 1) * sizeof *v);
-    if (!v) return -1;
-    if (v != c.v) for (uint32_t i = 0; i < c.n; i++) v[i] = c.v[i] & c.keep;
-    out->v = v;
-    out->n = c.n;
-    return 0;
+    capture k = { scratch, out };
+    dw_response unused;
+    return dw_authorize_pass(prog, store, req, scratch, &unused, capture_pass, &k) < 0 || !out->v ? -1 : 0;
 }
 
 int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,

@@ -23,6 +23,9 @@ typedef struct dw_leaf_env {
     uint64_t work_bound;                    /* temporal steps for all leaves of the decision */
     const dw_value *anchor_context;         /* the leaves' ρ0 context when it is not the request's
                                                (the parts API: event values, §8.1); NULL: req's */
+    const uint32_t *leaf_policies;          /* the policies with leaves, ascending (nleaf_policies), to find
+                                               among the candidates; NULL: each candidate's code says */
+    uint32_t nleaf_policies;
 } dw_leaf_env;
 
 typedef enum dw_leaf_err {
@@ -35,11 +38,14 @@ typedef enum dw_leaf_err {
 
 typedef struct dw_leaf_fault { dw_leaf_err err; uint32_t policy; int teval_err; } dw_leaf_fault;
 
-/* The leaf pass over the candidates c of a bound request: fills
- * req->leaf_values (0 false, 1 true, 2 not evaluated) and drops from c every
- * policy with leaves whose scope excludes the request.  0, or -1 with *fault. */
+/* The leaf pass over the candidates c of a bound request (vm.h's postings):
+ * fills req->leaf_values (0 false, 1 true, 2 not evaluated; NULL when no
+ * policy with leaves is in scope, which reads as 2) and drops from c every
+ * policy with leaves whose scope excludes the request (c then owns a
+ * rewritten list in scratch, or the owned one rewritten in place).  0, or -1
+ * with *fault. */
 int dw_eval_leaves(const dw_program *p, const dw_store *store, dw_request *req, const dw_leaf_env *env,
-                   dw_arena *scratch, dw_candidates *c, dw_leaf_fault *fault);
+                   dw_arena *scratch, dw_postings *c, dw_leaf_fault *fault);
 
 /* The pass's parts, for a re-evaluation that must see what it saw (dwc
  * explain): the anchor ρ0 of a bound request, the teval view (the key's

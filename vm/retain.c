@@ -393,17 +393,11 @@ void dw_retain_set_free(dw_retain_set *s)
     memset(s, 0, sizeof *s);
 }
 
-const void *dw_retain_set_same(const void *id, const dw_event *ev)
-{
-    const dw_retain_entry *en = id;
-    return en && id_eq(en->key, ev) ? en : NULL;
-}
-
-int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n)
+/* dw_retain_entry_fields past its fieldless case (retain.h). */
+int dw_retain_entry_fields_read(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n)
 {
     const dw_retain_entry *en = id;
     *n = 0;
-    if (en->fieldless) return DW_RETAIN_FIELDS;       /* every predicate matches it by its identity alone */
     bool needed = false, whole = false;
     for (uint32_t i = 0; i < en->nids; i++) {
         const dw_retain_id *d = en->ids[i];

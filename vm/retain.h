@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "temporal.h"
+#include "../stdlib/bytes.h"
 
 /* What a predicate asks of an event's logged record: each path present
  * and, where the pattern is a constant, equal to it (dw_tval_eq). */
@@ -93,9 +94,24 @@ enum { DW_RETAIN_NONE = 0, DW_RETAIN_FIELDS = 1, DW_RETAIN_WHOLE = 2 };
 int dw_retain_set_fields(const dw_retain_set *s, const dw_event *ev, uint64_t ihash, dw_str *paths, uint32_t cap,
                          uint32_t *n, const void **id);   /* ihash: dw_retain_ident_hash(ev); *id: ev's identity in s */
 /* The same for an identity *id gave (valid while its set is), without the
- * lookup: dw_retain_set_same is id when ev has that identity, else NULL. */
-const void *dw_retain_set_same(const void *id, const dw_event *ev);
-int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n);
+ * lookup: dw_retain_set_same is id when ev has that identity, else NULL.
+ * Inline: the engine asks both of every event it keeps (runtime/engine_keep.c). */
+static inline const void *dw_retain_set_same(const void *id, const dw_event *ev)
+{
+    const dw_retain_entry *en = id;
+    if (!en) return NULL;
+    const dw_retain_id *d = en->key;   /* the action id first: the field events of one type differ in most */
+    return d->aid.len == ev->aid.len && d->kind.len == ev->kind.len && d->atype.len == ev->atype.len &&
+           dw_mem_eq(d->aid.s, ev->aid.s, d->aid.len) && dw_mem_eq(d->kind.s, ev->kind.s, d->kind.len) &&
+           dw_mem_eq(d->atype.s, ev->atype.s, d->atype.len) ? en : NULL;
+}
+int dw_retain_entry_fields_read(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n);
+static inline int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n)
+{
+    const dw_retain_entry *en = id;
+    if (en->fieldless) { *n = 0; return DW_RETAIN_FIELDS; }   /* every predicate matches it by its identity alone */
+    return dw_retain_entry_fields_read(id, ev, paths, cap, n);
+}
 
 /* The part of record rec that paths[0..n) reach (dw_record_path), copied
  * into a: a field a path names is copied whole, a record a longer path goes

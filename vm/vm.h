@@ -129,6 +129,16 @@ int dw_index_candidates(const dw_program *prog, const dw_store *store, const dw_
                         dw_arena *scratch, dw_candidates *out);
 int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const dw_request *req,
                             dw_arena *scratch, const dw_candidates *c, dw_response *resp);
+/* dw_authorize of a bound request with a pass over the candidates before
+ * the decision (the temporal leaves, vm/leaves.h), copying nothing: the
+ * postings v[k] & keep (v NULL: policies 0 .. n-1, none implied), v borrowed
+ * from the index or, when owned, a merged list (keep ~0u) the pass may
+ * rewrite; the pass may also point c at a list of its own in scratch.
+ * 0; -1 on OOM; 1 when the pass failed (non-zero). */
+typedef struct dw_postings { const uint32_t *v; uint32_t n, keep; bool owned; } dw_postings;
+typedef int (*dw_postings_pass)(void *ctx, dw_postings *c);
+int dw_authorize_pass(const dw_program *prog, const dw_store *store, const dw_request *req, dw_arena *scratch,
+                      dw_response *resp, dw_postings_pass pass, void *ctx);
 /* The same with the decision index switched off: every policy runs.  Used to
  * check the index's soundness (decisions must be identical). */
 int dw_authorize_all(const dw_program *prog, const dw_store *store, const dw_request *req,
