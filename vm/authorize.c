@@ -7,7 +7,7 @@
 #include "../stdlib/bytes.h"
 
 /* u: the probed uid when it may be the program's interned one (else NULL) */
-static inline const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
+static inline __attribute__((always_inline)) const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
                                     const char *type, uint32_t tlen, const char *id, uint32_t idlen, const dw_uid *u)
 {
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
