@@ -407,20 +407,9 @@ static inline int leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf
 
 int engine_leaf_env(dw_engine *e, const dw_value *anchor_context, dw_leaf_env *env) { return leaf_env(e, anchor_context, env); }
 
-int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
-                     dw_response *resp, dw_verdict *v)
+/* The deny for a failed leaf pass (out of line: the decision's code stays small). */
+static __attribute__((cold, noinline)) void leaf_fault(dw_engine *e, dw_leaf_fault f, dw_verdict *v)
 {
-    const dw_program *p = e->s.prog;
-    if (engine_evaluate_providers(e, store, req, v)) return -1;   /* §15.1 step 4: engine_providers.c */
-    if (!p->temporal.nleaves) {
-        if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
-        engine_fault(v, "decision: out of memory%s", NULL);
-        return -1;
-    }
-    dw_leaf_env env;
-    if (leaf_env(e, anchor_context, &env)) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
-    dw_leaf_fault f;
-    if (!dw_authorize_leaves(p, store, req, &env, &e->scratch, resp, &f)) return 0;
     char msg[sizeof v->message];
     const char *rule = rule_name_locked(e, f.policy);
     switch (f.err) {
@@ -436,6 +425,23 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
     default: snprintf(msg, sizeof msg, "temporal evaluation: out of memory"); break;
     }
     engine_fault(v, "%s", msg);
+}
+
+int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
+                     dw_response *resp, dw_verdict *v)
+{
+    const dw_program *p = e->s.prog;
+    if (engine_evaluate_providers(e, store, req, v)) return -1;   /* §15.1 step 4: engine_providers.c */
+    if (!p->temporal.nleaves) {
+        if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
+        engine_fault(v, "decision: out of memory%s", NULL);
+        return -1;
+    }
+    dw_leaf_env env;
+    if (leaf_env(e, anchor_context, &env)) { engine_fault(v, "temporal evaluation: out of memory%s", NULL); return -1; }
+    dw_leaf_fault f;
+    if (!dw_authorize_leaves(p, store, req, &env, &e->scratch, resp, &f)) return 0;
+    leaf_fault(e, f, v);
     return -1;
 }
 

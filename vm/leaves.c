@@ -73,45 +73,64 @@ typedef struct pass {
     dw_tanchor anchor;           /* not zeroed: leaf_anchor writes all of it */
 } pass;
 
+/* Policy pi's scope when the index left it open: 1 true, 0 false, -1 with the fault. */
+static __attribute__((noinline)) int scope_holds(pass *s, uint32_t pi)
+{
+    const dw_program *p = s->p;
+    if (!s->stack && !(s->stack = dw_arena_alloc_raw(s->scratch, (p->max_stack + 1) * sizeof *s->stack)))
+        return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
+    dw_eval_ctx cx = { .prog = p, .store = s->store, .req = s->req, .scratch = s->scratch, .stack = s->stack };
+    bool in_scope = false;
+    if (dw_eval_code(&cx, p->policies[pi].scope_entry, &in_scope) != DW_EVAL_OK) return fail(s->fault, DW_LEAF_ESCOPE, pi, 0);
+    return in_scope;
+}
+
+/* Leaf l of policy pi through teval over the retained history (no monitor answers it). */
+static __attribute__((noinline)) int teval_leaf(pass *s, uint32_t pi, uint32_t l, bool *holds)
+{
+    const dw_program *p = s->p;
+    const dw_leaf_env *env = s->env;
+    if (!s->view && !(s->view = dw_leaf_key_view(env, s->scratch, &s->nv))) return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
+    uint32_t from = dw_leaf_view_from(s->view, s->nv, env->since ? env->since[l] : INT64_MIN);
+    dw_history_view hv = { s->view + from, s->nv - from, env->ticks_per_second };
+    dw_teval_ctx tc = {
+        .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
+        .h = &hv, .anchor = &s->anchor, .scratch = s->scratch, .budget = s->budget,
+    };
+    int trc = dw_teval_leaf(&tc, l, holds);
+    s->budget = tc.budget;
+    return trc ? fail(s->fault, DW_LEAF_ETEVAL, pi, tc.err) : 0;
+}
+
 /* Policy pi's leaves when its scope admits the request: 0 (in scope,
  * evaluated), 1 (out of scope: the decision skips it), -1 with the fault.
- * Out of line: the walk over the candidates stays small. */
+ * Out of line, its rarer parts too: the walk over the candidates and the
+ * common case (the index implies the scope, the monitors answer) stay small. */
 static __attribute__((noinline)) int policy_leaves(pass *s, uint32_t pi, uint32_t post)
 {
     const dw_program *p = s->p;
     const dw_leaf_env *env = s->env;
-    const dw_policy_code *pc = &p->policies[pi];
-    bool in_scope = (post & DW_IX_IMPLIED) != 0;   /* the index showed the scope true */
-    if (!in_scope) {
-        if (!s->stack && !(s->stack = dw_arena_alloc_raw(s->scratch, (p->max_stack + 1) * sizeof *s->stack)))
-            return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
-        dw_eval_ctx cx = { .prog = p, .store = s->store, .req = s->req, .scratch = s->scratch, .stack = s->stack };
-        if (dw_eval_code(&cx, pc->scope_entry, &in_scope) != DW_EVAL_OK) return fail(s->fault, DW_LEAF_ESCOPE, pi, 0);
-        if (!in_scope) return 1;
+    if (!(post & DW_IX_IMPLIED)) {   /* else the index showed the scope true */
+        int r = scope_holds(s, pi);
+        if (r <= 0) return r < 0 ? -1 : 1;
     }
     if (!s->vals) {
-        uint32_t nl = p->temporal.nleaves;
-        if (!(s->vals = dw_arena_alloc_raw(s->scratch, nl))) return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
-        if (nl <= 16) for (uint32_t i = 0; i < nl; i++) s->vals[i] = 2;   /* not evaluated */
+        /* a whole number of 16-byte units: the common count (<= 16 leaves) in one store */
+        uint32_t nl = p->temporal.nleaves, units = (nl + 15) / 16;
+        if (!(s->vals = dw_arena_alloc_raw(s->scratch, units * 16))) return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
+        static const uint8_t unevaluated[16] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 };
+        if (units == 1) memcpy(s->vals, unevaluated, 16);
         else memset(s->vals, 2, nl);
         s->req->leaf_values = s->vals;
         s->req->nleaf_values = nl;
     }
     if (!s->anchored) leaf_anchor(s->req, env, &s->anchor), s->anchored = true;
+    const dw_policy_code *pc = &p->policies[pi];
     const dw_event *cur = &env->hist[env->nhist - 1];
     for (uint32_t l = pc->first_leaf; l < pc->first_leaf + pc->nleaves; l++) {
         bool holds = false;
-        if (env->mon && dw_monitors_eval(env->mon, p, l, &s->anchor, cur, &holds) == 0) { s->vals[l] = holds; continue; }
-        if (!s->view && !(s->view = dw_leaf_key_view(env, s->scratch, &s->nv))) return fail(s->fault, DW_LEAF_ENOMEM, pi, 0);
-        uint32_t from = dw_leaf_view_from(s->view, s->nv, env->since ? env->since[l] : INT64_MIN);
-        dw_history_view hv = { s->view + from, s->nv - from, env->ticks_per_second };
-        dw_teval_ctx tc = {
-            .t = &p->temporal, .strs = p->strs, .nstrs = p->nstrs, .consts = p->consts, .nconsts = p->nconsts,
-            .h = &hv, .anchor = &s->anchor, .scratch = s->scratch, .budget = s->budget,
-        };
-        int trc = dw_teval_leaf(&tc, l, &holds);
-        s->budget = tc.budget;
-        if (trc) return fail(s->fault, DW_LEAF_ETEVAL, pi, tc.err);
+        if (!(env->mon && dw_monitors_eval(env->mon, p, l, &s->anchor, cur, &holds) == 0) && teval_leaf(s, pi, l, &holds))
+            return -1;
         s->vals[l] = holds;
     }
     return 0;
