@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "bytes.h"
+#include "like_find.h"
 
 static bool bytes_equal(const char *a, const char *b, size_t n)
 {
@@ -35,33 +36,6 @@ size_t dw_like_rare_offset(const char *needle, size_t needle_len)
     return k;
 }
 
-/* Leftmost occurrence of needle in haystack, or NULL; k: needle's rarest byte
- * (dw_like_rare_offset), or SIZE_MAX to find it here. */
-static inline __attribute__((always_inline)) const char *find_bytes(const char *haystack, size_t haystack_len,
-                              const char *needle, size_t needle_len, size_t k)
-{
-    if (needle_len == 0)
-        return haystack;
-    if (needle_len > haystack_len)
-        return NULL;
-    if (needle_len > 16)
-        return memmem(haystack, haystack_len, needle, needle_len);
-    /* A pattern's middle segment is short and the subject (a path, a host) is
-     * too: glibc's memmem spends more on its setup (~170 instructions) than a
-     * memchr for one byte and a compare of the rest.  The byte is the
-     * segment's rarest (at offset k), so memchr stops at few false starts;
-     * starts come in increasing order, so the first match is the leftmost. */
-    if (k >= needle_len)
-        k = dw_like_rare_offset(needle, needle_len);
-    const char *p = haystack + k, *end = haystack + (haystack_len - needle_len) + k + 1;   /* last start + k + 1 */
-    while (p < end && (p = memchr(p, (unsigned char)needle[k], (size_t)(end - p))) != NULL) {
-        if (bytes_equal(p - k, needle, needle_len))
-            return p - k;
-        p++;
-    }
-    return NULL;
-}
-
 bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
 {
     if (p->nseg == 0)
@@ -82,7 +56,7 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
     size_t end = n - last->len;
     for (size_t i = 1; i + 1 < p->nseg; i++) {
         const dw_str *seg = &p->seg[i];
-        const char *found = find_bytes(s + pos, end - pos, seg->s, seg->len, SIZE_MAX);
+        const char *found = dw_like_find(s + pos, end - pos, seg->s, seg->len, SIZE_MAX);
         if (!found)
             return false;
         pos = (size_t)(found - s) + seg->len;
@@ -92,13 +66,5 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
 
 bool dw_like_match_mid(const dw_like_pattern *p, size_t rare, const char *s, size_t n)
 {
-    const dw_str *first = &p->seg[0], *mid = &p->seg[1], *last = &p->seg[2];
-    if (!s)
-        s = "";
-    if (first->len > n || last->len > n - first->len)
-        return false;
-    if ((first->len && !bytes_equal(first->s, s, first->len)) ||
-        (last->len && !bytes_equal(last->s, s + (n - last->len), last->len)))
-        return false;
-    return find_bytes(s + first->len, n - last->len - first->len, mid->s, mid->len, rare) != NULL;
+    return dw_like_match_mid_inline(p, rare, s, n);
 }

@@ -103,6 +103,28 @@ static int memo_slots_find(const dw_program *p, uint8_t *slot)
     return 0;
 }
 
+/* d's form: the general test, or one of its special cases (program.h). */
+static void var_form_find(const dw_program *p, dw_var_plan *d)
+{
+    d->form = d->test == DW_VT_EQ ? DW_VF_EQ : d->test == DW_VT_LIKE ? DW_VF_LIKE : DW_VF_HAS;
+    if (d->test == DW_VT_EQ && p->consts[d->arg].kind == DW_V_STRING && p->consts[d->arg].n > 0) {
+        d->form = DW_VF_EQ_STR;
+        d->lit = p->consts[d->arg].u.s;
+        d->litlen = p->consts[d->arg].n;
+    } else if (d->test == DW_VT_LIKE) {
+        const dw_like_pattern *pt = &p->pats[d->arg];
+        const dw_str *seg = pt->seg;
+        if (pt->nseg == 2 && seg[0].len && !seg[1].len) d->form = DW_VF_PREFIX, d->lit = seg[0].s, d->litlen = (uint32_t)seg[0].len;
+        else if (pt->nseg == 2 && !seg[0].len && seg[1].len) d->form = DW_VF_SUFFIX, d->lit = seg[1].s, d->litlen = (uint32_t)seg[1].len;
+        else if (pt->nseg == 3 && !seg[0].len && !seg[2].len && seg[1].len && seg[1].len <= 16) {
+            d->form = DW_VF_MID;
+            d->lit = seg[1].s;
+            d->litlen = (uint32_t)seg[1].len;
+            d->rare = (uint8_t)dw_like_rare_offset(seg[1].s, seg[1].len);
+        }
+    }
+}
+
 /* The test that follows VAR at pc and its nattr GETATTRs, if it is one the
  * interpreter does in the same step; d->test stays NONE otherwise.  Returns
  * the pc after the test. */
@@ -122,6 +144,7 @@ static uint32_t var_test_find(const dw_program *p, uint32_t pc, dw_var_plan *d)
         d->test = DW_VT_NONE;       /* unverified code (path_len): no test */
         return t;
     }
+    var_form_find(p, d);
     return t + 1 + (d->test == DW_VT_EQ);
 }
 
@@ -186,9 +209,16 @@ static int var_plans_build(dw_program *p)
         n = 0;
     }
     free(slot);
-    /* every plan known: where each test's false and true lead */
+    /* every plan known: its path's names, where each test's false and true lead */
     for (uint32_t i = 0; i < n; i++) {
         dw_var_plan *d = &p->var_plans[i];
+        dw_plan_key *k = d->nattr ? dw_arena_alloc_raw(&p->arena, d->nattr * sizeof *k) : NULL;
+        if (d->nattr && !k) return -1;
+        for (uint32_t a = 0; a < d->nattr; a++) {
+            uint32_t x = DW_INS_A(c[d->pc + 1 + a]);
+            k[a] = (dw_plan_key){ p->strs[x].s, (uint32_t)p->strs[x].len, p->str_hash[x] };
+        }
+        d->keys = k;
         if (d->test == DW_VT_NONE) continue;
         uint32_t t = d->succ[0];
         d->succ[0] = succ_find(p, t, false);

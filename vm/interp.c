@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ext_spelling.h"
 #include "../stdlib/bytes.h"
+#include "../stdlib/like_find.h"
 
 const char *dw_eval_status_name(dw_eval_status s)
 {
@@ -195,12 +196,12 @@ static dw_eval_status op_arith(dw_opcode op, const dw_value *a, const dw_value *
 #endif
 
 /* An attribute lookup: records are short, so scan comparing the key hash. */
-static inline const dw_value *record_find(const dw_value *rec, const dw_str *key, uint32_t khash)
+static inline const dw_value *record_find(const dw_value *rec, const char *ks, uint32_t klen, uint32_t khash)
 {
-    if (rec->n > 12) return dw_record_get(rec, key->s, key->len);
+    if (rec->n > 12) return dw_record_get(rec, ks, klen);
     for (uint32_t i = 0; i < rec->n; i++) {
         const dw_field *f = &rec->u.fields[i];
-        if (f->khash == khash && f->klen == key->len && dw_mem_eq(f->key, key->s, key->len)) return &f->v;
+        if (f->khash == khash && f->klen == klen && dw_mem_eq(f->key, ks, klen)) return &f->v;
     }
     return NULL;
 }
@@ -211,7 +212,7 @@ static inline const dw_value *record_find(const dw_value *rec, const dw_str *key
 static inline __attribute__((always_inline)) bool like_match(const dw_program *P, uint32_t i, const char *s, size_t n)
 {
     const dw_like_pattern *p = &P->pats[i];
-    if (p->nseg != 2) return p->nseg == 3 && P->like_rare ? dw_like_match_mid(p, P->like_rare[i], s, n) : dw_like_match(p, s, n);
+    if (p->nseg != 2) return p->nseg == 3 && P->like_rare ? dw_like_match_mid_inline(p, P->like_rare[i], s, n) : dw_like_match(p, s, n);
     const dw_str *a = &p->seg[0], *b = &p->seg[1];
     if (!s) s = "";      /* an empty string may carry no pointer */
     return a->len + b->len <= n && dw_mem_eq(s, a->s, a->len) && dw_mem_eq(s + (n - b->len), b->s, b->len);
@@ -275,26 +276,46 @@ static inline __attribute__((always_inline)) uint32_t plan_chain(const dw_eval_c
                     if (!e) goto plain;
                     rec = &e->attrs;
                 } else if (v->kind != DW_V_RECORD) goto plain;
-                uint32_t k = DW_INS_A(P->code[d->pc + i]);
-                if (!(v = record_find(rec, &P->strs[k], P->str_hash[k]))) goto plain;
+                const dw_plan_key *key = &d->keys[i - 1];
+                if (!(v = record_find(rec, key->s, key->len, key->hash))) goto plain;
             }
             if (d->slot) {
                 memo->val[d->slot - 1] = v;
                 memo->valid |= d->bit;
             }
         }
-        if (d->test == DW_VT_EQ) r = value_eq(v, &P->consts[d->arg]);
-        else if (d->test == DW_VT_LIKE) {
+        switch ((dw_var_form)d->form) {
+        case DW_VF_EQ_STR:             /* == a String: no other kind is equal */
+            r = v->kind == DW_V_STRING && v->n == d->litlen && dw_mem_eq(v->u.s, d->lit, d->litlen);
+            break;
+        case DW_VF_EQ: r = value_eq(v, &P->consts[d->arg]); break;
+        /* `lit*`, `*lit`, `*lit*`: lit is at least a byte, so a match has a pointer */
+        case DW_VF_PREFIX:
+            if (v->kind != DW_V_STRING) goto plain;
+            r = v->n >= d->litlen && dw_mem_eq(v->u.s, d->lit, d->litlen);
+            break;
+        case DW_VF_SUFFIX:
+            if (v->kind != DW_V_STRING) goto plain;
+            r = v->n >= d->litlen && dw_mem_eq(v->u.s + (v->n - d->litlen), d->lit, d->litlen);
+            break;
+        case DW_VF_MID:
+            if (v->kind != DW_V_STRING) goto plain;
+            r = v->n >= d->litlen && dw_like_find(v->u.s, v->n, d->lit, d->litlen, d->rare) != NULL;
+            break;
+        case DW_VF_LIKE:
             if (v->kind != DW_V_STRING) goto plain;
             r = like_match(P, d->arg, v->u.s, v->n);
-        } else if (d->test == DW_VT_HAS) {
+            break;
+        case DW_VF_HAS: {
             const dw_value *rec = v;
             if (v->kind == DW_V_ENTITY) {
                 const dw_entity *e = entity_of(cx, v->u.uid);
                 rec = e ? &e->attrs : NULL;
             } else if (v->kind != DW_V_RECORD) goto plain;
-            r = rec && record_find(rec, &P->strs[d->arg], P->str_hash[d->arg]);
-        } else {
+            r = rec && record_find(rec, P->strs[d->arg].s, (uint32_t)P->strs[d->arg].len, P->str_hash[d->arg]);
+            break;
+        }
+        default:                       /* DW_VF_NONE: the path's value, pushed */
             *dp = d;
             *vp = v;
             return PLAN_VALUE;
@@ -319,7 +340,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushe
     uint32_t pc = entry;
     dw_eval_status st;
     bool r;
-    const dw_value *cur;               /* a GETATTR chain's value so far */
+    const dw_value *cur = NULL;             /* a GETATTR chain's value so far */
     const uint32_t *vplan = cx->memo && !cx->ret_value ? P->var_plan : NULL;   /* RET of a plan takes a Bool */
     const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;   /* var_plan holds index + 1 */
 
@@ -432,7 +453,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushe
                     if (!e) { sp[-1] = *cur; FAIL(DW_ERR_NO_ENTITY, "entity does not exist"); }
                     rec = &e->attrs;
                 } else { sp[-1] = *cur; FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity"); }
-                const dw_value *f = record_find(rec, &P->strs[A], P->str_hash[A]);
+                const dw_value *f = record_find(rec, P->strs[A].s, (uint32_t)P->strs[A].len, P->str_hash[A]);
                 if (!f) { sp[-1] = *cur; FAIL(DW_ERR_MISSING_ATTR, "attribute not found"); }
                 cur = f;
                 if (DW_INS_OP(code[pc]) != DW_OP_GETATTR) break;
@@ -450,7 +471,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushe
                 if (!e) { *v = dw_bool(false); vmbreak; }
                 rec = &e->attrs;
             } else FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity");
-            r = record_find(rec, key, P->str_hash[A]) != NULL;
+            r = record_find(rec, key->s, (uint32_t)key->len, P->str_hash[A]) != NULL;
             goto bool_result;
         }
         vmcase(DW_OP_HASPATH) {
@@ -467,7 +488,7 @@ static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushe
                     rec = &e->attrs;
                 } else { sp[-1] = *v; FAIL(DW_ERR_TYPE, "attribute access on a value that is not a record or entity"); }
                 uint32_t k = P->keyidx[kl->first + i];
-                v = record_find(rec, &P->strs[k], P->str_hash[k]);
+                v = record_find(rec, P->strs[k].s, (uint32_t)P->strs[k].len, P->str_hash[k]);
             }
             r = v != NULL;
             goto bool_result;

@@ -174,7 +174,16 @@ typedef struct dw_var_plan {
     uint32_t next;           /* NONE: the pc after the GETATTRs */
     uint32_t succ[2];        /* test false, true: DW_VS(...) */
     uint64_t bit;            /* the slot's bit in dw_attr_memo.valid, or 0 */
+    uint8_t form;            /* dw_var_form: how the interpreter applies the test */
+    uint8_t rare;            /* MID: the offset of lit's rarest byte */
+    uint32_t litlen;         /* EQ_STR, PREFIX, SUFFIX, MID: the literal (>= 1 byte) */
+    const char *lit;
+    const struct dw_plan_key *keys;   /* the path's nattr attribute names */
 } dw_var_plan;
+typedef struct dw_plan_key { const char *s; uint32_t len, hash; } dw_plan_key;   /* a name and its dw_key_hash */
+/* A test's special cases, read off its constant or pattern once: a String
+ * constant; `lit*`, `*lit`, `*lit*` (lit at most 16 bytes for MID). */
+typedef enum dw_var_form { DW_VF_NONE, DW_VF_EQ, DW_VF_EQ_STR, DW_VF_LIKE, DW_VF_PREFIX, DW_VF_SUFFIX, DW_VF_MID, DW_VF_HAS } dw_var_form;
 
 typedef struct dw_program {
     dw_arena arena;          /* owns everything below */

@@ -71,6 +71,10 @@ static const like_case LIKES[] = {
     { "*/.env.*", "v/.env/.env.x", true }, { "*/.env.*", "/.envv.env.", false }, { "*/.env.*", "/.env.", true },
     { "*xyz*", "xyxyz", true }, { "*xyz*", "xyxy", false }, { "a*bc*d", "abcbcd", true }, { "a*bc*d", "abd", false },
     { "*vw*", "v", false }, { "*vw*", "wvvw", true }, { "*\xc3\xa9v*", "\xc3\xa9\xc3\xa9v", true },
+    /* the plans' special forms (vm/eval_plan.c: lit*, *lit, *lit*) at their edges */
+    { "abc*", "ab", false }, { "*abc", "bc", false }, { "*abc*", "abc", true }, { "*abc*", "ab", false },
+    { "*a*", "a", true }, { "*a*", "", false }, { "*a", "", false }, { "a*", "a", true },
+    { "*0123456789abcdef*", "x0123456789abcdefx", true }, { "*0123456789abcdefg*", "0123456789abcdefg", true },
 };
 
 static void test_like_shapes(void **state)
@@ -101,8 +105,10 @@ static const char *MEMO_POLICIES =
     "permit (principal, action, resource) when { context.a.b.c == 1 };\n"
     "permit (principal, action, resource) when { context has a && context.a has b && context.a.b == \"xy\" };\n"
     "permit (principal, action, resource) when { principal.info.level == 3 && context.a.c == 3 };\n"
-    "permit (principal, action, resource) when { context.a == {\"b\": 1} };\n";
-#define MEMO_NPOL 8
+    "permit (principal, action, resource) when { context.a == {\"b\": 1} };\n"
+    "permit (principal, action, resource) when { context.a.b like \"*y\" || context.a.b like \"*y*\" };\n"
+    "permit (principal, action, resource) when { context.a.b == \"x\" || context.a.b like \"*\" };\n";
+#define MEMO_NPOL 10
 
 static const char *MEMO_ENTITIES =
     "[{\"uid\":{\"type\":\"User\",\"id\":\"u\"},\"attrs\":{\"info\":{\"level\":3}},\"parents\":[]},"
