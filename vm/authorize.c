@@ -6,17 +6,19 @@
 #include <string.h>
 #include "../stdlib/bytes.h"
 
-/* u: the probed uid when it may be the program's interned one (else NULL) */
+/* key: the probed uid (its type alone for a TYPE probe); by_ptr: it may be
+ * the program's interned one.  Its fields are read only when the pointer
+ * does not match. */
 static inline __attribute__((always_inline)) const dw_index_bucket *probe(const dw_index *ix, uint8_t kind, uint8_t var, uint64_t hash,
-                                    const char *type, uint32_t tlen, const char *id, uint32_t idlen, const dw_uid *u)
+                                           const dw_uid *key, bool by_ptr)
 {
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
     while (ix->slots[j]) {
         const dw_index_bucket *b = &ix->buckets[ix->slots[j] - 1];
         if (b->hash == hash && b->kind == kind && b->var == var &&
-            ((u && b->uid == u) ||
-             (b->type.len == tlen && dw_mem_eq(b->type.s, type, tlen) &&
-              (kind != DW_IX_ENTITY || (b->id.len == idlen && dw_mem_eq(b->id.s, id, idlen))))))
+            ((by_ptr && b->uid == key) ||
+             (b->type.len == key->tlen && dw_mem_eq(b->type.s, key->type, key->tlen) &&
+              (kind != DW_IX_ENTITY || (b->id.len == key->idlen && dw_mem_eq(b->id.s, key->id, key->idlen))))))
             return b;
         j = (j + 1) & (ix->nslots - 1);
     }
@@ -164,20 +166,20 @@ static inline __attribute__((always_inline)) int candidates(const dw_program *pr
         if (v->kind != DW_V_ENTITY) continue;
         const dw_uid *u = v->u.uid;
         if (ix->has_entity[var]) {
-            if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u->type, u->tlen, u->id, u->idlen, u))) return -1;
+            if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, u), u, true))) return -1;
             const dw_entity *e = req->ent[var];
             if (e && e->nanc) {
                 c->exact = false;          /* an ancestor's bucket: its scope tests still run */
                 for (uint32_t k = 0; k < e->nanc; k++) {
                     const dw_uid *a = e->ancestors[k];
-                    if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a->type, a->tlen, a->id, a->idlen, NULL))) return -1;
+                    if (add_run(c, ix, probe(ix, DW_IX_ENTITY, var, entity_key(var, a), a, false))) return -1;
                 }
                 c->exact = true;
             }
         }
         if (ix->has_type[var]) {
             uint64_t h = dw_index_hash(DW_IX_TYPE, var, u->type, u->tlen, NULL, 0);
-            if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u->type, u->tlen, NULL, 0, NULL))) return -1;
+            if (add_run(c, ix, probe(ix, DW_IX_TYPE, var, h, u, false))) return -1;
         }
     }
     /* PAIR keys: the action or one of its groups, with the entity or one of its ancestors */
