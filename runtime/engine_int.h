@@ -64,6 +64,9 @@ typedef struct history {
     uint64_t ids_generation; /* the retention set's (dw_retention.generation) they are of */
     const void *last_id;     /* the retention set's identity of the last event it kept, its hash, */
     uint64_t last_hash, last_gen;   /* and the set's generation then (engine_keep.c) */
+    bool last_fieldless;     /* that identity keeps no field and the history has no key: its parts are
+                                time and identity only (engine_keep.c's fast path) */
+    const struct kept_identity *last_share;   /* the ids slot the last kept event shared */
 } history;
 
 /* What serving reads, from an artifact's SERVE section (engine_open.c) or

@@ -29,6 +29,7 @@ static bool share_identity(dw_engine *e, const void *d, dw_event *ev)
             ev->atype = h->ids[k].atype;
             ev->aid = h->ids[k].aid;
             ev->kind = h->ids[k].kind;
+            h->last_share = &h->ids[k];
             return true;
         }
     char *t = dw_arena_memdup(&h->arena, ev->atype.s, ev->atype.len), *i = dw_arena_memdup(&h->arena, ev->aid.s, ev->aid.len),
@@ -39,18 +40,34 @@ static bool share_identity(dw_engine *e, const void *d, dw_event *ev)
     ev->atype = c->atype;
     ev->aid = c->aid;
     ev->kind = c->kind;
+    h->last_share = c;
     return true;
 }
 
 int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *ihash)
 {
+    history *h = &e->h;
+    /* The last kept event's identity again, when it keeps no field and the
+     * history no key (a count budget's events): its time and the shared
+     * identity copy, as the general path below gives them (test_retain.c
+     * test_keep_fast_path), without asking the set. */
+    if (h->last_fieldless && h->last_gen == e->ret.generation && h->ids_generation == e->ret.generation && !e->whole_events &&
+        h->last_share && h->last_share->of == h->last_id && dw_retain_set_same(h->last_id, ev)) {
+        const struct kept_identity *c = h->last_share;
+        *ihash = h->last_hash;
+        *cut = *ev;
+        cut->atype = c->atype;
+        cut->aid = c->aid;
+        cut->kind = c->kind;
+        cut->logged = (dw_value){ .kind = DW_V_RECORD };
+        return DW_RETAIN_FIELDS;
+    }
     *ihash = 0;
     if (!dw_retention_keeps_any(&e->ret)) return DW_RETAIN_NONE;
     const dw_event_schema *es = e->s.es;
     uint32_t nkey = es ? (uint32_t)es->nkey : 0, n;
     if (e->whole_events || nkey >= DW_RETAIN_PATHS_MAX) return dw_retention_needs(&e->ret, ev) ? DW_RETAIN_WHOLE : DW_RETAIN_NONE;
     dw_str paths[DW_RETAIN_PATHS_MAX];
-    history *h = &e->h;
     /* the identity the last kept event had, remembered with its hash: no hash, no lookup (the set's generation) */
     const void *d = h->last_gen == e->ret.generation ? dw_retain_set_same(h->last_id, ev) : NULL;
     int need;
@@ -60,7 +77,10 @@ int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *
     } else {
         *ihash = dw_retain_ident_hash(ev);
         need = dw_retention_fields(&e->ret, ev, *ihash, paths, DW_RETAIN_PATHS_MAX - nkey, &n, &d);
-        if (d) h->last_id = d, h->last_hash = *ihash, h->last_gen = e->ret.generation;
+        if (d) {
+            h->last_id = d, h->last_hash = *ihash, h->last_gen = e->ret.generation;
+            h->last_fieldless = !nkey && dw_retain_entry_is_fieldless(d);
+        }
     }
     if (need != DW_RETAIN_FIELDS) return need;
     *cut = *ev;
@@ -75,4 +95,5 @@ void engine_keep_reset(history *h)
 {
     memset(h->ids, 0, sizeof h->ids);
     h->ids_next = 0;
+    h->last_share = NULL;
 }

@@ -105,6 +105,8 @@ static inline const void *dw_retain_set_same(const void *id, const dw_event *ev)
            dw_mem_eq(d->aid.s, ev->aid.s, d->aid.len) && dw_mem_eq(d->kind.s, ev->kind.s, d->kind.len) &&
            dw_mem_eq(d->atype.s, ev->atype.s, d->atype.len) ? en : NULL;
 }
+/* Whether no predicate of identity id reads a field (its events keep time and identity only). */
+static inline bool dw_retain_entry_is_fieldless(const void *id) { return ((const dw_retain_entry *)id)->fieldless; }
 int dw_retain_entry_fields_read(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n);
 static inline int dw_retain_entry_fields(const void *id, const dw_event *ev, dw_str *paths, uint32_t cap, uint32_t *n)
 {

@@ -45,6 +45,7 @@
 #include "compiler/artifact_write.h"
 #include "runtime/dogwood.h"
 #include "runtime/dogwood_parts.h"
+#include "runtime/engine_int.h"   /* test_keep_fast_path reads the kept events */
 #include "runtime/load.h"
 
 /* ================================================================ random tables */
@@ -678,6 +679,71 @@ static void test_kept_parts_state(void **state)
     dw_engine_close(whole);
 }
 
+/* engine_keep.c's fast path (the last kept identity again, keeping no field)
+ * gives what the general path gives.  E sees responses (a fieldless count)
+ * back to back: all but the first through the fast path.  F sees the same
+ * with a kept request (a field-reading leaf's) between them: every response
+ * through the general path.  Each response's kept part, the identity copies
+ * and the verdicts are the same. */
+static const char keep_fast_text[] =
+    "@id(\"hosts\") permit (principal, action == Box::Action::\"http:request\", resource) when { context.input.host like \"*\" };\n"
+    "@id(\"all\") forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+    "  when temporal { exists (n: Long). ((count for (t: Timepoint). where (formerly within 10m\n"
+    "    (Box::Action::\"http:request\"::response{} && tp(t)))) == n && n >= 5) };\n"
+    "@id(\"x\") permit (principal, action == Box::Action::\"http:request\", resource)\n"
+    "  when temporal { formerly within 10m Box::Action::\"http:request\"::request{ input.host: \"api.github.com\" } };\n";
+
+static void same_kept(const dw_event *a, const dw_event *b)
+{
+    assert_true(dw_str_eq(a->atype, b->atype) && dw_str_eq(a->aid, b->aid) && dw_str_eq(a->kind, b->kind));
+    assert_int_equal(a->ts, b->ts);
+    assert_int_equal(a->logged.kind, DW_V_RECORD);
+    assert_int_equal(b->logged.kind, DW_V_RECORD);
+    assert_int_equal(a->logged.n, 0);
+    assert_int_equal(b->logged.n, 0);
+}
+
+static void test_keep_fast_path(void **state)
+{
+    (void)state;
+    write_policy(keep_fast_text);
+    dw_engine *e = open_engine(false), *f = open_engine(false);
+    int64_t t0 = 1700000000 * SEC;
+    for (int i = 0; i < 12; i++) {
+        int64_t ts = t0 + i * 10 * SEC;
+        const char *host = i % 3 ? "api.github.com" : "example.com";
+        record_host(e, ts, host);
+        record_host(e, ts + 2 * SEC, host);      /* the same identity again: the fast path */
+        record_host(f, ts, host);
+        (void)decide_at(f, ts + SEC);            /* a kept request (x reads its input.host) between them */
+        record_host(f, ts + 2 * SEC, host);      /* so this response asks the set */
+        bool ve = decide_at(e, ts + 3 * SEC), vf = decide_at(f, ts + 3 * SEC);
+        assert_int_equal(ve, vf);
+        assert_int_equal(ve, 2 * (i + 1) < 5);  /* the count saw every response: the monitors had the same hash */
+    }
+    uint32_t ne = 0, nf = 0;
+    const dw_event *re[24], *rf[24];
+    for (uint32_t k = 0; k < e->h.n; k++) if (e->h.ev[k].kind.len == 8 && ne < 24) re[ne++] = &e->h.ev[k];
+    for (uint32_t k = 0; k < f->h.n; k++) if (f->h.ev[k].kind.len == 8 && nf < 24) rf[nf++] = &f->h.ev[k];
+    assert_int_equal(ne, 24);
+    assert_int_equal(nf, 24);
+    for (uint32_t k = 0; k < 24; k++) {
+        same_kept(re[k], rf[k]);
+        assert_ptr_equal(re[k]->aid.s, re[0]->aid.s);   /* one shared identity copy, fast path or not */
+        assert_ptr_equal(rf[k]->aid.s, rf[0]->aid.s);
+    }
+    void *xa, *xb;
+    size_t na, nb;
+    assert_int_equal(dw_engine_export_state(e, &xa, &na), 0);
+    assert_int_equal(dw_engine_export_state(f, &xb, &nb), 0);
+    assert_null(memmem(xa, na, "example.com", 11));      /* no field of a response is kept */
+    assert_null(memmem(xb, nb, "example.com", 11));
+    free(xa);
+    free(xb);
+    dw_engine_close(e);
+    dw_engine_close(f);
+}
+
 /* A leaf a reload retires still reads its fields when it comes back: A's
  * leaf (responses with input.host "api.github.com") is replaced by C's,
  * which names no field; responses recorded under C keep input.host for A's
@@ -754,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_reload_restart),
         cmocka_unit_test(test_kept_parts_state),
         cmocka_unit_test(test_kept_parts_reload),
+        cmocka_unit_test(test_keep_fast_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
