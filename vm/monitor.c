@@ -581,7 +581,7 @@ static inline int match_event(dw_monitors *m, const mpred *pr, const dw_event *e
     return pr->n ? match_fields(m, pr, ev, amt) : 1;   /* `request{}`: nothing more to test */
 }
 
-static inline knode *upsert(kmap *km, const mbuf *b) { return dw_km_hot_get(km, b->p, (uint32_t)b->n, true); }
+static inline knode *upsert(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, true); }
 
 static bool prev_set(kmap *km, prevrec *r, bool matched, int64_t ts, const uint8_t *v, size_t n)
 {
@@ -799,7 +799,7 @@ static int anchor_tuple(dw_monitors *m, const dw_program *p, const mpred *pr, co
     return m->ab.bad ? -1 : 1;
 }
 
-static inline knode *lookup(kmap *km, const mbuf *b) { return dw_km_hot_get(km, b->p, (uint32_t)b->n, false); }
+static inline knode *lookup(kmap *km, const mbuf *b) { return dw_km_get(km, b->p, (uint32_t)b->n, false); }
 
 /* §8.6 on values: ==/!= by ≐, orderings on Longs only. */
 static bool cmp_apply(uint8_t op, const dw_value *a, const dw_value *b)

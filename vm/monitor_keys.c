@@ -56,10 +56,9 @@ knode *dw_km_find(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen)
     return NULL;
 }
 
-knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
+knode *dw_km_get_miss(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
 {
-    knode *x = m->hot;
-    if (x && x->klen == klen && (klen == 0 || memcmp(x->key, key, klen) == 0)) return x;
+    knode *x;
     uint64_t h = dw_km_hash(key, klen);
     if (!(x = dw_km_find(m, h, key, klen)) && insert) x = dw_km_insert(m, h, key, klen);
     if (x) m->hot = x;

@@ -48,14 +48,13 @@ knode *dw_km_insert(kmap *m, uint64_t h, const uint8_t *key, uint32_t klen);
 /* The node of key (inserted when absent and insert is set; NULL if absent or
  * out of memory).  A decision looks up the key its own event just touched:
  * the node last returned is compared first, without hashing. */
-knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert);
-/* dw_km_get with its first compare inlined: the hot node (a keyless
- * monitor's only one) costs no call. */
-static inline knode *dw_km_hot_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
+knode *dw_km_get_miss(kmap *m, const uint8_t *key, uint32_t klen, bool insert);   /* past the hot node */
+/* Inline: the hot node (a keyless monitor's only one) costs no call. */
+static inline knode *dw_km_get(kmap *m, const uint8_t *key, uint32_t klen, bool insert)
 {
     knode *x = m->hot;
     if (x && x->klen == klen && dw_mem_eq(x->key, key, klen)) return x;
-    return dw_km_get(m, key, klen, insert);
+    return dw_km_get_miss(m, key, klen, insert);
 }
 void dw_km_remove(kmap *m, knode *x);
 void dw_km_touch(kmap *m, knode *x, int64_t ts);
