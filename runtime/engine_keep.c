@@ -47,12 +47,14 @@ static bool share_identity(dw_engine *e, const void *d, dw_event *ev)
 int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *ihash)
 {
     history *h = &e->h;
+    /* the identity the last kept event had, remembered with its hash: no
+     * hash, no lookup (the set's generation); asked once, for both paths */
+    const void *same = h->last_gen == e->ret.generation && !e->whole_events ? dw_retain_set_same(h->last_id, ev) : NULL;
     /* The last kept event's identity again, when it keeps no field and the
      * history no key (a count budget's events): its time and the shared
      * identity copy, as the general path below gives them (test_retain.c
      * test_keep_fast_path), without asking the set. */
-    if (h->last_fieldless && h->last_gen == e->ret.generation && h->ids_generation == e->ret.generation && !e->whole_events &&
-        h->last_share && h->last_share->of == h->last_id && dw_retain_set_same(h->last_id, ev)) {
+    if (same && h->last_fieldless && h->ids_generation == e->ret.generation && h->last_share && h->last_share->of == same) {
         const struct kept_identity *c = h->last_share;
         *ihash = h->last_hash;
         *cut = *ev;
@@ -68,8 +70,7 @@ int engine_keep_part(dw_engine *e, const dw_event *ev, dw_event *cut, uint64_t *
     uint32_t nkey = es ? (uint32_t)es->nkey : 0, n;
     if (e->whole_events || nkey >= DW_RETAIN_PATHS_MAX) return dw_retention_needs(&e->ret, ev) ? DW_RETAIN_WHOLE : DW_RETAIN_NONE;
     dw_str paths[DW_RETAIN_PATHS_MAX];
-    /* the identity the last kept event had, remembered with its hash: no hash, no lookup (the set's generation) */
-    const void *d = h->last_gen == e->ret.generation ? dw_retain_set_same(h->last_id, ev) : NULL;
+    const void *d = same;
     int need;
     if (d) {
         *ihash = h->last_hash;                    /* the monitors look it up by the same (engine.c history_put) */
