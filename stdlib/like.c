@@ -9,11 +9,6 @@
 #include "bytes.h"
 #include "like_find.h"
 
-static bool bytes_equal(const char *a, const char *b, size_t n)
-{
-    return dw_mem_eq(a, b, n);
-}
-
 /* How common a byte is in the subjects `like` meets (paths, hosts, names):
  * higher is more common, unlisted bytes are rare.  A middle segment is
  * searched by its rarest byte, so a path full of '/' costs one memchr for
@@ -44,13 +39,13 @@ bool dw_like_match(const dw_like_pattern *p, const char *s, size_t n)
         s = "";         /* an empty string may arrive as NULL; offsets need a base */
     const dw_str *first = &p->seg[0];
     if (p->nseg == 1)
-        return first->len == n && bytes_equal(first->s, s, n);
+        return first->len == n && dw_mem_eq(first->s, s, n);
     const dw_str *last = &p->seg[p->nseg - 1];
     /* The prefix and the suffix must not overlap. */
     if (first->len > n || last->len > n - first->len)
         return false;
-    if (!bytes_equal(first->s, s, first->len) ||
-        !bytes_equal(last->s, s + (n - last->len), last->len))
+    if (!dw_mem_eq(first->s, s, first->len) ||
+        !dw_mem_eq(last->s, s + (n - last->len), last->len))
         return false;
     size_t pos = first->len;
     size_t end = n - last->len;

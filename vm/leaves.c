@@ -201,10 +201,7 @@ static int find_leaf_policies(pass *s, dw_postings *c, const uint32_t *lp, uint3
         int r = policy_leaves(s, want, post);
         if (r < 0) return -1;
         if (r) {                 /* dropped: marked, the list is compacted below */
-            if (!out) {
-                if (!(out = rewritten(c, 0, s->scratch))) return fail(s->fault, DW_LEAF_ENOMEM, want, 0);
-                if (!c->owned) for (uint32_t i = 0; i < n; i++) out[i] = posting(c, i);
-            }
+            if (!out && !(out = rewritten(c, n, s->scratch))) return fail(s->fault, DW_LEAF_ENOMEM, want, 0);
             out[lo] = UINT32_MAX;   /* only positions before lo are marked: the searches stay sorted */
         }
         lo++;
