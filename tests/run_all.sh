@@ -11,6 +11,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 export DW_SHARED=$SHARED   # test_artifact's mutation campaign reads the Box examples from here
 total_pass=0
 total_fail=0
+failed_suites=()   # named again just above the total: CI shows only the tail of the output
 log=build/test-logs
 mkdir -p "$log"
 
@@ -21,7 +22,7 @@ run_suite() {
     echo "== $name"
     "$@" >"$out" 2>&1
     local rc=$?
-    local line
+    local line before=$total_fail
     line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
     tail -n 12 "$out" | sed 's/^/   /'
     if [ -n "$line" ]; then
@@ -34,6 +35,7 @@ run_suite() {
     else
         if [ "$rc" -eq 0 ]; then total_pass=$((total_pass + 1)); else total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
     fi
+    [ "$total_fail" -eq "$before" ] || failed_suites+=("$name")
 }
 
 # unit tests: each cmocka program prints its own summary; count cases.
@@ -122,5 +124,10 @@ for f in build/fuzz/fuzz_*; do
     run_suite "$n" tests/fuzz/run.sh "$f" "$corpus" "$FUZZ_SECONDS"
 done
 echo
+# each failed suite with the first lines of its log that say what failed (the full log is in build/test-logs)
+for name in "${failed_suites[@]}"; do
+    echo "FAILED suite $name ($log/$name.log):"
+    grep -m 8 -E 'FAIL|fail:|FAILED|mismatch|differ|error|Error|crashed|exit status|expected' "$log/$name.log" | cut -c1-300 | sed 's/^/   /'
+done
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
