@@ -24,7 +24,7 @@ echo "policy: Box examples 01, 02, 04 and 06 together ($(grep -c '^@id' "$T/poli
 "$DWD" --policy "$T/policy.dw" --schema box --state "$T/state" --socket "$T/sock" \
     --decision-log "$T/decisions.jsonl" --durability full 2> "$T/dwd.err" &
 pid=$!
-for _ in $(seq 1 200); do [ -S "$T/sock" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/sock" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 if [ ! -S "$T/sock" ]; then echo "dwd did not start:"; cat "$T/dwd.err"; exit 1; fi
 sed 's/^/dwd| /' "$T/dwd.err"
 "$DEMO" "$T/sock" "$T/decisions.jsonl" < "$here/demo_session.jsonl"

@@ -670,7 +670,7 @@ rc=$?
 check "Box profile: an artifact not checked for Box is refused (exit 1)" test "$rc" -eq 1
 check "Box profile: ... saying so" grep -q "artifact refused: not checked against the Box profile" "$T/prof.err"
 "$DWD" --artifact "$T/boxed.dwb" --schema box --state "$T/state-prof-b" --socket "$T/sock-prof" 2>"$T/prof.err" & p3=$!
-for _ in $(seq 1 100); do [ -S "$T/sock-prof" ] && break; kill -0 "$p3" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -S "$T/sock-prof" ] && break; kill -0 "$p3" 2>/dev/null || break; sleep 0.05; done
 check "Box profile: an artifact from dwc compile --schema box serves" test -S "$T/sock-prof"
 kill "$p3" 2>/dev/null; wait "$p3" 2>/dev/null
 
