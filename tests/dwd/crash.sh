@@ -218,7 +218,7 @@ trial() {
     next=$(stat_of log_next_seq "$T/stats"); restored=$(stat_of restored "$T/stats")
     $salvaged_now || notes=$(grep 'history recovery:' "$T/dwd.err" | sed 's/.*history recovery: //')
     if [ -n "$notes" ] && ! $salvaged_now; then
-        # a torn tail, or damage only to records the checkpoint covers: nothing acknowledged lost
+        # a note of anything but unacknowledged records dropped is a corrupt reopening
         if ! only_unacked_dropped "$notes"; then
             corrupt=$((corrupt + 1)); why="$why; corrupt reopening: $notes"
         else torn=$((torn + 1)); fi

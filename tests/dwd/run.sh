@@ -33,14 +33,18 @@ C="$T/client"
 [ -x "$DWC" ] || echo "note: $DWC not found (only dwd is exercised)"
 
 # start_dwd STATE [extra flags...]: start dwd, wait for its socket
+# wait_socket SOCK PID: 0 once SOCK exists; 1 when PID exits first, or after 30 s (an ASan dwd
+# compiling its policy on a loaded 2-core machine can take several)
+wait_socket() {
+    for _ in $(seq 1 600); do [ -S "$1" ] && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
+    return 1
+}
 start_dwd() {
     local state=$1; shift
     rm -f "$T/sock"
     "$DWD" --policy "${POLICY:-$ex/policy.dw}" --schema box --state "$state" --socket "$T/sock" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
     pid=$!
-    # up to 30 s: an ASan dwd compiling its policy on a loaded 2-core machine can take several
-    for _ in $(seq 1 600); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.05; done
-    return 1
+    wait_socket "$T/sock" "$pid"
 }
 stop_dwd() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid"; local rc=$?; pid=""; return $rc; }
 
@@ -276,7 +280,7 @@ if [ -x "$DWC" ] && "$DWC" compile "$ex/policy.dw" -s box -o "$T/A.dwb" >/dev/nu
     stop_dwd
     rm -f "$T/sock"
     "$DWD" --artifact "$T/B.dwb" --state "$T/state-rl2" --socket "$T/sock" --trust-client-time 2>>"$T/dwd.err" & pid=$!
-    for _ in $(seq 1 600); do [ -S "$T/sock" ] && break; sleep 0.05; done
+    wait_socket "$T/sock" "$pid"
     "$C" "$T/sock" < "$T/rl3" >> "$T/rl-a"
     stop_dwd
     check "a restart after the reload gives the same verdicts" cmp -s <(got_of "$T/rl-ref") <(got_of "$T/rl-a")
@@ -545,9 +549,7 @@ start_mcp() {
     "$DWD" --policy "$T/mcp.dw" --schema "$T/mcp.cedarschema" --events box --state "$state" --socket "$T/sock" \
         --decision-log "$log" "$@" ${DWD_EXTRA_FLAGS:-} 2>>"$T/dwd.err" &
     pid=$!
-    # up to 30 s: an ASan dwd compiling its policy on a loaded 2-core machine can take several
-    for _ in $(seq 1 600); do [ -S "$T/sock" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.05; done
-    return 1
+    wait_socket "$T/sock" "$pid"
 }
 cat > "$T/mcp-ops" <<'EOO'
 {"op":"decide","namespace":"github","action":"create_issue","input":{"repo":"o/r","title":"hello"},"parent_span_id":"00f067aa0ba902b7","request_id":"r1"}
@@ -670,7 +672,7 @@ rc=$?
 check "Box profile: an artifact not checked for Box is refused (exit 1)" test "$rc" -eq 1
 check "Box profile: ... saying so" grep -q "artifact refused: not checked against the Box profile" "$T/prof.err"
 "$DWD" --artifact "$T/boxed.dwb" --schema box --state "$T/state-prof-b" --socket "$T/sock-prof" 2>"$T/prof.err" & p3=$!
-for _ in $(seq 1 600); do [ -S "$T/sock-prof" ] && break; kill -0 "$p3" 2>/dev/null || break; sleep 0.05; done
+wait_socket "$T/sock-prof" "$p3"
 check "Box profile: an artifact from dwc compile --schema box serves" test -S "$T/sock-prof"
 kill "$p3" 2>/dev/null; wait "$p3" 2>/dev/null
 
@@ -678,7 +680,7 @@ kill "$p3" 2>/dev/null; wait "$p3" 2>/dev/null
 # the option forms getopt_long takes: --socket=PATH --artifact=PATH --state=DIR
 rm -f "$T/sock-eq"
 "$DWD" --artifact="$T/boxed.dwb" --schema=box --state="$T/state-eq" --socket="$T/sock-eq" 2>"$T/eq.err" & p4=$!
-for _ in $(seq 1 600); do [ -S "$T/sock-eq" ] && break; kill -0 "$p4" 2>/dev/null || break; sleep 0.05; done
+wait_socket "$T/sock-eq" "$p4"
 check "dwd --socket=... --artifact=... serves" test -S "$T/sock-eq"
 echo '{"op":"decide","action":"http:request","input":{"host":"api.github.com","port":443,"method":"GET","path":"/","body_bytes":0,"intercepted":true}}' |
     "$C" "$T/sock-eq" > "$T/eq.out"
@@ -692,7 +694,7 @@ DWC="$T/no-such-dwc" timeout 20 "$DWD" --policy "$ex/policy.dw" --state "$T/stat
 check "\$DWC naming no program: exit 1" test $? -eq 1 -a ! -S "$T/sock-nodwc"
 rm -f "$T/sock-dwc"
 "$DWD" --policy "$ex/policy.dw" --dwc "$DWC" --state "$T/state-dwc" --socket "$T/sock-dwc" 2>"$T/dwc.err" & p5=$!
-for _ in $(seq 1 600); do [ -S "$T/sock-dwc" ] && break; kill -0 "$p5" 2>/dev/null || break; sleep 0.05; done
+wait_socket "$T/sock-dwc" "$p5"
 check "--dwc DWC compiles the policy text and serves it" test -S "$T/sock-dwc"
 # a reload names an artifact: the confined server cannot run the compiler (seccomp refuses exec)
 echo "{\"op\":\"reload\",\"artifact\":\"$ex/policy.dw\"}" | "$C" "$T/sock-dwc" > "$T/rl-src"
