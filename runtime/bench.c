@@ -132,6 +132,7 @@ static int vm_decide(void *ctx, size_t i, bench_outcome *o)
         dw_arena_reset(&b->json_arena);
         b->err.len = 0;
         if (build_request(b->s, &b->json_arena, &b->uids, r->line, r->len, &fresh, &b->err)) return -1;
+        dw_request_bind_read(&fresh, &b->uids, b->s->prog, &b->s->store);
         req = &fresh;
     }
     dw_arena_reset(&b->scratch);

@@ -287,20 +287,12 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
                         const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, dw_carve *sc,
                         char *msg, size_t cap);
 
-/* dw_request_bind for one uid: the program's canonical copy and the store's entity. */
-static const dw_uid *bind_uid(const dw_program *p, const dw_store *st, dw_value *var, const dw_entity **ent)
-{
-    const dw_uid *canon = dw_program_find_uid(p, var->u.uid);
-    if (canon) var->u.uid = canon;
-    *ent = dw_store_get(st, var->u.uid);
-    return canon;
-}
-
 /* dw_request_bind of b's request, with the answers that depend only on the
  * program and the (sealed) store remembered: Box's fixed scope engine-wide,
  * the action in its memo, another principal or resource with its reading in
- * the reader's cache (b->scope_sl, while the slot holds that reading); all
- * stale after a reload (the generation). */
+ * the reader's cache (b->scope_sl, while the slot holds that reading:
+ * dw_read_cache_bind_uid); the first two stale after a reload (the generation),
+ * the last by the program's and store's serials. */
 static void bind_request(dw_engine *e, built *b, struct action_memo *m)
 {
     const dw_program *p = e->s.prog;
@@ -312,7 +304,7 @@ static void bind_request(dw_engine *e, built *b, struct action_memo *m)
         for (int k = 0; k < 2; k++) {
             dw_value v = { .kind = DW_V_ENTITY };
             v.u.uid = fixed[k];
-            bind_uid(p, st, &v, &sb->ent[k]);
+            dw_bind_uid(p, st, &v, &sb->ent[k]);
             sb->canon[k] = v.u.uid;
         }
         sb->prog = p, sb->store = st, sb->generation = e->generation;
@@ -323,23 +315,14 @@ static void bind_request(dw_engine *e, built *b, struct action_memo *m)
         if (r->vars[i].u.uid == fixed) {
             r->vars[i].u.uid = sb->canon[i / 2];
             r->ent[i] = sb->ent[i / 2];
-        } else if (!sl || sl->version != b->scope_ver[i / 2]) bind_uid(p, st, &r->vars[i], &r->ent[i]);
-        else if (sl->bind_prog == p && sl->bind_gen == e->generation) {   /* this reading's answer (the store is sealed) */
-            if (sl->bind_canon) r->vars[i].u.uid = sl->bind_canon;
-            r->ent[i] = sl->bind_ent;
-        } else {
-            sl->bind_canon = bind_uid(p, st, &r->vars[i], &r->ent[i]);
-            sl->bind_prog = p, sl->bind_gen = e->generation, sl->bind_ent = r->ent[i];
-        }
+        } else dw_read_cache_bind_uid(sl, b->scope_ver[i / 2], p, st, &r->vars[i], &r->ent[i]);
     }
     if (m && m->bound_prog == p) {
         if (m->canon) r->vars[DW_VAR_A].u.uid = m->canon;
         r->ent[DW_VAR_A] = m->ent;
     } else {
         /* the canonical uid is the program's (NULL: none, the scratch uid stays) */
-        const dw_uid *canon = dw_program_find_uid(p, r->vars[DW_VAR_A].u.uid);
-        if (canon) r->vars[DW_VAR_A].u.uid = canon;
-        r->ent[DW_VAR_A] = dw_store_get(st, r->vars[DW_VAR_A].u.uid);
+        const dw_uid *canon = dw_bind_uid(p, st, &r->vars[DW_VAR_A], &r->ent[DW_VAR_A]);
         if (m) m->bound_prog = p, m->canon = canon, m->ent = r->ent[DW_VAR_A];
     }
     r->bound_prog = p;

@@ -63,11 +63,11 @@ typedef struct dw_read_cache_uid {
     const void *chk_schema;
     uint64_t chk_p, chk_r;
     bool chk_validate;
-    /* an engine's bind of this reading (engine_event.c bind_request): the
-     * program's canonical uid (NULL: none) and the store's entity, for the
-     * program at that address and the engine's reload generation */
-    const void *bind_prog, *bind_canon, *bind_ent;
-    uint32_t bind_gen;
+    /* dw_read_cache_bind_uid's answer for this reading: the program's
+     * canonical uid (NULL: none) and the store's entity, for the program and
+     * the sealed store of those serials (0: none kept) */
+    uint64_t bind_prog_serial, bind_store_serial;
+    const void *bind_canon, *bind_ent;
     char raw[DW_READ_CACHE_UID_RAW];
     char str[DW_READ_CACHE_UID_RAW];
 } dw_read_cache_uid;
@@ -103,6 +103,12 @@ typedef struct dw_read_cache {
     uint64_t key_hits, key_misses;
     uint64_t head_hits;
     dw_read_cache_uid *last_uid;  /* the slot of dw_json_fast_uid's last reading (NULL: none) */
+    /* the request dw_request_json_fast read last (the line it was read in):
+     * the slots and readings of its principal, action and resource (NULL:
+     * not a slot's), for dw_request_bind_read */
+    uint32_t req_line;
+    dw_read_cache_uid *req_sl[3];
+    uint64_t req_ver[3];
     dw_read_cache_uid slot[DW_READ_CACHE_UID_SLOTS];
     dw_read_cache_key keys[DW_READ_CACHE_KEY_SLOTS];
     /* the request reader's last two line heads (json_request.c): a line's

@@ -268,7 +268,8 @@ static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid *
         p->last = sl;
         sl->used = rc->line;
         sl->version = ++rc->stores;
-        sl->ad_schema = sl->chk_schema = sl->bind_prog = NULL;
+        sl->ad_schema = sl->chk_schema = NULL;
+        sl->bind_prog_serial = 0;
         sl->key = key;
         sl->type_hash = *th;
         sl->rawlen = (uint16_t)rl;
@@ -595,7 +596,10 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
                          dw_read_cache *cache, dw_request *out)
 {
     memset(out, 0, sizeof *out);
-    if (cache) dw_read_cache_next_line(cache);
+    if (cache) {
+        dw_read_cache_next_line(cache);
+        cache->req_line = 0;
+    }
     const char *c = text, *e = text + len;
     rd p = { a, e, { NULL, NULL }, cache, NULL, NULL };
     const dw_uid *u[3] = { NULL, NULL, NULL };
@@ -677,7 +681,47 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
     }
     /* a line read whole keeps its head (its readings are still the slots': memo) */
     if (head_end && memo) keep_head(cache, text, (size_t)(head_end - text), schema, sl, ver, ad);
+    if (cache) {
+        cache->req_line = cache->line;
+        for (int i = 0; i < 3; i++) cache->req_sl[i] = sl[i], cache->req_ver[i] = ver[i];
+    }
     return 1;
+}
+
+static inline __attribute__((always_inline)) const dw_uid *bind_from_slot(dw_read_cache_uid *sl, uint64_t ver, const dw_program *p,
+                                                                           const dw_store *st, dw_value *var, const dw_entity **ent)
+{
+    if (!sl || sl->version != ver) return dw_bind_uid(p, st, var, ent);
+    if (p->serial && st->serial && sl->bind_prog_serial == p->serial && sl->bind_store_serial == st->serial) {
+        if (sl->bind_canon) var->u.uid = sl->bind_canon;
+        *ent = sl->bind_ent;
+        return sl->bind_canon;
+    }
+    const dw_uid *canon = dw_bind_uid(p, st, var, ent);
+    sl->bind_canon = canon, sl->bind_ent = *ent;
+    sl->bind_prog_serial = p->serial, sl->bind_store_serial = st->serial;
+    return canon;
+}
+
+const dw_uid *dw_read_cache_bind_uid(dw_read_cache_uid *sl, uint64_t ver, const dw_program *p, const dw_store *st,
+                                     dw_value *var, const dw_entity **ent)
+{
+    return bind_from_slot(sl, ver, p, st, var, ent);
+}
+
+void dw_request_bind_read(dw_request *req, dw_read_cache *cache, const dw_program *p, const dw_store *st)
+{
+    bool read = cache && cache->req_line == cache->line;
+    for (int i = 0; i < 3; i++) {
+        req->ent[i] = NULL;
+        if (req->vars[i].kind != DW_V_ENTITY) continue;
+        dw_read_cache_uid *sl = read ? cache->req_sl[i] : NULL;
+        /* the slot's reading only when it is this uid (a lent reading): any other request binds in full */
+        if (sl && req->vars[i].u.uid != &sl->uid) sl = NULL;
+        bind_from_slot(sl, sl ? cache->req_ver[i] : 0, p, st, &req->vars[i], &req->ent[i]);
+    }
+    req->bound_prog = p;
+    req->bound_store = st;
 }
 
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,

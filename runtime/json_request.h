@@ -21,6 +21,18 @@
 int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,
                           dw_read_cache *cache, dw_request *out, dw_buf *err);
 
+/* dw_request_bind of a request dw_request_parse_json has just read through
+ * cache (the last line it read): a principal, action or resource that is a
+ * slot's lent reading takes the slot's remembered answer for this program
+ * and sealed store (dw_read_cache_bind_uid) instead of two hash probes; any
+ * other is bound in full.  The result is dw_request_bind's. */
+void dw_request_bind_read(dw_request *req, dw_read_cache *cache, const dw_program *prog, const dw_store *store);
+/* dw_bind_uid of var, a uid read as reading ver of slot sl (NULL: none): the
+ * answer the slot keeps for prog and store when it is theirs (both serials
+ * set and equal), else bound and kept there.  Returns the canonical uid. */
+const dw_uid *dw_read_cache_bind_uid(dw_read_cache_uid *sl, uint64_t ver, const dw_program *prog, const dw_store *store,
+                                     dw_value *var, const dw_entity **ent);
+
 /* The one-pass reader alone: 1 decoded into *out, 0 not taken on (the
  * general path must decide; arena a may hold partial work).  For tests. */
 int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_schema *schema, bool validate,

@@ -260,14 +260,19 @@ oom:
     return -1;
 }
 
+const dw_uid *dw_bind_uid(const dw_program *prog, const dw_store *store, dw_value *var, const dw_entity **ent)
+{
+    const dw_uid *canon = dw_program_find_uid(prog, var->u.uid);
+    if (canon) var->u.uid = canon;
+    *ent = dw_store_get(store, var->u.uid);
+    return canon;
+}
+
 void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store)
 {
     for (int i = 0; i < 3; i++) {
         req->ent[i] = NULL;
-        if (req->vars[i].kind != DW_V_ENTITY) continue;
-        const dw_uid *canon = dw_program_find_uid(prog, req->vars[i].u.uid);
-        if (canon) req->vars[i].u.uid = canon;
-        req->ent[i] = dw_store_get(store, req->vars[i].u.uid);
+        if (req->vars[i].kind == DW_V_ENTITY) dw_bind_uid(prog, store, &req->vars[i], &req->ent[i]);
     }
     req->bound_prog = prog;
     req->bound_store = store;

@@ -104,6 +104,7 @@ long dw_program_live(void) { return live_programs; }
 int dw_program_prepare(dw_program *p)
 {
     if (!p->live) { p->live = true; live_programs++; }
+    p->serial = dw_serial_next();
     if (dw_program_hash_strs(p) || dw_index_build(p) || dw_guards_build(p) || dw_program_intern_uids(p) ||
         dw_eval_plan_build(p))
         return -1;

@@ -203,6 +203,7 @@ typedef struct dw_program {
     dw_provider_tables provider;   /* provider call sites (vm/provider.h) */
     int64_t max_reach;             /* seconds of history any leaf can read */
     bool live;                     /* counted in dw_program_live (set by dw_program_prepare) */
+    uint64_t serial;               /* dw_serial_next, taken by each dw_program_prepare */
     uint64_t schema_digest;        /* an artifact's: XXH3-64 of the action schema it was validated against, 0: none */
     bool box_profile;              /* passed the Box profile's load checks (DW_AF_BOX_PROFILE) */
     /* Where each policy's scope and conditions end in its code, recorded by

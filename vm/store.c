@@ -48,6 +48,7 @@ const dw_entity *dw_store_get(const dw_store *s, const dw_uid *uid)
 dw_entity *dw_store_put(dw_store *s, const dw_uid *uid, bool *created)
 {
     *created = false;
+    s->serial = 0;                  /* the caller may change the entity it gets */
     dw_entity *e = (dw_entity *)dw_store_get(s, uid);
     if (e) return e;
     if ((s->n + 1) * 2 > s->cap && grow(s)) return NULL;
@@ -126,6 +127,7 @@ int dw_store_seal(dw_store *s)
     }
     free(acc);
     free(stack);
+    if (rc == 0) s->serial = dw_serial_next();
     return rc;
 }
 

@@ -21,6 +21,7 @@ typedef struct dw_store {
     dw_entity **order;              /* insertion order, for iteration */
     size_t norder, order_cap;
     uint32_t gen;
+    uint64_t serial;                /* dw_serial_next of the last dw_store_seal; 0 since a dw_store_put (or never sealed) */
 } dw_store;
 
 void dw_store_init(dw_store *s);

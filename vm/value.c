@@ -8,6 +8,12 @@
 #include "../stdlib/cedar_quote.h"
 #include "../stdlib/uid_hash.h"
 
+uint64_t dw_serial_next(void)
+{
+    static _Atomic uint64_t last;
+    return ++last;
+}
+
 const char *dw_vkind_name(dw_vkind k)
 {
     static const char *names[DW_V__COUNT] = {

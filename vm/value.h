@@ -60,6 +60,10 @@ static inline dw_value dw_long(int64_t i) { dw_value v = { .kind = DW_V_LONG }; 
 const char *dw_vkind_name(dw_vkind k);
 uint64_t dw_uid_hash(const char *type, size_t tlen, const char *id, size_t idlen);
 bool dw_uid_eq(const dw_uid *a, const dw_uid *b);
+/* A process-wide serial: never 0, never given twice (threads included).  A
+ * prepared program and a sealed store each take one, so a reading memoised
+ * against them is known stale when either was replaced, even at the same address. */
+uint64_t dw_serial_next(void);
 /* Total order over all values (kind first); 0 iff structurally equal. */
 int  dw_value_cmp(const dw_value *a, const dw_value *b);
 /* Equality without ordering: kinds, lengths and uid hashes first. */

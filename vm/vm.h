@@ -42,6 +42,10 @@ typedef struct dw_request {
 /* Resolve the request against a program and store (cheap; dw_authorize does
  * it on a copy when the caller has not). */
 void dw_request_bind(dw_request *req, const dw_program *prog, const dw_store *store);
+/* One scope variable's part of it: an entity var's uid replaced by the
+ * program's interned one (returned; NULL: the program has none) and *ent its
+ * store entry (NULL: none). */
+const dw_uid *dw_bind_uid(const dw_program *prog, const dw_store *store, dw_value *var, const dw_entity **ent);
 
 /* Condition guards (vm/guard.c): the request's value of the guarded field
  * (NULL when absent or not a String: the whole bucket must run), and the

@@ -617,6 +617,117 @@ static void test_uid_cache(void **st)
     dw_arena_free(&a);
 }
 
+/* A session on Box's schema whose policy names the principal and action of
+ * box_p (so the program interns them), its store sealed without entities. */
+static void bind_session(dw_session *s)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_json_request.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    assert_non_null(f);
+    fputs("permit (principal == Box::Agent::\"self\", action == Box::Action::\"fs:read\", resource);\n", f);
+    fclose(f);
+    dw_session_init(s);
+    s->quiet = true;
+    assert_int_equal(dw_session_load_schema(s, "box"), 0);
+    int rc = dw_session_load_policies(s, path);
+    remove(path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(dw_session_load_entities(s, NULL), 0);
+}
+
+/* What dw_request_bind makes of a copy of r, checked against r as
+ * dw_request_bind_read bound it. */
+static void assert_bound_as_bind(const dw_request *r, const dw_session *s)
+{
+    dw_request full = *r;
+    dw_request_bind(&full, s->prog, &s->store);
+    assert_ptr_equal(r->bound_prog, s->prog);
+    assert_ptr_equal(r->bound_store, &s->store);
+    for (int i = 0; i < 3; i++) {
+        assert_ptr_equal(r->vars[i].u.uid, full.vars[i].u.uid);
+        assert_ptr_equal(r->ent[i], full.ent[i]);
+    }
+}
+
+/* dw_request_bind_read takes a slot's remembered bind only for the program
+ * and sealed store it was made with, only for the request read last, and only
+ * for a lent reading: a reload (another program) or an entity added to the
+ * store after the bind is never answered from the memo (the entity would be
+ * missed: a stale NULL). */
+static void test_bind_read(void **st)
+{
+    (void)st;
+    static dw_read_cache c;
+    static dw_session s1, s2;
+    bind_session(&s1);
+    bind_session(&s2);
+    assert_true(s1.prog->serial && s2.prog->serial && s1.prog->serial != s2.prog->serial);
+    assert_true(s1.store.serial && s2.store.serial && s1.store.serial != s2.store.serial);
+    dw_arena a;
+    dw_arena_init(&a, 4096);
+    dw_request r;
+    char line[1024];
+    snprintf(line, sizeof line, box_p, "self");
+    dw_read_cache_init(&c, 0);
+    c.lend = true;
+    for (int round = 0; round < 3; round++) {          /* a miss, then the memo */
+        cached_read(&c, line, s1.schema, &a, &r);
+        dw_request_bind_read(&r, &c, s1.prog, &s1.store);
+        assert_bound_as_bind(&r, &s1);
+        assert_non_null(dw_program_find_uid(s1.prog, r.vars[0].u.uid));   /* interned: the program's own uid */
+        assert_ptr_equal(r.vars[0].u.uid, dw_program_find_uid(s1.prog, r.vars[0].u.uid));
+    }
+    assert_int_equal(c.req_sl[0]->bind_prog_serial, s1.prog->serial);
+    /* another program with the same store (a reload that keeps the entities) */
+    cached_read(&c, line, s1.schema, &a, &r);
+    dw_request_bind_read(&r, &c, s2.prog, &s1.store);
+    assert_ptr_equal(r.vars[0].u.uid, dw_program_find_uid(s2.prog, r.vars[0].u.uid));
+    assert_ptr_not_equal(r.vars[0].u.uid, dw_program_find_uid(s1.prog, r.vars[0].u.uid));
+    /* another program on the same readings: its own interned uids, not s1's */
+    cached_read(&c, line, s2.schema, &a, &r);
+    dw_request_bind_read(&r, &c, s2.prog, &s2.store);
+    assert_bound_as_bind(&r, &s2);
+    assert_ptr_equal(r.vars[0].u.uid, dw_program_find_uid(s2.prog, r.vars[0].u.uid));
+    assert_ptr_not_equal(r.vars[0].u.uid, dw_program_find_uid(s1.prog, r.vars[0].u.uid));
+    /* back on s1, then an entity for the resource put into s1's store: it must be found */
+    cached_read(&c, line, s1.schema, &a, &r);
+    dw_request_bind_read(&r, &c, s1.prog, &s1.store);
+    assert_null(r.ent[2]);
+    bool created;
+    assert_non_null(dw_store_put(&s1.store, r.vars[2].u.uid, &created));
+    assert_true(created);
+    assert_int_equal(s1.store.serial, 0);
+    cached_read(&c, line, s1.schema, &a, &r);
+    dw_request_bind_read(&r, &c, s1.prog, &s1.store);
+    assert_bound_as_bind(&r, &s1);
+    assert_non_null(r.ent[2]);
+    assert_int_equal(dw_store_seal(&s1.store), 0);
+    assert_true(s1.store.serial != 0);
+    for (int round = 0; round < 2; round++) {
+        cached_read(&c, line, s1.schema, &a, &r);
+        dw_request_bind_read(&r, &c, s1.prog, &s1.store);
+        assert_bound_as_bind(&r, &s1);
+        assert_non_null(r.ent[2]);
+    }
+    /* a request that is not the last one read, or not lent: bound in full */
+    dw_request other = r;
+    cached_read(&c, box_lines[0], s1.schema, &a, &r);
+    other.vars[0].u.uid = r.vars[0].u.uid;     /* a uid of another reading */
+    c.req_line = 0;
+    dw_request_bind_read(&other, &c, s2.prog, &s2.store);
+    assert_bound_as_bind(&other, &s2);
+    c.lend = false;
+    cached_read(&c, line, s1.schema, &a, &r);
+    assert_false(in_cache(&c, r.vars[0].u.uid));
+    dw_request_bind_read(&r, &c, s1.prog, &s1.store);
+    assert_bound_as_bind(&r, &s1);
+    dw_arena_free(&a);
+    dw_session_free(&s1);
+    dw_session_free(&s2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -625,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_prefixes_and_one_byte_changes_agree),
         cmocka_unit_test(test_random_edits_agree),
         cmocka_unit_test(test_uid_cache),
+        cmocka_unit_test(test_bind_read),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
