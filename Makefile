@@ -302,14 +302,17 @@ $(BUILD)/bench/reopen_bench: tests/bench/reopen_bench.c tests/bench/bench_util.h
 $(BUILD)/bench/load_bench: tests/bench/load_bench.c tests/bench/bench_util.h $(BUILD)/libdogwood.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libdogwood.a $(LDLIBS) -lpthread
+$(BUILD)/bench/clock_probe: tests/bench/clock_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
 BENCH_BINS = $(BUILD)/temporal_bench $(BUILD)/bench/dwd_load $(BUILD)/bench/load_bench \
-             $(BUILD)/bench/histlog_bench $(BUILD)/bench/reopen_bench
+             $(BUILD)/bench/histlog_bench $(BUILD)/bench/reopen_bench $(BUILD)/bench/clock_probe
 benchbins: $(BENCH_BINS)
 # run.sh measures every section (VM and from-json against Cedar, scaling, compile/load,
 # temporal rules, dwd) and report.js writes the file only if each has its table.
 bench: deps all $(BENCH_BINS)
 	DWC=$(BUILD)/dwc LOAD_BENCH=$(BUILD)/bench/load_bench TEMPORAL_BENCH=$(BUILD)/temporal_bench \
-	  DWD_BIN=$(BUILD)/dwd DWD_LOAD=$(BUILD)/bench/dwd_load tests/bench/run.sh $(SHARED)
+	  CLOCK_PROBE=$(BUILD)/bench/clock_probe DWD_BIN=$(BUILD)/dwd DWD_LOAD=$(BUILD)/bench/dwd_load tests/bench/run.sh $(SHARED)
 
 demo: deps all $(BUILD)/dwd-demo
 	@echo "== compiling and deciding Box's example requests through the VM"

@@ -138,6 +138,16 @@ if (run.started) {
   p(`- Run: started ${run.started}${run.seconds ? `, took ${mins(run.seconds)}` : ''}${took.length ? ` (${took.join(', ')})` : ''}`);
   p(`- Load average (1, 5, 15 min): ${run.loadavg_start || '?'} at the start, ${run.loadavg_end || '?'} at the end, on ${nproc} cores: ` +
     'the machine is shared, and figures taken under load are slower and noisier than on an idle machine');
+  // clock_probe's core clock and the hypervisor's steal (run.sh): why two runs of one binary differ
+  const ghz = [run.clock_ghz_start, run.clock_ghz_end].filter((x) => x && x !== 'n/a');
+  const j0 = (run.jiffies_start || '').split(' ').map(Number), j1 = (run.jiffies_end || '').split(' ').map(Number);
+  const steal = j0.length === 2 && j1.length === 2 && j1[0] > j0[0] ? (100 * (j1[1] - j0[1])) / (j1[0] - j0[0]) : null;
+  if (ghz.length || steal !== null)
+    p(`- Core clock${runMeta.pinned_cpu !== undefined ? ` of core ${runMeta.pinned_cpu}` : ''} (tests/bench/clock_probe.c: dependent adds, best of 5): ` +
+      `${ghz.length ? `${run.clock_ghz_start || '?'} GHz at the start, ${run.clock_ghz_end || '?'} GHz at the end` : 'not measured'}; ` +
+      `CPU time taken by the hypervisor (steal, /proc/stat): ${steal === null ? 'not measured' : `${steal.toFixed(1)}% of the run's`}. ` +
+      'A virtual machine\'s cores run between their base and boost clocks and share the host, so the same binary\'s ns figures move with both; ' +
+      'the ratios to Cedar, measured in the same run, move less');
 }
 p();
 p('## Method');

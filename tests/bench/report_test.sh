@@ -27,6 +27,9 @@ for h in "Box example 01-project-read" "rbac, 10 policies" "rbac, 100 policies" 
          "dwd over the socket (tests/bench/dwd_load.c)" "Targets (issue 16)"; do
     if [ -f "$out" ] && has_table "$out" "$h"; then ok; else bad "section \"$h\" has no table"; fi
 done
+# the machine's clock and steal, from run.meta (fixture: 2.95/2.90 GHz, 100 of 2,000 jiffies stolen)
+if grep -q '^- Core clock .*2\.95 GHz at the start, 2\.90 GHz at the end.* 5\.0% of the run' "$out" 2>/dev/null; then ok
+else bad "the Machine section does not give run.meta's clock and steal"; fi
 # both modes and the ratio row of each workload
 n=$(grep -c '^| parsed | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "parsed ratio rows: ${n:-0}, want 7"
 n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0}" -eq 7 ] && ok || bad "from-json ratio rows: ${n:-0}, want 7"

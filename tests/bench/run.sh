@@ -24,8 +24,9 @@
 #   BENCH_REPEAT=K      dwc bench runs per case; the one with the median p50 is reported (default 3)
 #   BENCH_REPORT=path   report file (default docs/PERFORMANCE.md)
 #   DWD_LOAD_SECONDS=S  measured seconds per dwd_load run (default here 3; dwd_report.sh's own is 5)
-#   LOAD_BENCH, TEMPORAL_BENCH, DWD_BIN, DWD_LOAD   the other programs (default build/bench/load_bench,
-#                       build/temporal_bench, build/dwd, build/bench/dwd_load; `make bench` builds them);
+#   LOAD_BENCH, TEMPORAL_BENCH, DWD_BIN, DWD_LOAD, CLOCK_PROBE   the other programs (default build/bench/load_bench,
+#                       build/temporal_bench, build/dwd, build/bench/dwd_load, build/bench/clock_probe;
+#                       `make bench` builds them);
 #                       a missing one is reported as "not measured" with the reason
 set -eu
 
@@ -93,8 +94,14 @@ rm -rf "$RES"
 mkdir -p "$RES"
 # what the report says about the run itself: when, how long, how loaded (the machine may be shared)
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
-printf 'started=%s\nloadavg_start=%s\ncommit=%s\ndirty=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" \
-  "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(git diff-index --quiet HEAD -- 2>/dev/null && echo 0 || echo 1)" > "$RES/run.meta"
+# The core clock (clock_probe, on the core dwc bench is pinned to) and the CPU time the hypervisor
+# took (/proc/stat's steal column, all cores): a VM's ns figures move with both.
+CLOCK_PROBE=${CLOCK_PROBE:-build/bench/clock_probe}
+clock_ghz() { if [ -x "$CLOCK_PROBE" ]; then $PIN "$CLOCK_PROBE" 2>/dev/null | sed -n 's/^clock_ghz=//p'; fi; }
+cpu_jiffies() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9 }' /proc/stat 2>/dev/null; }
+printf 'started=%s\nloadavg_start=%s\ncommit=%s\ndirty=%s\nclock_ghz_start=%s\njiffies_start=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(loadavg)" \
+  "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(git diff-index --quiet HEAD -- 2>/dev/null && echo 0 || echo 1)" \
+  "$(clock_ghz)" "$(cpu_jiffies)" > "$RES/run.meta"
 section() { printf 'section_%s=%s\n' "$1" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"; }
 [ -n "$PIN" ] && printf 'pinned_cpu=%s\n' "$BENCH_CPU" >> "$RES/run.meta"
 
@@ -277,7 +284,8 @@ if [ -x "$DWD_BIN" ] && [ -x "$DWD_LOAD" ]; then
 else echo "$DWD_BIN or $DWD_LOAD is not built (make benchbins)" > "$RES/dwd.skip"; fi
 
 section dwd
-printf 'loadavg_end=%s\nseconds=%s\n' "$(loadavg)" "$(( $(date +%s) - T0 ))" >> "$RES/run.meta"
+printf 'loadavg_end=%s\nseconds=%s\nclock_ghz_end=%s\njiffies_end=%s\n' "$(loadavg)" "$(( $(date +%s) - T0 ))" \
+  "$(clock_ghz)" "$(cpu_jiffies)" >> "$RES/run.meta"
 # ---- report ----
 node tests/bench/report.js --results "$RES" --out "$REPORT" --workloads "$WORKLOADS" \
   --dwc "$DWC_SRC" --have-bench "$HAVE_BENCH" --quick "$QUICK" --node-dir "$NODE_DIR" ||
