@@ -3,7 +3,9 @@
  * input is also given to the one-pass request reader (runtime/json_request.c)
  * without a schema and with Box's: when it takes a line on, the general path
  * must accept the line too and build the same request, down to the uid and
- * record key hashes (abort otherwise), with and without a uid cache. */
+ * record key hashes (abort otherwise), with and without a uid cache; read
+ * through a cache, dw_request_bind_read must bind it as dw_request_bind does
+ * (the same canonical uids and entities, from the slots' memo the second time). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,37 @@ static bool hashes_right(const dw_value *v, int depth)
  * uids, one of a single slot that copies (every object evicts the last) */
 static dw_read_cache cache_lend, cache_one;
 
+/* a program and sealed store to bind to: Box's schema (its actions are the
+ * store's entities) and a policy that interns Box's principal and an action */
+static dw_session bind_sess;
+static int bind_ready;
+static const char bind_policy[] =
+    "permit (principal == Box::Agent::\"self\", action == Box::Action::\"fs:read\", resource);\n";
+
+static void compare_bind(const dw_request *fast, dw_read_cache *c)
+{
+    if (!bind_ready) {
+        static const dw_source src = { "fuzz.cedar", bind_policy, sizeof bind_policy - 1 };
+        dw_session_init(&bind_sess);
+        bind_sess.quiet = true;
+        bind_sess.policy_given = &src;
+        bind_ready = dw_session_load_schema(&bind_sess, "box") || dw_session_load_policies(&bind_sess, "fuzz.cedar") ||
+                     dw_session_load_entities(&bind_sess, NULL) ? -1 : 1;
+    }
+    if (bind_ready < 0) abort();
+    const dw_program *p = bind_sess.prog;
+    const dw_store *st = &bind_sess.store;
+    dw_request full = *fast;
+    dw_request_bind(&full, p, st);
+    for (int round = 0; round < 2; round++) {
+        dw_request r = *fast;
+        dw_request_bind_read(&r, c, p, st);
+        if (r.bound_prog != p || r.bound_store != st) abort();
+        for (int i = 0; i < 3; i++)
+            if (r.vars[i].u.uid != full.vars[i].u.uid || r.ent[i] != full.ent[i]) abort();
+    }
+}
+
 static void compare_read(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema,
                          dw_read_cache *c, int took)
 {
@@ -48,6 +81,7 @@ static void compare_read(const char *text, size_t size, const dw_json *j, dw_are
     dw_buf_free(&err);
     for (int i = 0; i < 4; i++)
         if (dw_value_cmp(&fast.vars[i], &slow.vars[i]) != 0 || !hashes_right(&fast.vars[i], 0)) abort();
+    if (c) compare_bind(&fast, c);
 }
 
 static void compare_one_pass(const char *text, size_t size, const dw_json *j, dw_arena *a, const dw_schema *schema)
