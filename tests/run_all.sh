@@ -2,8 +2,8 @@
 # Runs every suite of `make test` and sums their "N passed, N failed" lines.
 # Usage: tests/run_all.sh SHARED_DIR
 # Suites: unit (cmocka), golden, conformance (also with the switch dispatch), ..., dogwood-ref; the same again under
-# ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS (default 15: fourteen targets, and .ci/run's
-# 25 minutes; tests/campaign.sh runs each for 10 minutes or more).
+# ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS, two at a time (default 15: fourteen targets, and
+# .ci/run's 25 minutes; tests/campaign.sh runs each for 10 minutes or more).  Each suite's time is shown.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${1:-../shared}
@@ -18,10 +18,17 @@ mkdir -p "$log"
 # run_suite NAME CMD...: runs CMD, shows its tail, adds its last "N passed, N failed".
 run_suite() {
     local name=$1; shift
-    local out="$log/$name.log"
+    local t0=$SECONDS
     echo "== $name"
-    "$@" >"$out" 2>&1
-    local rc=$?
+    "$@" >"$log/$name.log" 2>&1
+    account_suite "$name" $? $((SECONDS - t0))
+}
+
+# account_suite NAME RC SECONDS: what run_suite reports for a suite that wrote $log/NAME.log and
+# exited RC after SECONDS (each suite's time is shown: .ci/run's 25 minutes are shared by all)
+account_suite() {
+    local name=$1 rc=$2 secs=$3
+    local out="$log/$name.log"
     local line before=$total_fail
     line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
     tail -n 12 "$out" | sed 's/^/   /'
@@ -35,6 +42,7 @@ run_suite() {
     else
         if [ "$rc" -eq 0 ]; then total_pass=$((total_pass + 1)); else total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
     fi
+    echo "   ($secs s)"
     [ "$total_fail" -eq "$before" ] || failed_suites+=("$name")
 }
 
@@ -117,13 +125,26 @@ DIFF_SUITE=evaluate run_suite "difftest-evaluate" tests/diff/run.sh "${DIFF_EVAL
 # `dwc dogwood lower`'s output parsed and validated by cedar-wasm (installed by the difftests above)
 run_suite "dogwood-lower" tests/dogwood_ref/lower.sh build/dwc "$SHARED"
 
-for f in build/fuzz/fuzz_*; do
-    [ -x "$f" ] || continue
-    n=$(basename "$f")
-    corpus="build/fuzz-corpus/$n"
-    run_suite "$n" tests/fuzz/run.sh "$f" "$corpus" "$FUZZ_SECONDS"
+# two targets at a time (each libFuzzer run is one process): every target still gets FUZZ_SECONDS,
+# in half the wall time on the 2 cores
+fuzz_targets=()
+for f in build/fuzz/fuzz_*; do [ -x "$f" ] && fuzz_targets+=("$f"); done
+for ((i = 0; i < ${#fuzz_targets[@]}; i += 2)); do
+    pair=("${fuzz_targets[@]:i:2}")
+    t0=$SECONDS
+    for f in "${pair[@]}"; do
+        n=$(basename "$f")
+        ( tests/fuzz/run.sh "$f" "build/fuzz-corpus/$n" "$FUZZ_SECONDS" >"$log/$n.log" 2>&1; echo $? >"$log/$n.rc" ) &
+    done
+    wait
+    for f in "${pair[@]}"; do
+        n=$(basename "$f")
+        echo "== $n"
+        account_suite "$n" "$(cat "$log/$n.rc" 2>/dev/null || echo 1)" $((SECONDS - t0))
+    done
 done
 echo
+echo "make test's suites took $SECONDS s"
 # each failed suite with the first lines of its log that say what failed (the full log is in build/test-logs)
 for name in "${failed_suites[@]}"; do
     echo "FAILED suite $name ($log/$name.log):"
