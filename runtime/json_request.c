@@ -596,10 +596,7 @@ int dw_request_json_fast(dw_arena *a, const char *text, size_t len, const dw_sch
                          dw_read_cache *cache, dw_request *out)
 {
     memset(out, 0, sizeof *out);
-    if (cache) {
-        dw_read_cache_next_line(cache);
-        cache->req_line = 0;
-    }
+    if (cache) dw_read_cache_next_line(cache);   /* a line not read whole leaves req_line behind it */
     const char *c = text, *e = text + len;
     rd p = { a, e, { NULL, NULL }, cache, NULL, NULL };
     const dw_uid *u[3] = { NULL, NULL, NULL };
