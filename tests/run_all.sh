@@ -134,6 +134,7 @@ for ((i = 0; i < ${#fuzz_targets[@]}; i += 2)); do
     t0=$SECONDS
     for f in "${pair[@]}"; do
         n=$(basename "$f")
+        rm -f "$log/$n.rc"       # a run that ends without writing it counts as failed, never as a stale pass
         ( tests/fuzz/run.sh "$f" "build/fuzz-corpus/$n" "$FUZZ_SECONDS" >"$log/$n.log" 2>&1; echo $? >"$log/$n.rc" ) &
     done
     wait
