@@ -264,11 +264,14 @@ fuzz:
 	$(MAKE) --no-print-directory fuzz-link
 fuzz-link: $(FUZZ_TARGETS)
 
+# make test builds its four variants with every core (.ci/run calls plain `make test`: a serial build
+# of them was a quarter of CI's time); TEST_JOBS=1 builds one file at a time.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) --no-print-directory testbins benchbins
-	$(MAKE) --no-print-directory BUILD=build/asan OPT="$(SAN_OPT)" testbins
-	$(MAKE) --no-print-directory BUILD=build/noprov PROVIDERS=0 build/noprov/dwc build/noprov/dwd
-	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) testbins benchbins
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) BUILD=build/asan OPT="$(SAN_OPT)" testbins
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) BUILD=build/noprov PROVIDERS=0 build/noprov/dwc build/noprov/dwd
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) fuzz
 	$(MAKE) --no-print-directory $(CORPUS_DIR)/.unpacked
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99 tests/run_all.sh $(SHARED)
 

@@ -689,7 +689,7 @@ static inline __attribute__((always_inline)) const dw_uid *bind_from_slot(dw_rea
                                                                            const dw_store *st, dw_value *var, const dw_entity **ent)
 {
     if (!sl || sl->version != ver) return dw_bind_uid(p, st, var, ent);
-    if (p->serial && st->serial && sl->bind_prog_serial == p->serial && sl->bind_store_serial == st->serial) {
+    if (dw_read_cache_bind_is_current(sl, p->serial, st->serial)) {
         if (sl->bind_canon) var->u.uid = sl->bind_canon;
         *ent = sl->bind_ent;
         return sl->bind_canon;

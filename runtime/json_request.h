@@ -32,6 +32,13 @@ void dw_request_bind_read(dw_request *req, dw_read_cache *cache, const dw_progra
  * set and equal), else bound and kept there.  Returns the canonical uid. */
 const dw_uid *dw_read_cache_bind_uid(dw_read_cache_uid *sl, uint64_t ver, const dw_program *prog, const dw_store *store,
                                      dw_value *var, const dw_entity **ent);
+/* Whether slot sl's kept answer is the one for the program and sealed store
+ * of these serials: both set (0 is never taken from the memo) and both equal.
+ * The one rule dw_read_cache_bind_uid takes its memo by. */
+static inline bool dw_read_cache_bind_is_current(const dw_read_cache_uid *sl, uint64_t prog_serial, uint64_t store_serial)
+{
+    return prog_serial && store_serial && sl->bind_prog_serial == prog_serial && sl->bind_store_serial == store_serial;
+}
 
 /* The one-pass reader alone: 1 decoded into *out, 0 not taken on (the
  * general path must decide; arena a may hold partial work).  For tests. */

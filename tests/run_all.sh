@@ -4,16 +4,21 @@
 # Suites: unit (cmocka), golden, conformance (also with the switch dispatch), ..., dogwood-ref; the same again under
 # ASan+UBSan; then each libFuzzer target for FUZZ_SECONDS, two at a time (default 15: fourteen targets, and
 # .ci/run's 25 minutes; tests/campaign.sh runs each for 10 minutes or more).  Each suite's time is shown.
+# Two lanes share the 2 cores: the ASan+UBSan suites run beside the plain build's suites, the library,
+# the crash trials and the difftests (about 460 s each on their own); its output is shown when both end.
+# Every suite is a single process at a time and works in its own mktemp directory, so the lanes share
+# nothing one writes and the other reads (the ASan lane only reads build/asan; cedar-wasm is installed
+# here, before either starts).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${1:-../shared}
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 export DW_SHARED=$SHARED   # test_artifact's mutation campaign reads the Box examples from here
-total_pass=0
-total_fail=0
-failed_suites=()   # named again just above the total: CI shows only the tail of the output
 log=build/test-logs
 mkdir -p "$log"
+# each lane appends "NAME PASSED FAILED" per suite to its own results file; the total is summed from them
+rm -f "$log"/results.* "$log"/lane-asan.*
+lane=plain
 
 # run_suite NAME CMD...: runs CMD, shows its tail, adds its last "N passed, N failed".
 run_suite() {
@@ -29,21 +34,18 @@ run_suite() {
 account_suite() {
     local name=$1 rc=$2 secs=$3
     local out="$log/$name.log"
-    local line before=$total_fail
+    local line p=0 f=0
     line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
     tail -n 12 "$out" | sed 's/^/   /'
     if [ -n "$line" ]; then
-        local p f
         p=$(echo "$line" | sed -E 's/^([A-Za-z]+: )?([0-9]+) passed.*/\2/')
         f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-        total_pass=$((total_pass + p))
-        total_fail=$((total_fail + f))
-        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "   (exit status $rc)"; fi
     else
-        if [ "$rc" -eq 0 ]; then total_pass=$((total_pass + 1)); else total_fail=$((total_fail + 1)); echo "   (exit status $rc)"; fi
+        if [ "$rc" -eq 0 ]; then p=1; else f=1; echo "   (exit status $rc)"; fi
     fi
     echo "   ($secs s)"
-    [ "$total_fail" -eq "$before" ] || failed_suites+=("$name")
+    echo "$name $p $f" >>"$log/results.$lane"
 }
 
 # unit tests: each cmocka program prints its own summary; count cases.
@@ -101,12 +103,20 @@ suites() {
     run_suite "format$tag" tests/format/run.sh "$B/dwc" "$SHARED"
 }
 
+# the Cedar peer, once, before the lanes start (a failed install fails every suite that needs it, loudly)
+if ! tests/diff/cedar_wasm.sh >"$log/cedar-wasm.log" 2>&1; then
+    echo "== cedar-wasm install failed:"; tail -n 12 "$log/cedar-wasm.log" | sed 's/^/   /'
+    echo "cedar-wasm 0 1" >>"$log/results.plain"
+fi
+# the ASan+UBSan lane, in the background; its output is shown after the plain lane's
+rm -f "$log/lane-asan.done"
+( lane=asan; suites build/asan "-asan"; touch "$log/lane-asan.done" ) >"$log/lane-asan.out" 2>&1 &
+asan_lane=$!
 suites build ""
 # libdogwood as installed: make install DESTDIR, exports, pkg-config/dlopen/static C, Python, Rust, man pages
 run_suite "lib" tests/lib/run.sh build "$SHARED"
 # the build without information providers (make PROVIDERS=0, dogwood.md §13.6)
 run_suite "noprov" tests/noprov.sh build/noprov build/dwc "$SHARED"
-suites build/asan "-asan"
 # the editor files of docs/editors/ (TextMate grammars, VS Code manifest, Vim syntax)
 run_suite "editors" tests/lsp/grammars.py
 # docs/PERFORMANCE.md's generator on made-up results: every section keeps its table
@@ -124,6 +134,13 @@ DIFF_SUITE=schema run_suite "difftest-schema" tests/diff/run.sh "${DIFF_SCHEMA_E
 DIFF_SUITE=evaluate run_suite "difftest-evaluate" tests/diff/run.sh "${DIFF_EVAL_CASES:-120}"
 # `dwc dogwood lower`'s output parsed and validated by cedar-wasm (installed by the difftests above)
 run_suite "dogwood-lower" tests/dogwood_ref/lower.sh build/dwc "$SHARED"
+t0=$SECONDS
+wait "$asan_lane" || true
+echo "== (the ASan+UBSan lane, which ran beside the suites above; waited $((SECONDS - t0)) s more for it)"
+cat "$log/lane-asan.out"
+# a lane that died part way has not run its later suites: that is a failure, never a shorter total
+[ -f "$log/lane-asan.done" ] || { echo "   the ASan+UBSan lane did not finish"; echo "asan-lane 0 1" >>"$log/results.asan"; }
+lane=fuzz
 
 # two targets at a time (each libFuzzer run is one process): every target still gets FUZZ_SECONDS,
 # in half the wall time on the 2 cores
@@ -146,10 +163,15 @@ for ((i = 0; i < ${#fuzz_targets[@]}; i += 2)); do
 done
 echo
 echo "make test's suites took $SECONDS s"
-# each failed suite with the first lines of its log that say what failed (the full log is in build/test-logs)
-for name in "${failed_suites[@]}"; do
+total_pass=0
+total_fail=0
+while read -r name p f; do
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+    [ "$f" -eq 0 ] && continue
+    # each failed suite with the first lines of its log that say what failed (CI shows only the tail)
     echo "FAILED suite $name ($log/$name.log):"
-    grep -m 8 -E 'FAIL|fail:|FAILED|mismatch|differ|error|Error|crashed|exit status|expected' "$log/$name.log" | cut -c1-300 | sed 's/^/   /'
-done
+    grep -m 8 -E 'FAIL|fail:|FAILED|mismatch|differ|error|Error|crashed|exit status|expected' "$log/$name.log" 2>/dev/null | cut -c1-300 | sed 's/^/   /'
+done < <(cat "$log/results.plain" "$log/results.asan" "$log/results.fuzz" 2>/dev/null)
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

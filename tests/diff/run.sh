@@ -9,18 +9,13 @@
 #        DIFF_SUITE=evaluate tests/diff/run.sh N [SEED]: `dwc evaluate` (evaluate.js): N cases of 10
 #        generated expressions each, every value and error checked through Cedar's isAuthorized
 # Run from the repository root after `make` (needs build/dw-conformance).
-# Installs cedar-wasm into build/diff/node (npm ci, pinned by tests/diff/package-lock.json)
+# Installs cedar-wasm into build/diff/node (tests/diff/cedar_wasm.sh: npm ci, pinned by tests/diff/package-lock.json)
 # unless it is already there.  Last line: "<P> passed, <F> failed"; exit 1 on unexplained
 # disagreements (minimised cases are written to tests/regress/diff-*/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-1000}; SEED=${2:-1}; shift $(( $# < 2 ? $# : 2 ))
-MOD=build/diff/node/node_modules/@cedar-policy/cedar-wasm
-if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
-    mkdir -p build/diff/node
-    cp tests/diff/package.json tests/diff/package-lock.json build/diff/node/
-    npm ci --prefix build/diff/node --no-audit --no-fund >&2
-fi
+MOD=$(tests/diff/cedar_wasm.sh)
 if [ ! -x build/dw-conformance ]; then echo "run.sh: build/dw-conformance missing: run make first" >&2; exit 2; fi
 if [ "${DIFF_SUITE:-}" = schema ]; then      # translate-schema (schema.js) over every N-th schema
     exec node tests/diff/schema.js --every "$N" --module "$MOD" build/corpus/corpus-tests build/corpus/tests build/corpus/sample-data tests

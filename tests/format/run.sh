@@ -16,12 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/harness.bash
 
 # 1. the differential test against Cedar
-MOD=build/diff/node/node_modules/@cedar-policy/cedar-wasm
-if [ ! -f "$MOD/nodejs/cedar_wasm.js" ]; then
-    mkdir -p build/diff/node
-    cp tests/diff/package.json tests/diff/package-lock.json build/diff/node/
-    npm ci --prefix build/diff/node --no-audit --no-fund >&2
-fi
+MOD=$(tests/diff/cedar_wasm.sh) || { bad "cedar-wasm could not be installed"; MOD=; }
 [ -d build/corpus/corpus-tests ] || make --no-print-directory build/corpus/.unpacked >/dev/null
 out=$(node tests/format/diff.js --dwc "$DWC" --module "$MOD" --sample "$SAMPLE" build/corpus/corpus-tests 2>&1)
 echo "$out" | tail -12

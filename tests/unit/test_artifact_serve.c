@@ -19,6 +19,7 @@
 #include "runtime/artifact_serve.h"
 #include "runtime/engine_open.h"
 #include "runtime/engine_int.h"   /* the event reader's line heads (uids.head_hits) */
+#include "runtime/json_request.h"   /* the slot bind memo rule (dw_read_cache_bind_is_current) */
 #include "runtime/load.h"
 #include "stdlib/le.h"
 #include "vm/artifact.h"
@@ -438,8 +439,7 @@ static void test_reload_scope_bind(void **state)
             }
         int kept = 0;   /* the readings whose bind is this program's */
         for (size_t k = 0; k < DW_READ_CACHE_UID_SLOTS; k++)
-            kept += e->s.prog->serial && e->s.store.serial &&     /* 0 would never be taken from the memo */
-                    e->uids.slot[k].bind_prog_serial == e->s.prog->serial && e->uids.slot[k].bind_store_serial == e->s.store.serial;
+            kept += dw_read_cache_bind_is_current(&e->uids.slot[k], e->s.prog->serial, e->s.store.serial);
         assert_true(kept >= 3);   /* both principals and the resource */
     }
     dw_engine_close(e);
