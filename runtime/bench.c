@@ -152,6 +152,8 @@ static int engine_decide(void *ctx, size_t i, bench_outcome *o)
     return 0;
 }
 
+#define BENCH_WINDOWS 20      /* the stretches window_p50_min_ns / _max_ns take the p50 of */
+
 /* Warm-up, then n decisions round-robin over nreq requests timed one by
  * one (the percentiles), then n more timed together (ns_per_decision), and
  * print the figures.  evaluated_total, when given, replaces the outcomes'
@@ -191,11 +193,25 @@ static inline __attribute__((always_inline)) int timed_run(long long n, size_t n
         if (pass == 1) {
             uint64_t allocs = dw_alloc_count() - allocs0;
             if (evaluated_total) evaluated = evaluated_total(ctx) - ev0;
+            /* the p50 of each of BENCH_WINDOWS consecutive stretches of the
+             * run: on a shared host the same process moves between a fast and
+             * a slow speed within tens of milliseconds (docs/PERFORMANCE.md),
+             * which the whole run's p50 alone does not show */
+            long long nw = n / 1000 < BENCH_WINDOWS ? n / 1000 : BENCH_WINDOWS;
+            uint32_t wmin = UINT32_MAX, wmax = 0;
+            for (long long w = 0; nw >= 2 && w < nw; w++) {
+                long long a = n * w / nw, b = n * (w + 1) / nw;
+                qsort(lat + a, (size_t)(b - a), sizeof *lat, cmp_u32);
+                uint32_t m = lat[a + (b - a) / 2];
+                if (m < wmin) wmin = m;
+                if (m > wmax) wmax = m;
+            }
             qsort(lat, (size_t)n, sizeof *lat, cmp_u32);
             printf("decisions=%lld\n", n);
             printf("requests=%zu\n", nreq);
             if (invalid) printf("invalid_requests=%zu\n", invalid);
             printf("p50_ns=%u\np90_ns=%u\np99_ns=%u\n", lat[n / 2], lat[n * 9 / 10], lat[n * 99 / 100]);
+            if (nw >= 2) printf("windows=%lld\nwindow_p50_min_ns=%u\nwindow_p50_max_ns=%u\n", nw, wmin, wmax);
             printf("timer_overhead_ns=%u\n", ov[500]);
             if (dw_alloc_counting()) printf("allocs_per_decision=%.3f\n", (double)allocs / (double)n);
             else printf("allocs_per_decision=n/a\n");

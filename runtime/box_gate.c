@@ -74,7 +74,8 @@ int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid
         snprintf(msg, cap, "Box's requests have the resource Box::Resource::\"unused\" (box.md §1), not %s", t);
         return -1;
     }
-    char where[128] = "";
+    char where[128];
+    where[0] = 0;                /* not `= ""`: that zeroes all 128 bytes on every event */
     /* the JSON reader refuses raw control bytes, so a NUL can only come from
      * a \u0000 escape: text without a backslash needs no walk */
     bool escapes = !text || memchr(text, '\\', len) != NULL;

@@ -320,8 +320,15 @@ void engine_fault(dw_verdict *v, const char *fmt, const char *detail)
  * ends before deciding can leave PERMITTED (cause 0) behind. */
 void engine_verdict_init(dw_verdict *v)
 {
-    memset(v, 0, sizeof *v);
+    /* field by field, not a memset of the whole 408 bytes: once per decision,
+     * and determining[] past ndetermining is never read */
+    v->decided = false;
+    v->allow = false;
     v->cause = DW_CAUSE_INTERNAL_FAULT;
+    v->ndetermining = 0;
+    v->nerrors = 0;
+    v->timestamp = 0;
+    v->message[0] = 0;
 }
 
 /* An accepted event could not enter the in-memory history (out of memory):
@@ -431,7 +438,8 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
                      dw_response *resp, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
-    if (engine_evaluate_providers(e, store, req, v)) return -1;   /* §15.1 step 4: engine_providers.c */
+    /* §15.1 step 4 (engine_providers.c), called only when a policy has a provider call */
+    if (p->provider.ncalls && engine_evaluate_providers(e, store, req, v)) return -1;
     if (!p->temporal.nleaves) {
         if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
         engine_fault(v, "decision: out of memory%s", NULL);

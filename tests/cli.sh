@@ -347,7 +347,7 @@ refused b4 1 "has temporal rules"
 # decision decided (no failures), the history holding the window's events
 run b5 "$DWC" bench --engine -p "$E/policy.dw" --requests "$E/trace.jsonl" -n 3000
 keys=$(sed -n 's/=.*//p' "$tmp/b5.out" | sort | tr '\n' ' ')
-want="allocs_per_decision allow decisions deny history_events ns_per_decision p50_ns p90_ns p99_ns policies_evaluated_per_decision recorded requests timer_overhead_ns "
+want="allocs_per_decision allow decisions deny history_events ns_per_decision p50_ns p90_ns p99_ns policies_evaluated_per_decision recorded requests timer_overhead_ns window_p50_max_ns window_p50_min_ns windows "
 if [ "$(cat "$tmp/b5.rc")" = 0 ] && [ "$keys" = "$want" ] && grep -qx 'decisions=3000' "$tmp/b5.out" &&
    ! grep -q '^failures=' "$tmp/b5.out" && ! grep -qx 'deny=0' "$tmp/b5.out" && ! grep -qx 'history_events=0' "$tmp/b5.out"
 then ok; else bad "b5: keys '$keys'"; cat "$tmp/b5.out"; fi

@@ -37,6 +37,10 @@ n=$(grep -c '^| from-json | \*\*Cedar ÷ dwc\*\*' "$out" 2>/dev/null); [ "${n:-0
 grep -q '^| … with a count budget over 1 h: ≤ 1.5× the plain set (p50, median of the alternating rounds) | 1.43× (rounds: 1.40, 1.43, 1.80) | yes |$' "$out" && ok || bad "budget target row: $(grep 'count budget over 1 h' "$out")"
 # the scope-keyed scaling target is computed from the keyed sets (fixture: 108 ns -> 131 ns)
 grep -q '^| 10 → 10,000 scope-keyed policies (\*keyed\*): mean grows ≤ 1.5× | 1.21× ' "$out" && ok || bad "keyed scaling target row missing"
+# the lowest and highest p50 of a run's stretches, beside the run's own p50 (fixture: 95-150 ns, engine 300-560 ns)
+grep -q '^| parsed | dwc | 1,000,000 | 140 ns | .* | 95 ns – 150 ns |$' "$out" && ok || bad "Box example row has no stretches: $(grep '^| parsed | dwc | 1,000,000 | 140 ns' "$out")"
+grep -q '^| `dwc bench --engine`, plain set: p50 ≤ 400 ns | 420 ns (its stretches: 300 ns – 560 ns) | \*\*no\*\* |$' "$out" && ok || bad "engine target row: $(grep 'plain set: p50' "$out")"
+grep -q '^| plain | 200,000 | 420 ns | .* | 300 ns – 560 ns |$' "$out" && ok || bad "engine plain row has no stretches"
 # the run's length and load average (run.meta) are reported
 grep -q '^- Run: started 2026-12-01 12:00 UTC, took 11.7 min' "$out" && grep -q '^- Load average (1, 5, 15 min): 1.50 1.20 1.00 at the start, 2.00 1.80 1.40 at the end' "$out" && ok || bad "run length / load average missing"
 # Cedar's figure beside the temporal rows
