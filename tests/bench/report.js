@@ -165,9 +165,9 @@ p('- **Stretches**: each dwc run also reports the p50 of each of 20 consecutive 
 p('  (`window_p50_min_ns`, `window_p50_max_ns`; the *stretches* columns show the lowest and the highest). On this');
 p('  virtual machine one process, pinned, moves between two speeds within tens of milliseconds: the engine\'s');
 p('  plain set decided at a p50 of about 300 ns in some 50 ms stretches and about 550 ns in the next ones, with');
-p('  the load average under 0.5 (the host\'s other tenants share the physical core and its caches, which the');
-p('  guest cannot see). The run\'s p50 is what is compared with the targets; the lowest stretch says what the same');
-p('  code does on an uncontended core.');
+p('  the load average under 0.5 (most likely the host\'s other tenants on the same physical core and caches,');
+p('  which the guest cannot see). The run\'s p50 is what is compared with the targets; the lowest stretch says');
+p('  what the same code does when the core is least contended.');
 p('- **Cedar**: `tests/bench/cedar_peer.js`, same inputs and output keys, driving `@cedar-policy/cedar-wasm` through');
 p('  its stateful API: the policy set and schema are preparsed once (`preparsePolicySet`, `preparseSchema`), then');
 p('  every decision is one `statefulIsAuthorized` call (request validated against the schema), timed with');
