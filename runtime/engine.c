@@ -438,8 +438,7 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
                      dw_response *resp, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
-    /* §15.1 step 4 (engine_providers.c), called only when a policy has a provider call */
-    if (p->provider.ncalls && engine_evaluate_providers(e, store, req, v)) return -1;
+    if (engine_evaluate_providers(e, store, req, v)) return -1;   /* §15.1 step 4: engine_int.h, engine_providers.c */
     if (!p->temporal.nleaves) {
         if (!dw_authorize(p, store, req, &e->scratch, resp)) return 0;
         engine_fault(v, "decision: out of memory%s", NULL);

@@ -207,8 +207,13 @@ void engine_keep_reset(history *h);   /* the history's arena is reset or replace
 /* engine_open.c */
 int engine_reload_serve_check(const dw_engine *e, const dw_program *np, char *msg, size_t cap);
 
-/* engine_providers.c */
-int engine_evaluate_providers(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v);
+/* engine_providers.c: the provider pass (§15.1 step 4), out of line; the
+ * inline test keeps a set with no provider call from paying for the call */
+int engine_provider_pass(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v);
+static inline int engine_evaluate_providers(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v)
+{
+    return e->s.prog->provider.ncalls ? engine_provider_pass(e, store, req, v) : 0;
+}
 void engine_providers_free(dw_engine *e);
 
 /* engine_parts.c */

@@ -155,11 +155,11 @@ static int call_host(void *ctx, const char *name, size_t nlen, const dw_value *a
     return 1;
 }
 
-int engine_evaluate_providers(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v)
+/* Called by engine_evaluate_providers (engine_int.h) when the set has provider calls. */
+int engine_provider_pass(dw_engine *e, const dw_store *store, dw_request *req, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
     const dw_provider_tables *t = &p->provider;
-    if (!t->ncalls) return 0;
     dw_value *vals = dw_arena_alloc_raw(&e->scratch, t->ncalls * sizeof *vals);
     dw_value *stack = dw_arena_alloc_raw(&e->scratch, (p->max_stack + 1) * sizeof *stack);
     if (!vals || !stack) { engine_fault(v, "provider evaluation: out of memory%s", NULL); return -1; }

@@ -109,7 +109,6 @@ if ! tests/diff/cedar_wasm.sh >"$log/cedar-wasm.log" 2>&1; then
     echo "cedar-wasm 0 1" >>"$log/results.plain"
 fi
 # the ASan+UBSan lane, in the background; its output is shown after the plain lane's
-rm -f "$log/lane-asan.done"
 ( lane=asan; suites build/asan "-asan"; touch "$log/lane-asan.done" ) >"$log/lane-asan.out" 2>&1 &
 asan_lane=$!
 suites build ""
