@@ -213,6 +213,32 @@ for name in $WORKLOADS; do
   done
 done
 
+# ---- the keyed scaling target: keyed-10 and keyed-10,000 alternating, round by round ----
+# The runs above are minutes apart, and this host moves between two speeds for seconds at a time
+# (PERFORMANCE.md's stretch columns): one keyed-10 run here took 247 ns per decision and the next
+# 153 ns.  So the growth is the median of each round's keyed-10,000 / keyed-10 mean, the two runs
+# of a round back to back (~1 s each), as the budget's cost and dwd's ratio are measured.
+: > "$RES/keyed-rounds.txt"
+if [ "$HAVE_BENCH" = 1 ] && [ -f "$OUT/keyed-10/policies.cedar" ] && [ -f "$OUT/keyed-10000/policies.cedar" ]; then
+  KR=$(( REPEAT > 5 ? REPEAT : 5 ))
+  kn=1000000; [ "$QUICK" = 1 ] && kn=20000
+  say "keyed-10 / keyed-10000: dwc bench -n $kn, $KR alternating rounds"
+  r=1
+  while [ $r -le "$KR" ]; do
+    line="round=$r"
+    for k in 10 10000; do
+      W=$OUT/keyed-$k
+      if $TO $PIN $DWC bench -p "$W/policies.cedar" -s "$W/schema.cedarschema" --entities "$W/entities.json" \
+           --requests "$W/requests.jsonl" -n "$kn" > "$RES/keyed-round.out" 2> "$RES/keyed-round.err"; then
+        line="$line keyed_${k}_mean_ns=$(sed -n 's/^ns_per_decision=//p' "$RES/keyed-round.out") keyed_${k}_p50_ns=$(sed -n 's/^p50_ns=//p' "$RES/keyed-round.out")"
+      else say "warning: dwc bench failed on keyed-$k (round $r): $(head -2 "$RES/keyed-round.err")"; fi
+    done
+    echo "$line" >> "$RES/keyed-rounds.txt"
+    r=$((r + 1))
+  done
+  rm -f "$RES/keyed-round.out" "$RES/keyed-round.err"
+fi
+
 section workloads
 # ---- Box events through the stateful engine (dwc bench --engine) ----
 # 01-project-read's requests as Box events, alone and with a count budget over 1 h appended
