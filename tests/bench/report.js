@@ -283,7 +283,9 @@ p('from 10 to 10,000 policies would need `evaluated` to stay near 1, which a set
 p('policies match cannot give; RBAC-style conditions (`resource.owner == principal`,');
 p('`context.hour >= 6`) compare request values with each other or with ranges and have no');
 p('literal to index, so that style evaluates the whole 1%. The keyed sets hold `evaluated` constant,');
-p('so their growth is what the index and the cache cost as the set grows.');
+p('so their growth is what the index and the cache cost as the set grows. The scaling target (Targets');
+p('below) takes that growth from keyed-10 and keyed-10,000 run back to back, round by round, since the');
+p('runs above are minutes apart and this host\'s speed moves by more than the growth between them.');
 
 // The sections other programs measure (run.sh runs them; make bench builds them).
 // fragment(NAME, FILE, TITLE, render): FILE rendered, else the reason in NAME.skip.
