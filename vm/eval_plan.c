@@ -26,6 +26,7 @@
  * here, once. */
 #include "vm.h"
 #include <stdlib.h>
+#include <string.h>
 #include "../stdlib/bytes.h"
 
 typedef struct site { const dw_program *p; uint32_t pc, len; } site;
@@ -192,7 +193,7 @@ static int var_plans_build(dw_program *p)
         for (uint32_t pc = 0; pc < p->ncode; pc++) {
             int len = path_len(p, pc);
             if (len < 0) continue;
-            dw_var_plan d = { .slot = slot[pc], .bit = slot[pc] ? 1ull << (slot[pc] - 1) : 0, .pc = pc, .var = (uint8_t)DW_INS_A(c[pc]) };
+            dw_var_plan d = { .slot = slot[pc], .pc = pc, .var = (uint8_t)DW_INS_A(c[pc]) };
             d.nattr = (uint8_t)len;
             d.succ[0] = d.succ[1] = var_test_find(p, pc, &d);   /* the pc after the test, for now */
             if (!d.slot && d.test == DW_VT_NONE) continue;
@@ -204,8 +205,10 @@ static int var_plans_build(dw_program *p)
         }
         if (pass == 1 || n == 0) break;
         p->var_plan = dw_arena_alloc(&p->arena, p->ncode * sizeof *p->var_plan);
-        p->var_plans = p->var_plan ? dw_arena_alloc_raw(&p->arena, n * sizeof *p->var_plans) : NULL;
-        if (!p->var_plans) { free(slot); p->var_plan = NULL; return -1; }
+        /* aligned to a cache line: a plan is one (program.h) */
+        char *raw = p->var_plan ? dw_arena_alloc_raw(&p->arena, n * sizeof *p->var_plans + 63) : NULL;
+        if (!raw) { free(slot); p->var_plan = NULL; return -1; }
+        p->var_plans = (dw_var_plan *)(raw + (-(uintptr_t)raw & 63));
         n = 0;
     }
     free(slot);
@@ -219,6 +222,10 @@ static int var_plans_build(dw_program *p)
             k[a] = (dw_plan_key){ p->strs[x].s, (uint32_t)p->strs[x].len, p->str_hash[x] };
         }
         d->keys = k;
+        if (d->lit && d->litlen <= sizeof d->ilit) {
+            memcpy(d->ilit, d->lit, d->litlen);
+            d->lit = d->ilit;
+        }
         if (d->test == DW_VT_NONE) continue;
         uint32_t t = d->succ[0];
         d->succ[0] = succ_find(p, t, false);
@@ -238,7 +245,23 @@ static int like_plans_build(dw_program *p)
     return 0;
 }
 
+/* After var_plans_build and dw_index_build (index.body). */
+static int starts_build(dw_program *p)
+{
+    p->starts = p->npolicies ? dw_arena_alloc_raw(&p->arena, p->npolicies * sizeof *p->starts) : NULL;
+    if (p->npolicies && !p->starts) return -1;
+    for (uint32_t i = 0; i < p->npolicies; i++) {
+        dw_policy_start *st = &p->starts[i];
+        memset(st, 0, sizeof *st);
+        st->pc[0] = p->policies[i].entry;
+        st->pc[1] = p->index.body ? p->index.body[i] : st->pc[0];
+        for (int k = 0; k < 2; k++) st->plan[k] = p->var_plan && st->pc[k] < p->ncode ? p->var_plan[st->pc[k]] : 0;
+        st->effect = p->policies[i].effect;
+    }
+    return 0;
+}
+
 int dw_eval_plan_build(dw_program *p)
 {
-    return var_plans_build(p) || like_plans_build(p) ? -1 : 0;
+    return var_plans_build(p) || starts_build(p) || like_plans_build(p) ? -1 : 0;
 }

@@ -242,12 +242,16 @@ dw_eval_status dw_eval_value(dw_eval_ctx *cx, uint32_t entry, dw_value *out)
     return st;
 }
 
-/* Where batch candidate B->k starts (B->pol set to its policy). */
-static inline uint32_t batch_entry(const dw_program *P, dw_eval_batch *B)
+/* Where batch candidate B->k starts (B->pol set to its policy), from
+ * starts[] (built with the plans by dw_program_prepare, which every program
+ * that runs has passed): one cache line for what policies[], index.body and
+ * var_plan hold apart. */
+static inline __attribute__((always_inline)) const dw_policy_start *batch_entry(const dw_program *P, dw_eval_batch *B, uint32_t *k)
 {
     uint32_t w = B->which ? B->which[B->k] & B->keep : B->k << 1, i = DW_IX_POLICY(w);
     B->pol = i;
-    return w & DW_IX_IMPLIED ? P->index.body[i] : P->policies[i].entry;
+    *k = (w & DW_IX_IMPLIED) != 0;
+    return &P->starts[i];
 }
 
 /* What plan_chain returns besides the successors RET, PUSH and AT (a chain
@@ -267,7 +271,7 @@ static inline __attribute__((always_inline)) uint32_t plan_chain(const dw_eval_c
     for (;;) {
         const dw_value *v;
         bool r;
-        if (memo->valid & d->bit) v = memo->val[d->slot - 1];
+        if (memo->valid >> d->slot & 1) v = memo->val[d->slot - 1];
         else if ((v = &cx->req->vars[d->var]), d->nattr) {
             for (uint32_t i = 1; i <= d->nattr; i++) {
                 const dw_value *rec = v;
@@ -281,7 +285,7 @@ static inline __attribute__((always_inline)) uint32_t plan_chain(const dw_eval_c
             }
             if (d->slot) {
                 memo->val[d->slot - 1] = v;
-                memo->valid |= d->bit;
+                memo->valid |= 1ull << d->slot;
             }
         }
         /* an if chain, not a switch: its conditional branches predict better
@@ -580,14 +584,16 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
 dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *B)
 {
     const dw_program *P = cx->prog;
-    const uint32_t *vplan = cx->memo ? P->var_plan : NULL;   /* batches never return values */
-    const dw_var_plan *vplans = vplan ? P->var_plans - 1 : NULL;
+    bool plans = cx->memo && P->var_plans;   /* batches never return values */
+    const dw_var_plan *vplans = plans ? P->var_plans - 1 : NULL;
     for (; B->k < B->n; B->k++) {
-        uint32_t pc = batch_entry(P, B);
+        uint32_t k;
+        const dw_policy_start *start = batch_entry(P, B, &k);
+        uint32_t pc = start->pc[k], plan = start->plan[k];
         bool r;
         dw_eval_status st;
-        if (vplan && vplan[pc]) {
-            const dw_var_plan *d = &vplans[vplan[pc]];
+        if (plans && plan) {
+            const dw_var_plan *d = &vplans[plan];
             const dw_value *v = NULL;
             uint32_t s = plan_chain(cx, vplans, &d, &v);
             if (DW_VS_KIND(s) == DW_VS_RET) r = DW_VS_BOOL(s);
@@ -603,7 +609,7 @@ dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *B)
             }
         } else if ((st = run(cx, pc, NULL, &r))) return st;
         if (r) {
-            if (P->policies[B->pol].effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
+            if (start->effect == DW_EFFECT_FORBID) B->forbids[B->nf++] = B->pol;
             else B->permits[B->np++] = B->pol;
         }
     }

@@ -72,6 +72,14 @@ typedef struct dw_policy_code {
                                          with some, scope_entry/scope_end are set too */
 } dw_policy_code;
 
+/* What a candidate of a decision needs before its plans, in one place (one
+ * cache line holds three policies' where policies[] holds one, and a large
+ * set's candidates are cold): [0] the policy's entry, [1] the pc after its
+ * scope prefix (index.body[i], where an IMPLIED posting starts), each with
+ * the plan of the VAR there (var_plan[pc]: index + 1, or 0), and its effect.
+ * Read off policies[], index.body and var_plan by dw_eval_plan_build. */
+typedef struct dw_policy_start { uint32_t pc[2], plan[2]; uint8_t effect; } dw_policy_start;
+
 typedef struct dw_keylist { uint32_t first, n; } dw_keylist;   /* into keyidx[] -> strs[] */
 
 /* ---- the decision index ----
@@ -164,22 +172,26 @@ typedef enum dw_var_succ {
 #define DW_VS_KIND(s)      ((s) >> 29)
 #define DW_VS_BOOL(s)      ((s) >> 28 & 1)
 #define DW_VS_X(s)         ((s) & 0x0FFFFFFFu)
+/* One cache line (64 bytes, the array aligned to it): a large set's plans
+ * are cold, and a literal of up to 16 bytes sits in the line (ilit, lit
+ * pointing at it) instead of wherever the constant's bytes are. */
 typedef struct dw_var_plan {
     uint8_t test;            /* dw_var_test: NONE pushes the path's value and goes on at next */
-    uint8_t slot;            /* path memo slot + 1, or 0 */
+    uint8_t slot;            /* path memo slot (its bit in dw_attr_memo.valid), or 0 */
     uint8_t nattr;           /* GETATTRs after the VAR */
     uint8_t var;             /* the VAR's operand */
+    uint8_t form;            /* dw_var_form: how the interpreter applies the test */
+    uint8_t rare;            /* MID: the offset of lit's rarest byte */
     uint32_t pc;             /* the VAR's */
     uint32_t arg;            /* EQ: the CONST's constant; LIKE: pattern; HAS: string */
     uint32_t next;           /* NONE: the pc after the GETATTRs */
     uint32_t succ[2];        /* test false, true: DW_VS(...) */
-    uint64_t bit;            /* the slot's bit in dw_attr_memo.valid, or 0 */
-    uint8_t form;            /* dw_var_form: how the interpreter applies the test */
-    uint8_t rare;            /* MID: the offset of lit's rarest byte */
     uint32_t litlen;         /* EQ_STR, PREFIX, SUFFIX, MID: the literal (>= 1 byte) */
-    const char *lit;
+    const char *lit;         /* ilit when litlen <= 16 */
     const struct dw_plan_key *keys;   /* the path's nattr attribute names */
+    char ilit[16];
 } dw_var_plan;
+_Static_assert(sizeof(dw_var_plan) == 64, "a plan is one cache line");
 typedef struct dw_plan_key { const char *s; uint32_t len, hash; } dw_plan_key;   /* a name and its dw_key_hash */
 /* A test's special cases, read off its constant or pattern once: a String
  * constant; `lit*`, `*lit`, `*lit*` (lit at most 16 bytes for MID). */
@@ -223,6 +235,7 @@ typedef struct dw_program {
      * not prepared runs without them). */
     uint32_t *var_plan;      /* per pc: index + 1 into var_plans of the VAR's plan, or 0 */
     dw_var_plan *var_plans;
+    dw_policy_start *starts; /* per policy (npolicies), or NULL */
     uint8_t *like_rare;      /* per pattern with two stars: its middle segment's rarest byte */
     const uint8_t *serve; uint32_t serve_len;   /* SERVE section bytes (in arena), opaque here:
                                                    runtime/artifact_serve.h decodes them */
@@ -253,7 +266,7 @@ void dw_index_link_uids(dw_program *p);
 /* Derive the condition guards of large buckets from the (verified) code.
  * Called by dw_program_prepare after dw_index_build.  0 or -1 (OOM). */
 int dw_guards_build(dw_program *p);
-/* The interpreter's load-time plans (var_plan, like_rare).  0 or -1 (OOM). */
+/* The interpreter's load-time plans (var_plan, starts, like_rare).  0 or -1 (OOM). */
 int dw_eval_plan_build(dw_program *p);
 /* Print the index readably (`dwc disasm`). */
 void dw_index_print(const dw_program *p, FILE *out);

@@ -59,9 +59,11 @@ void dw_guard_print(const dw_guard_table *t, const dw_program *p, FILE *out);
  * in policy after policy): the value of each memo slot (vm/eval_plan.c: a
  * path `VAR x; GETATTR a ...` that occurs at several pcs), valid when its bit
  * is set (in the request or the store, unchanged while the decision runs).
- * Only successful reads are kept; an error is met again by running the code.
- * A decision clears `valid` alone. */
-#define DW_PATH_MEMO_SLOTS 64
+ * Slot s (1 ..) is bit s of `valid` and val[s - 1]; bit 0 is never set, so
+ * a plan without a slot (0) tests a clear bit.  Only successful reads are
+ * kept; an error is met again by running the code.  A decision clears
+ * `valid` alone. */
+#define DW_PATH_MEMO_SLOTS 63
 typedef struct dw_attr_memo { uint64_t valid; const dw_value *val[DW_PATH_MEMO_SLOTS]; } dw_attr_memo;
 
 typedef struct dw_eval_ctx {
