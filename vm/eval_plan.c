@@ -222,9 +222,10 @@ static int var_plans_build(dw_program *p)
             k[a] = (dw_plan_key){ p->strs[x].s, (uint32_t)p->strs[x].len, p->str_hash[x] };
         }
         d->keys = k;
-        if (d->lit && d->litlen <= sizeof d->ilit) {
-            memcpy(d->ilit, d->lit, d->litlen);
-            d->lit = d->ilit;
+        if (d->form == DW_VF_EQ) d->in.konst = p->consts[d->arg];
+        else if (d->lit && d->litlen <= sizeof d->in.ilit) {
+            memcpy(d->in.ilit, d->lit, d->litlen);
+            d->lit = d->in.ilit;
         }
         if (d->test == DW_VT_NONE) continue;
         uint32_t t = d->succ[0];

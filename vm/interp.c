@@ -293,7 +293,7 @@ static inline __attribute__((always_inline)) uint32_t plan_chain(const dw_eval_c
         uint8_t form = d->form;
         if (form == DW_VF_EQ_STR)      /* == a String: no other kind is equal */
             r = v->kind == DW_V_STRING && v->n == d->litlen && dw_mem_eq(v->u.s, d->lit, d->litlen);
-        else if (form == DW_VF_EQ) r = value_eq(v, &P->consts[d->arg]);
+        else if (form == DW_VF_EQ) r = value_eq(v, &d->in.konst);
         else if (form >= DW_VF_LIKE && form <= DW_VF_MID) {
             if (v->kind != DW_V_STRING) goto plain;
             /* `lit*`, `*lit`, `*lit*`: lit is at least a byte, so a match has a pointer */

@@ -173,8 +173,9 @@ typedef enum dw_var_succ {
 #define DW_VS_BOOL(s)      ((s) >> 28 & 1)
 #define DW_VS_X(s)         ((s) & 0x0FFFFFFFu)
 /* One cache line (64 bytes, the array aligned to it): a large set's plans
- * are cold, and a literal of up to 16 bytes sits in the line (ilit, lit
- * pointing at it) instead of wherever the constant's bytes are. */
+ * are cold, so what a test compares with sits in the line when it fits: a
+ * literal of up to 16 bytes (ilit, lit pointing at it) or, for EQ, a copy of
+ * the constant (konst), instead of wherever the constant is. */
 typedef struct dw_var_plan {
     uint8_t test;            /* dw_var_test: NONE pushes the path's value and goes on at next */
     uint8_t slot;            /* path memo slot (its bit in dw_attr_memo.valid), or 0 */
@@ -189,7 +190,10 @@ typedef struct dw_var_plan {
     uint32_t litlen;         /* EQ_STR, PREFIX, SUFFIX, MID: the literal (>= 1 byte) */
     const char *lit;         /* ilit when litlen <= 16 */
     const struct dw_plan_key *keys;   /* the path's nattr attribute names */
-    char ilit[16];
+    union {
+        char ilit[16];
+        dw_value konst;      /* EQ: consts[arg] */
+    } in;
 } dw_var_plan;
 _Static_assert(sizeof(dw_var_plan) == 64, "a plan is one cache line");
 typedef struct dw_plan_key { const char *s; uint32_t len, hash; } dw_plan_key;   /* a name and its dw_key_hash */
