@@ -45,7 +45,8 @@ int dw_index_build(dw_program *p)
         if (w == 0 || entry_cmp(&e[w - 1], &e[i]) != 0) e[w++] = e[i];
     n = w;
     ix->policies = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->policies) : NULL;
-    ix->buckets = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->buckets) : NULL;
+    char *raw = n ? dw_arena_alloc(&p->arena, n * sizeof *ix->buckets + 63) : NULL;   /* aligned to a line (program.h) */
+    ix->buckets = raw ? (dw_index_bucket *)(raw + (-(uintptr_t)raw & 63)) : NULL;
     if (n && (!ix->policies || !ix->buckets)) return -1;
     for (uint32_t i = 0; i < n; i++) {
         ix->policies[i] = e[i].policy;

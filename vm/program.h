@@ -132,17 +132,22 @@ typedef struct dw_guard_table {
     uint32_t *lens; uint32_t nlens;     /* distinct prefix lengths, ascending */
 } dw_guard_table;
 
+/* What a probe reads first (hash .. guard) in the first of its two cache
+ * lines (the array aligned to one): the names are read only when the
+ * request's uid is not the program's own. */
 typedef struct dw_index_bucket {
     uint64_t hash;
     uint8_t kind, var;
-    dw_str type, id;
-    dw_str atype, aid;     /* PAIR: the action */
+    uint32_t first, n;       /* run in dw_index.policies */
     const dw_uid *uid;       /* ENTITY: the program's interned uid of the key, or NULL
                                 (a bound request's own uid then matches by pointer) */
     const dw_uid *auid;      /* PAIR: the same for the action, and uid for the entity */
-    uint32_t first, n;       /* run in dw_index.policies */
     const dw_guard_table *guard;   /* NULL, or the run split by a condition guard */
+    dw_str type, id;
+    dw_str atype, aid;       /* PAIR: the action */
+    uint8_t pad[16];         /* to 128 bytes */
 } dw_index_bucket;
+_Static_assert(sizeof(dw_index_bucket) == 128, "a bucket is two cache lines");
 
 typedef struct dw_index {
     dw_index_bucket *buckets; uint32_t nbuckets;
