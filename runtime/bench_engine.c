@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include "dogwood.h"
+#include "../stdlib/hot.h"
 
 struct dw_bench_engine {
     dw_engine *e;
@@ -59,7 +60,7 @@ dw_bench_engine *dw_bench_engine_open(const char *policy, const char *schema, co
     return b;
 }
 
-int dw_bench_engine_decide(dw_bench_engine *b, size_t i, dw_bench_engine_outcome *o)
+DW_HOT int dw_bench_engine_decide(dw_bench_engine *b, size_t i, dw_bench_engine_outcome *o)
 {
     o->decided = b->decision[i];
     o->allow = false;

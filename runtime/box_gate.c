@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../stdlib/bytes.h"
+#include "../stdlib/hot.h"
 
 #define is_uid(u, type, id) uid_is((u), type, sizeof type - 1, id, sizeof id - 1)
 static bool uid_is(const dw_uid *u, const char *type, size_t tlen, const char *id, size_t idlen)
@@ -60,7 +61,7 @@ static void uid_text(char *out, size_t cap, const dw_uid *u)
              (int)strnlen(u->id, u->idlen > 64 ? 64 : u->idlen), u->id);
 }
 
-int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid *principal, const dw_uid *resource,
+DW_HOT int dw_box_gate(const dw_json *event, const char *text, size_t len, const dw_uid *principal, const dw_uid *resource,
                 char *msg, size_t cap)
 {
     char t[160];

@@ -1,5 +1,6 @@
 /* dwd_conn.c - a dwd connection's socket I/O (see dwd_conn.h). */
 #include "dwd_conn.h"
+#include "../stdlib/hot.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -67,7 +68,7 @@ void dwd_conn_close_with(dwd_conn *c, const char *why)
     c->in.len = c->scanned = 0;
 }
 
-void dwd_conn_fill(dwd_conn *c, size_t cap, int64_t now)
+DW_HOT void dwd_conn_fill(dwd_conn *c, size_t cap, int64_t now)
 {
     char buf[65536];
     if (!c->peek_off) dwd_conn_consume(c);   /* a peek would read them again */
@@ -101,7 +102,7 @@ static void watch_out(int epfd, dwd_conn *c, bool on)
     else if (on) { c->out_off = c->out.len = 0; c->closing = true; }   /* could never be told when to send */
 }
 
-void dwd_conn_flush(int epfd, dwd_conn *c, int64_t now)
+DW_HOT void dwd_conn_flush(int epfd, dwd_conn *c, int64_t now)
 {
     bool waiting = false;
     while (c->out_off < c->out.len) {

@@ -49,6 +49,7 @@
 #include "histlog.h"
 #include "keeper.h"
 #include "seccomp.h"
+#include "../stdlib/hot.h"
 
 /* A sanitizer's exit-time leak check needs clone, ptrace and /proc, which
  * the confinement refuses: check for leaks just before confining instead. */
@@ -202,7 +203,7 @@ static void fault_second(server *s, int64_t now)
 
 /* ---- requests ---- */
 
-static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
+DW_HOT static void handle_decide(server *s, const dwd_request *rq, dwd_buf *out)
 {
     dw_verdict v;
     uint64_t ticket = 0;
@@ -344,7 +345,7 @@ static void handle_reload(server *s, const dwd_request *rq, dwd_buf *out)
     free(data);
 }
 
-static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
+DW_HOT static void handle_line(server *s, const char *line, size_t len, dwd_buf *out)
 {
     char err[512];
     dwd_request rq;
@@ -430,7 +431,7 @@ static void accept_all(server *s, int lfd, int64_t now)
  * --max-pending (the rest wait for the client to read) and within the
  * connection's share of the round (ROUND_SHARE_NS); replies stay queued
  * until the round's history wait. */
-static void conn_serve(server *s, conn *c, int64_t now)
+DW_HOT static void conn_serve(server *s, conn *c, int64_t now)
 {
     size_t start = 0;
     struct timespec t0 = { 0, 0 }, t1;

@@ -13,6 +13,7 @@
 #include "../stdlib/cedar_quote.h"
 #include "../stdlib/digits.h"
 #include "../stdlib/utf8.h"
+#include "../stdlib/hot.h"
 
 /* ---- buffers ---- */
 
@@ -157,7 +158,7 @@ static bool in_str(const in_view *v, const char *key, const char **s, size_t *n)
 
 /* box.md §10.3: the subject string and, when want_attrs (they are for the
  * decision log only), the subject attributes. */
-static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
+DW_HOT static void subject_of(dwd_request *rq, const in_view *in, bool want_attrs)
 {
     const char *a = rq->action, *s, *s2;
     size_t n, n2;
@@ -308,7 +309,7 @@ static bool fs_value(fscan *f, int depth, in_member *m)
 }
 
 /* 1: line taken on, rq filled as the general path fills it; 0: not taken on */
-static int fast_decide(const char *line, size_t len, unsigned flags, dwd_request *rq)
+DW_HOT static int fast_decide(const char *line, size_t len, unsigned flags, dwd_request *rq)
 {
     fscan f = { line, len, 0 };
     const char *op = NULL, *act = NULL, *rid = NULL, *k;
@@ -401,7 +402,7 @@ static void req_bufs(dwd_request *rq, dwd_buf *v[REQ_BUFS])
     v[4] = &rq->jsonrpc_id; v[5] = &rq->artifact; v[6] = &rq->principal;
 }
 
-int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request *rq, char *err, size_t errcap)
+DW_HOT int dwd_parse_request(const char *line, size_t len, unsigned flags, dwd_request *rq, char *err, size_t errcap)
 {
     bool allow_time = flags & DWD_REQ_ALLOW_TIME;
     memset(rq, 0, sizeof *rq);
@@ -639,7 +640,7 @@ void dwd_denial_message(dwd_buf *out, const char *subject, const dwd_decision *d
     if (m.oom || m.cap > (16u << 10)) dwd_buf_free(&m);
 }
 
-void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message)
+DW_HOT void dwd_reply_decision(dwd_buf *out, const dwd_decision *d, const char *message)
 {
     /* once per decision: pieces, not printf (the cause is one of dw_cause_name's words) */
     dwd_buf_puts(out, d->allow ? "{\"ok\":true,\"verdict\":\"permit\",\"cause\":\"" : "{\"ok\":true,\"verdict\":\"deny\",\"cause\":\"");

@@ -8,6 +8,7 @@
  * record:  build the event -> append.
  * Every failure after the gate is a deny with cause internal_fault. */
 #include "engine_int.h"
+#include "../stdlib/hot.h"
 
 const char *dw_cause_name(dw_cause c)
 {
@@ -173,7 +174,7 @@ static int64_t clock_ticks(const dw_engine *e)
 /* Appends src: kept where it is when in_place (it lives in the history's
  * carve or arena already), pointed at when transient (read by its own
  * decision only), else copied into the history's arena. */
-static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t ts, bool transient, int8_t needed,
+DW_HOT static int history_put(dw_engine *e, const dw_event *src, bool in_place, int64_t ts, bool transient, int8_t needed,
                        uint64_t ihash)
 {
     history *h = &e->h;
@@ -232,7 +233,7 @@ static int history_append_decision(dw_engine *e, const built *b, int64_t ts)
  * older than the leaves' reach.  "Now" is the last timestamp with the
  * runtime's strictly increasing ones; a replay, whose timestamps may go
  * back, drops by time only below the floor its caller promises. */
-void engine_history_retain(dw_engine *e)
+DW_HOT void engine_history_retain(dw_engine *e)
 {
     history *h = &e->h;
     if (h->n && !(h->last_needed >= 0 ? h->last_needed : dw_retention_needs(&e->ret, &h->ev[h->n - 1]))) {
@@ -434,7 +435,7 @@ static __attribute__((cold, noinline)) void leaf_fault(dw_engine *e, dw_leaf_fau
     engine_fault(v, "%s", msg);
 }
 
-int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
+DW_HOT int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const dw_value *anchor_context,
                      dw_response *resp, dw_verdict *v)
 {
     const dw_program *p = e->s.prog;
@@ -452,7 +453,7 @@ int engine_authorize(dw_engine *e, const dw_store *store, dw_request *req, const
     return -1;
 }
 
-static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
+DW_HOT static int decide_built(dw_engine *e, built *b, int64_t ts, dw_verdict *v)
 {
     v->timestamp = engine_stamp(e, ts);
     if (history_append_decision(e, b, v->timestamp)) { engine_history_lost(e, v); v->decided = b->decision; return -1; }
@@ -497,7 +498,7 @@ static const char *log_error(dw_engine *e)
     return m && m[0] ? m : "the record could not be formed (out of memory)";
 }
 
-static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide,
+DW_HOT static int decide_or_record(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v, bool must_decide,
                             uint64_t *ticket)
 {
     engine_verdict_init(v);
@@ -571,7 +572,7 @@ static int64_t peek_stamp(dw_engine *e, int64_t ts)
 
 /* Gate, hook, log (durable engines), append, evaluate.  *ticket: the log
  * position to wait for (seq + 1), 0 if none. */
-int engine_observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+DW_HOT int engine_observe_locked(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_engine_append_hook hook, void *ctx, dw_verdict *v, uint64_t *ticket)
 {
     engine_verdict_init(v);
@@ -678,7 +679,7 @@ static void history_failed(dw_engine *e, dw_verdict *v)
     engine_fault(v, "policy history failure: %s", dw_engine_history_error(e));
 }
 
-int dw_engine_wait(dw_engine *e, uint64_t ticket)
+DW_HOT int dw_engine_wait(dw_engine *e, uint64_t ticket)
 {
     if (!e) return -1;
     if (!ticket || !e->log) return 0;
@@ -700,7 +701,7 @@ static bool missing(const dw_engine *e, const void *input, dw_verdict *v, char *
     return true;
 }
 
-int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
+DW_HOT int dw_engine_decide_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_verdict *v)
 {
     if (!v || missing(e, json, v, NULL, 0)) return -1;
     uint64_t t = 0;
@@ -765,7 +766,7 @@ int dw_engine_observe_json(dw_engine *e, const char *json, size_t len, int64_t t
     return rc;
 }
 
-int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
+DW_HOT int dw_engine_submit_json(dw_engine *e, const char *json, size_t len, int64_t ts, dw_observe_mode mode,
                           dw_verdict *v, uint64_t *ticket)
 {
     if (ticket) *ticket = 0;

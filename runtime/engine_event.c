@@ -5,6 +5,7 @@
 #include "json_request.h"
 #include "../lang/json_scan.h"
 #include "../stdlib/uid_hash.h"
+#include "../stdlib/hot.h"
 
 static const dw_attr_decl *record_attr(const dw_type *t, dw_str name)
 {
@@ -293,7 +294,7 @@ static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_ui
  * the reader's cache (b->scope_sl, while the slot holds that reading:
  * dw_read_cache_bind_uid); the first two stale after a reload (the generation),
  * the last by the program's and store's serials. */
-static void bind_request(dw_engine *e, built *b, struct action_memo *m)
+DW_HOT static void bind_request(dw_engine *e, built *b, struct action_memo *m)
 {
     const dw_program *p = e->s.prog;
     const dw_store *st = &e->s.store;
@@ -373,7 +374,7 @@ int engine_build_event(dw_engine *e, built *b, const char *atype, size_t atlen, 
  * and its checks.  hc: the history's carve (the logged record is built there
  * whole), sc: a carve of the scratch with a block (taken from for the rest;
  * NULL or an empty one: arena calls). */
-static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
+DW_HOT static int event_finish(dw_engine *e, built *b, const action_of *ac, const dw_uid *principal, const dw_uid *resource,
                         const dw_value *in, const dw_value *out, const dw_str *request_id, dw_carve *hc, dw_carve *sc,
                         char *msg, size_t cap)
 {
@@ -546,7 +547,7 @@ static void head_shared(dw_engine *e, struct event_head *h, const char *json, si
     h->kept_gen = shared ? e->uids.keep_gen : 0;
 }
 
-static int head_take(dw_engine *e, const char *json, size_t len, built *b, action_of *ac, bool have[M__N], dw_str *ns,
+DW_HOT static int head_take(dw_engine *e, const char *json, size_t len, built *b, action_of *ac, bool have[M__N], dw_str *ns,
                      dw_carve *hc, size_t *i)
 {
     if (len <= EVENT_HEAD_MIN) return -1;
@@ -622,7 +623,7 @@ static void head_keep(dw_engine *e, const char *json, size_t n, int member, cons
  * the pass does not take the line on: an escape, a float or null, a member
  * twice, an input before its action, any error.  The general path then
  * decides from the start, so every diagnostic stays its own. */
-static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b)
+DW_HOT static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b)
 {
     dw_arena *a = &e->scratch;
     dw_str str[M__N] = { { 0 } };
@@ -719,7 +720,7 @@ static int event_fast(dw_engine *e, const char *json, size_t len, int64_t *ts, b
  * replaced by the event's "time" when the caller gave none.  0 on success;
  * -1 when the line is not an event (v says why); -2 when a decision event
  * fails the schema gate (v holds the deny; b->decision is set). */
-int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v)
+DW_HOT int engine_event_from_json(dw_engine *e, const char *json, size_t len, int64_t *ts, built *b, dw_verdict *v)
 {
     dw_arena_reset(&e->scratch);
     engine_history_uncarve(e);           /* the last event's values, if it was not kept */

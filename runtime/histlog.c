@@ -25,6 +25,7 @@
  * follow outside the leadership, before anything witnesses a record past
  * the switch; a flusher sync in flight on the old segment keeps it open. */
 #include "histlog_int.h"
+#include "../stdlib/hot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -202,7 +203,7 @@ static void set_failed(dw_histlog *log, int e, const char *what)
         what, strerror(log->failed));
 }
 
-int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len, uint64_t *seq, uint64_t *ts)
+DW_HOT int dw_histlog_enqueue(dw_histlog *log, const void *bytes, size_t len, uint64_t *seq, uint64_t *ts)
 {
     if (len > DW_HISTLOG_MAX_RECORD || (len && !bytes)) {
         pthread_mutex_lock(&log->mu);

@@ -15,6 +15,7 @@
 #include "../stdlib/uid_hash.h"
 #include "../stdlib/utf8.h"
 #include "json_read_cache.h"
+#include "../stdlib/hot.h"
 
 /* Beyond these the general path decides (Box's requests nest 4 levels and
  * hold a few members per record). */
@@ -225,7 +226,7 @@ static __attribute__((noinline)) bool copy_kept(rd *p, const char *c, const char
  * object.  Through the cache when there is one: an object whose bytes (up to
  * its first '}', which ends it unless a string holds one) are a stored one's
  * takes that reading. */
-static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid **out)
+DW_HOT static const char *uid_object(rd *p, const char *c, uint64_t *th, const dw_uid **out)
 {
     const char *e = p->e, *t, *id, *raw = c;
     size_t tl = 0, il = 0;
@@ -381,7 +382,7 @@ static size_t required_of(const dw_type *t)
 
 /* After a record's '{' (record_from_json): members checked against expect's
  * declared attributes when given, then sorted, then its required ones. */
-static const char *record(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
+DW_HOT static const char *record(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
 {
     const char *e = p->e;
     dw_field f[FAST_MAX_FIELDS];
@@ -469,7 +470,7 @@ static const char *number(const char *c, const char *e, int64_t *out)
 /* dw_value_from_json for the kinds the pass takes on: a String, Long or Bool
  * where the schema expects one (or says nothing), a record, a set, an entity
  * reference (checked against the expected type). */
-static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
+DW_HOT static const char *value(rd *p, const char *c, const dw_type *expect, int depth, dw_value *out)
 {
     const char *e = p->e;
     c = ws(c, e);
@@ -741,7 +742,7 @@ int dw_request_parse_json(dw_arena *a, const char *text, size_t len, const dw_sc
 
 /* ---- the reader's pieces, for other one-pass readers (the engine's Box events) ---- */
 
-bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
+DW_HOT bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                         const dw_type *expect, dw_value *out)
 {
     rd p = { a, text + len, *c, cache, NULL, NULL };
@@ -751,7 +752,7 @@ bool dw_json_fast_value(dw_arena *a, dw_carve *c, dw_read_cache *cache, const ch
     return q != NULL;
 }
 
-const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos)
+DW_HOT const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos)
 {
     rd p = { a, text + len, *c, cache, NULL, NULL };
     const char *q = ws(text + *pos, p.e);
@@ -764,7 +765,7 @@ const dw_uid *dw_json_fast_uid(dw_arena *a, dw_carve *c, dw_read_cache *cache, c
     return u;
 }
 
-bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
+DW_HOT bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const char *text, size_t len, size_t *pos,
                          const char **s, size_t *n)
 {
     rd p = { a, text + len, *c, cache, NULL, NULL };
@@ -775,7 +776,7 @@ bool dw_json_fast_string(dw_arena *a, dw_carve *c, dw_read_cache *cache, const c
     return q != NULL;
 }
 
-bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
+DW_HOT bool dw_json_fast_key(const char *text, size_t len, size_t *pos, const char **s, size_t *n)
 {
     const char *e = text + len, *q = ws(text + *pos, e);
     q = peek(q, e) == '"' ? span(q, e, s, n) : NULL;   /* a short key: scanning beats a cache lookup */

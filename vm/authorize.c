@@ -5,6 +5,7 @@
 #include "vm.h"
 #include <string.h>
 #include "../stdlib/bytes.h"
+#include "../stdlib/hot.h"
 
 /* key: the probed uid (its type alone for a TYPE probe); by_ptr: it may be
  * the program's interned one.  Its fields are read only when the pointer
@@ -30,7 +31,7 @@ static bool uid_is(const dw_str *t, const dw_str *i, const dw_uid *u)
     return t->len == u->tlen && i->len == u->idlen && dw_mem_eq(t->s, u->type, u->tlen) && dw_mem_eq(i->s, u->id, u->idlen);
 }
 
-static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const dw_uid *a, const dw_uid *e)
+DW_HOT static const dw_index_bucket *probe_pair(const dw_index *ix, uint8_t var, const dw_uid *a, const dw_uid *e)
 {
     uint64_t hash = dw_index_pair_hash(var, a->hash, e->hash);
     uint32_t j = (uint32_t)hash & (ix->nslots - 1);
@@ -335,7 +336,7 @@ int dw_authorize_candidates(const dw_program *prog, const dw_store *store, const
     return decide(prog, store, req, scratch, resp, c->v, ~0u, c->n);
 }
 
-int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
+DW_HOT int dw_authorize(const dw_program *prog, const dw_store *store, const dw_request *req,
                  dw_arena *scratch, dw_response *resp)
 {
     dw_request local;

@@ -6,6 +6,7 @@
 #include "ext_spelling.h"
 #include "../stdlib/bytes.h"
 #include "../stdlib/like_find.h"
+#include "../stdlib/hot.h"
 
 const char *dw_eval_status_name(dw_eval_status s)
 {
@@ -324,7 +325,7 @@ plain:
 
 /* Run the code at entry to its RET; pushed: a value on the stack first
  * (where a plan chain left the code with one), or NULL. */
-static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushed, bool *result)
+DW_HOT static dw_eval_status run(dw_eval_ctx *cx, uint32_t entry, const dw_value *pushed, bool *result)
 {
     const dw_program *P = cx->prog;
     const uint32_t *code = P->code;
@@ -581,7 +582,7 @@ dw_eval_status dw_eval_code(dw_eval_ctx *cx, uint32_t entry, bool *result)
 /* The batch loop: a candidate whose plan chain decides it never enters the
  * interpreter (the loop's few live values stay in registers); the rest run
  * from where the chain left the code. */
-dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *B)
+DW_HOT dw_eval_status dw_eval_candidates(dw_eval_ctx *cx, dw_eval_batch *B)
 {
     const dw_program *P = cx->prog;
     bool plans = cx->memo && P->var_plans;   /* batches never return values */
