@@ -400,7 +400,13 @@ void *hl_flusher_main(void *arg)
         while (!log->stop && log->written_end - log->synced_end < log->batch_records &&
                pthread_cond_timedwait(&log->flush_cv, &log->mu, &dl) != ETIMEDOUT) {}
         if (log->stop || log->failed) break;
-        if (log->pend_len && !log->leader) lead(log);   /* enqueued but nobody waiting */
+        /* Records enqueued that nobody wrote since the flusher last looked:
+         * their appender does not wait (or not yet), so write them here.
+         * While appenders write their own (dwd writes every round), leading
+         * here would only make the next wait wait for this thread, which
+         * may be off the CPU holding the leadership. */
+        if (log->pend_len && !log->leader && log->written_end == log->flusher_seen_end) lead(log);
+        log->flusher_seen_end = log->written_end;
         /* a rotation's settling comes first (its witness before ours); it
          * may wait, and a next rotation may start meanwhile */
         for (;;) {

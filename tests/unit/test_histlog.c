@@ -1040,6 +1040,36 @@ static void test_durability_modes(void **state)
     assert_true(st.synced_records >= 20);
     dw_histlog_close(log);
 
+    /* ...and records enqueued that nobody waits for: the flusher writes them
+     * itself once no appender has written since it last looked (while one
+     * writes, its writes carry them), and syncs them */
+    o.batch_ms = 20;
+    o.batch_records = 1000000;
+    log = dw_histlog_open(dir, &o, NULL, NULL, 0);
+    assert_non_null(log);
+    uint64_t s0, ts0;
+    uint8_t b0[64];
+    for (int i = 0; i < 5; i++) {
+        size_t len = payload((uint64_t)(50 + i), b0);
+        assert_int_equal(dw_histlog_enqueue(log, b0, len, &s0, &ts0), 0);
+        assert_int_equal(s0, (uint64_t)(50 + i));
+    }
+    append_n(log, 55, 1);                      /* a write that waits, between the flusher's looks */
+    size_t len0 = payload(56, b0);
+    assert_int_equal(dw_histlog_enqueue(log, b0, len0, &s0, &ts0), 0);   /* after it: nobody waits */
+    for (int i = 0; i < 2000; i++) {
+        dw_histlog_get_stats(log, &st);
+        if (st.synced_records >= 7) break;
+        usleep(5000);
+    }
+    assert_int_equal(st.synced_records, 7);
+    assert_int_equal(dw_histlog_close(log), 0);
+    collect cb = { 0 };
+    log = open_ok(dir, DW_DURABILITY_FULL, &cb, NULL);
+    check_records(&cb, 0, 57);
+    dw_histlog_close(log);
+    collect_free(&cb);
+
     /* NONE: no sync at all, unless asked */
     subdir(dir, sizeof dir, "mode-none");
     log = open_ok(dir, DW_DURABILITY_NONE, NULL, NULL);
