@@ -391,6 +391,7 @@ void *hl_flusher_main(void *arg)
 {
     dw_histlog *log = arg;
     pthread_mutex_lock(&log->mu);
+    uint64_t seen_end = log->written_end;   /* written_end when this loop last looked */
     while (!log->stop) {
         struct timespec dl;
         clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -405,8 +406,8 @@ void *hl_flusher_main(void *arg)
          * While appenders write their own (dwd writes every round), leading
          * here would only make the next wait wait for this thread, which
          * may be off the CPU holding the leadership. */
-        if (log->pend_len && !log->leader && log->written_end == log->flusher_seen_end) lead(log);
-        log->flusher_seen_end = log->written_end;
+        if (log->pend_len && !log->leader && log->written_end == seen_end) lead(log);
+        seen_end = log->written_end;
         /* a rotation's settling comes first (its witness before ours); it
          * may wait, and a next rotation may start meanwhile */
         for (;;) {

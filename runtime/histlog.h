@@ -97,7 +97,9 @@ typedef enum dw_durability {
     DW_DURABILITY_FULL = 0,  /* append returns once its record is synced */
     DW_DURABILITY_BATCH,     /* returns after write(2); a flusher thread syncs
                                 every batch_ms, or sooner once batch_records
-                                records are unsynced (soft bound) */
+                                records are unsynced (soft bound); records
+                                enqueued that nobody waits for it writes
+                                itself, within two batch_ms */
     DW_DURABILITY_NONE       /* returns after write(2); never syncs records
                                 (checkpoints are still synced) */
 } dw_durability;

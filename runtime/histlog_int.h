@@ -58,7 +58,6 @@ struct dw_histlog {
     uint64_t ack_end, ack_keep, ack_gen;
 
     pthread_t flusher; bool has_flusher;
-    uint64_t flusher_seen_end;  /* written_end when the flusher last looked (hl_flusher_main) */
     dw_histlog_stats st;
 };
 

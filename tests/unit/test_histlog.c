@@ -1054,9 +1054,9 @@ static void test_durability_modes(void **state)
         assert_int_equal(dw_histlog_enqueue(log, b0, len, &s0, &ts0), 0);
         assert_int_equal(s0, (uint64_t)(50 + i));
     }
-    append_n(log, 55, 1);                      /* a write that waits, between the flusher's looks */
+    append_n(log, 55, 1);                      /* a write that waits: it carries the five before it */
     size_t len0 = payload(56, b0);
-    assert_int_equal(dw_histlog_enqueue(log, b0, len0, &s0, &ts0), 0);   /* after it: nobody waits */
+    assert_int_equal(dw_histlog_enqueue(log, b0, len0, &s0, &ts0), 0);   /* after it: only the flusher writes this one */
     for (int i = 0; i < 2000; i++) {
         dw_histlog_get_stats(log, &st);
         if (st.synced_records >= 7) break;
