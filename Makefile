@@ -255,7 +255,7 @@ testbins: all unit $(BUILD)/dw-golden $(BUILD)/nojt/dw-conformance
 
 SAN_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libdogwood.a $(wildcard tests/fuzz/*.h tests/unit/*.h)
 	clang $(CSTD) -Wall -Wextra -Werror -Wno-unused-parameter -I. -Ibuild/fuzz/gen -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $< build/fuzz/libdogwood.a $(LDLIBS) -lseccomp -lpthread
 .PHONY: testbins fuzz-link benchbins
 # The library is rebuilt with clang and fuzzer instrumentation in build/fuzz.

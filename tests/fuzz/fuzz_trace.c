@@ -6,7 +6,12 @@
  * line with "expect") or recorded through an engine on Box's vocabulary with
  * temporal budgets, each decision taken apart as `dwc explain` does (its
  * parts re-run must agree with it).  Each input starts from an empty history.
- * Never a crash, a leak or a sanitizer report; every verdict is well formed. */
+ * Never a crash, a leak or a sanitizer report; every verdict is well formed.
+ * Each JSON line also goes, at a fixed clock, to a pair of engines: one gets
+ * it as it is (the one-pass event reader takes the common shape), the other
+ * behind an escaped member name the one-pass reader never takes on and the
+ * general path ignores (tests/unit/test_event_fast.c's pairing); their
+ * answers, messages (but for byte offsets) and exported states must agree. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 #include "runtime/explain.h"
 #include "runtime/trace_log.h"
 #include "tests/fuzz/fuzz_seeds.h"
+#include "tests/unit/event_pair.h"
 
 static const char drupe_schema[] =
     "namespace Drupe {\n"
@@ -40,7 +46,7 @@ static const char drupe_policy[] =
     "unless temporal { !Drupe::Action::\"Read\"::request{ input.user: \"bob\" } since within 1h Drupe::Action::\"Login\"::request{ input.user: context.input.user } };\n"
     "permit (principal, action, resource) when { principal has level && principal.level > 2 };\n";
 
-static dw_engine *log_engine, *box_engine;
+static dw_engine *log_engine, *box_engine, *fast_engine, *slow_engine;
 
 static int write_tmp(char *path, size_t cap, const char *suffix, const char *text)
 {
@@ -62,6 +68,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     dw_engine_config bc = { .policy_path = bp, .schema_path = "box", .ticks_per_second = 1000000000, .replay_timestamps = true };
     box_engine = dw_engine_open(&bc, err, sizeof err);
     if (!box_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
+    bc.replay_timestamps = false;
+    fast_engine = dw_engine_open(&bc, err, sizeof err);
+    slow_engine = dw_engine_open(&bc, err, sizeof err);
+    if (!fast_engine || !slow_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
     unlink(sp); unlink(pp); unlink(bp);
     return 0;
 }
@@ -101,8 +111,49 @@ static void run_log(const char *text, size_t size)
     dw_arena_free(&a);
 }
 
+/* One line to the pair, the second behind "zz\u005f" (an escape: never the one pass). */
+static void pair_line(const char *line, size_t len, bool decide, int64_t ts)
+{
+    static char slow[70000];
+    size_t sn = event_pair_general_line(line, len, slow, sizeof slow);
+    const char *sl = sn ? slow : line;   /* not an object line: both get it as it is */
+    if (!sn) sn = len;
+    if (decide) {
+        dw_verdict a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        int ra = dw_engine_decide_json(fast_engine, line, len, ts, &a), rb = dw_engine_decide_json(slow_engine, sl, sn, ts, &b);
+        if (ra != rb || a.decided != b.decided || a.allow != b.allow || a.cause != b.cause || a.ndetermining != b.ndetermining ||
+            memcmp(a.determining, b.determining, a.ndetermining * sizeof *a.determining) != 0 || !event_pair_same_message(a.message, b.message)) {
+            fprintf(stderr, "fuzz_trace: one pass (%d, %s) and general path (%d, %s) differ on %.*s\n", ra, a.message, rb, b.message, (int)len, line);
+            abort();
+        }
+    } else {
+        char ma[256] = "", mb[256] = "";
+        int ra = dw_engine_record_json(fast_engine, line, len, ts, ma, sizeof ma);
+        int rb = dw_engine_record_json(slow_engine, sl, sn, ts, mb, sizeof mb);
+        if (ra != rb || (ra && !event_pair_same_message(ma, mb))) {
+            fprintf(stderr, "fuzz_trace: recording: one pass (%d, %s) and general path (%d, %s) differ on %.*s\n", ra, ma, rb, mb, (int)len, line);
+            abort();
+        }
+    }
+}
+
+static void same_states(void)
+{
+    void *sa = NULL, *sb = NULL;
+    size_t la = 0, lb = 0;
+    if (dw_engine_export_state(fast_engine, &sa, &la) || dw_engine_export_state(slow_engine, &sb, &lb)) abort();
+    if (la != lb || memcmp(sa, sb, la) != 0) { fprintf(stderr, "fuzz_trace: the pair's exported states differ\n"); abort(); }
+    dw_free(sa);
+    dw_free(sb);
+}
+
 static void run_jsonl(const char *text, size_t size)
 {
+    dw_engine_reset_history(fast_engine);
+    dw_engine_reset_history(slow_engine);
+    int64_t pair_ts = 1748865600LL * 1000000000LL;
     dw_engine_reset_history(box_engine);
     dw_arena a;
     dw_arena_init(&a, 16 * 1024);
@@ -125,6 +176,7 @@ static void run_jsonl(const char *text, size_t size)
         bool is_request = kind && kind->kind == DW_JSON_STRING && strcmp(kind->u.str.s, "request") == 0;
         dw_verdict v;
         memset(&v, 0, sizeof v);
+        pair_line(line, ll, is_request || (j && dw_json_get(j, "expect")), pair_ts += 1000000);
         if (is_request || (j && dw_json_get(j, "expect"))) {
             /* dwc explain's account of the decision: its parts, re-run, agree with it */
             dw_explanation x;
@@ -145,6 +197,7 @@ static void run_jsonl(const char *text, size_t size)
             check_verdict(&v);
         }
     }
+    same_states();
     dw_arena_free(&a);
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "runtime/dogwood.h"
+#include "tests/unit/event_pair.h"
 
 static const char *shared(void)
 {
@@ -38,32 +39,16 @@ static dw_engine *open_engine(const char *policy)
     return e;
 }
 
-/* Messages equal but for the byte offsets (the second line is longer). */
-static bool same_message(const char *x, const char *y)
-{
-    for (;;) {
-        const char *px = strstr(x, " (at byte "), *py = strstr(y, " (at byte ");
-        if (!px || !py) return !px && !py && strcmp(x, y) == 0;
-        if (px - x != py - y || strncmp(x, y, (size_t)(px - x)) != 0) return false;
-        x = strchr(px + 1, ')');
-        y = strchr(py + 1, ')');
-        if (!x || !y) return false;
-    }
-}
-
 /* Decide (or record) line on both engines, the second through the general path. */
 static void both(dw_engine *a, dw_engine *b, const char *line, size_t len, int64_t ts, const char *where)
 {
     char slow[8192];
-    size_t ws = 0;
-    while (ws < len && (line[ws] == ' ' || line[ws] == '\t')) ws++;
-    if (ws >= len || line[ws] != '{' || len + 32 > sizeof slow) fail_msg("%s: not an object line", where);
-    int n = snprintf(slow, sizeof slow, "{\"zz\\u005f\":0,%.*s", (int)(len - ws - 1), line + ws + 1);
-    if (len - ws == 2) n = snprintf(slow, sizeof slow, "{\"zz\\u005f\":0}");   /* "{}" */
+    size_t n = event_pair_general_line(line, len, slow, sizeof slow);
+    if (!n) fail_msg("%s: not an object line", where);
     dw_verdict va, vb;
     int ra = dw_engine_decide_json(a, line, len, ts, &va), rb = dw_engine_decide_json(b, slow, (size_t)n, ts, &vb);
     if (ra != rb || va.decided != vb.decided || va.allow != vb.allow || va.cause != vb.cause ||
-        va.ndetermining != vb.ndetermining || !same_message(va.message, vb.message) ||
+        va.ndetermining != vb.ndetermining || !event_pair_same_message(va.message, vb.message) ||
         memcmp(va.determining, vb.determining, va.ndetermining * sizeof *va.determining) != 0)
         fail_msg("%s: one pass (%d, %s, %s) and general path (%d, %s, %s) differ on %.*s", where, ra,
                  va.allow ? "allow" : "deny", va.message, rb, vb.allow ? "allow" : "deny", vb.message, (int)len, line);
