@@ -14,7 +14,9 @@
  *   - the decision index on and off decide identically (decision, reasons,
  *     errors with their kinds);
  *   - the program loaded from its artifact decides exactly as the in-memory
- *     one;
+ *     one, and as a copy of it without the load-time fast paths
+ *     (vm/eval_plan.c: attribute-path plans and their memo, `like`'s rare
+ *     bytes; as tests/unit/test_eval_plan.c does);
  *   - errors deny: an erroring policy is never a reason; an allow has a
  *     satisfied permit and no satisfied forbid;
  *   - a generated policy set parses and compiles (the generator writes valid
@@ -650,15 +652,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fail("the generated request does not load", &st, &pt, &et, rq.p);
         }
         dw_arena_reset(&scratch);
-        dw_response x[4];
+        dw_response x[5];
+        dw_program plain = *loaded;          /* without the plans: every VAR and `like` runs its instructions */
+        plain.var_plan = NULL;
+        plain.like_rare = NULL;
         int rc = dw_authorize(prog, &store, &req, &scratch, &x[0]) | dw_authorize_all(prog, &store, &req, &scratch, &x[1]) |
-                 dw_authorize(loaded, &store, &req, &scratch, &x[2]) | dw_authorize_all(loaded, &store, &req, &scratch, &x[3]);
+                 dw_authorize(loaded, &store, &req, &scratch, &x[2]) | dw_authorize_all(loaded, &store, &req, &scratch, &x[3]) |
+                 dw_authorize(&plain, &store, &req, &scratch, &x[4]);
         if (rc == 0) {
             if (verbose) fprintf(stderr, "decision: %s, %u reason(s), %u error(s)\n", x[0].allow ? "allow" : "deny",
                                  x[0].ndetermining, x[0].nerrors);
-            if (!same_response(&x[0], &x[1]) || !same_response(&x[0], &x[2]) || !same_response(&x[2], &x[3]))
-                for (int k = 0; k < 4; k++) {
-                    fprintf(stderr, "response %d (%s, index %s): %s, reasons", k, k < 2 ? "in memory" : "artifact",
+            if (!same_response(&x[0], &x[1]) || !same_response(&x[0], &x[2]) || !same_response(&x[2], &x[3]) ||
+                !same_response(&x[2], &x[4]))
+                for (int k = 0; k < 5; k++) {
+                    fprintf(stderr, "response %d (%s, index %s): %s, reasons", k, k < 2 ? "in memory" : k < 4 ? "artifact" : "artifact, no plans",
                             k % 2 ? "off" : "on", x[k].allow ? "allow" : "deny");
                     for (uint32_t i = 0; i < x[k].ndetermining; i++) fprintf(stderr, " %u", x[k].determining[i]);
                     fprintf(stderr, ", errors");
@@ -668,6 +675,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!same_response(&x[0], &x[1])) fail("the decision index changes the answer", &st, &pt, &et, rq.p);
             if (!same_response(&x[0], &x[2])) fail("the artifact decides differently from the in-memory program", &st, &pt, &et, rq.p);
             if (!same_response(&x[2], &x[3])) fail("the artifact's index changes the answer", &st, &pt, &et, rq.p);
+            if (!same_response(&x[2], &x[4])) fail("the load-time plans change the answer", &st, &pt, &et, rq.p);
             const char *why = check_decision(prog, &x[0]);
             if (why) fail(why, &st, &pt, &et, rq.p);
         }
