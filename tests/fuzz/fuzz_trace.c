@@ -11,7 +11,10 @@
  * it as it is (the one-pass event reader takes the common shape), the other
  * behind an escaped member name the one-pass reader never takes on and the
  * general path ignores (tests/unit/test_event_fast.c's pairing); their
- * answers, messages (but for byte offsets) and exported states must agree. */
+ * answers, messages (but for byte offsets) and exported states must agree.
+ * A third engine keeps whole records (dw_engine_open_printing's, as dwc
+ * explain opens) where the others keep only what a leaf can read
+ * (runtime/engine_keep.c): its answers and history length must be theirs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,7 @@ static const char drupe_policy[] =
     "unless temporal { !Drupe::Action::\"Read\"::request{ input.user: \"bob\" } since within 1h Drupe::Action::\"Login\"::request{ input.user: context.input.user } };\n"
     "permit (principal, action, resource) when { principal has level && principal.level > 2 };\n";
 
-static dw_engine *log_engine, *box_engine, *fast_engine, *slow_engine;
+static dw_engine *log_engine, *box_engine, *fast_engine, *slow_engine, *whole_engine;
 
 static int write_tmp(char *path, size_t cap, const char *suffix, const char *text)
 {
@@ -71,7 +74,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     bc.replay_timestamps = false;
     fast_engine = dw_engine_open(&bc, err, sizeof err);
     slow_engine = dw_engine_open(&bc, err, sizeof err);
-    if (!fast_engine || !slow_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
+    whole_engine = dw_engine_open_printing(&bc, err, sizeof err);
+    if (!fast_engine || !slow_engine || !whole_engine) { fprintf(stderr, "fuzz_trace: %s\n", err); abort(); }
     unlink(sp); unlink(pp); unlink(bp);
     return 0;
 }
@@ -128,10 +132,23 @@ static void pair_line(const char *line, size_t len, bool decide, int64_t ts)
             fprintf(stderr, "fuzz_trace: one pass (%d, %s) and general path (%d, %s) differ on %.*s\n", ra, a.message, rb, b.message, (int)len, line);
             abort();
         }
+        dw_verdict w;
+        memset(&w, 0, sizeof w);
+        int rw = dw_engine_decide_json(whole_engine, line, len, ts, &w);
+        if (rw != ra || w.decided != a.decided || w.allow != a.allow || w.cause != a.cause || w.ndetermining != a.ndetermining ||
+            memcmp(w.determining, a.determining, a.ndetermining * sizeof *a.determining) != 0 || strcmp(w.message, a.message)) {
+            fprintf(stderr, "fuzz_trace: kept parts (%d, %s) and whole records (%d, %s) differ on %.*s\n", ra, a.message, rw, w.message, (int)len, line);
+            abort();
+        }
     } else {
         char ma[256] = "", mb[256] = "";
         int ra = dw_engine_record_json(fast_engine, line, len, ts, ma, sizeof ma);
         int rb = dw_engine_record_json(slow_engine, sl, sn, ts, mb, sizeof mb);
+        char mw[256] = "";
+        if (dw_engine_record_json(whole_engine, line, len, ts, mw, sizeof mw) != ra || strcmp(mw, ma)) {
+            fprintf(stderr, "fuzz_trace: recording: kept parts (%d, %s) and whole records (%s) differ on %.*s\n", ra, ma, mw, (int)len, line);
+            abort();
+        }
         if (ra != rb || (ra && !event_pair_same_message(ma, mb))) {
             fprintf(stderr, "fuzz_trace: recording: one pass (%d, %s) and general path (%d, %s) differ on %.*s\n", ra, ma, rb, mb, (int)len, line);
             abort();
@@ -145,6 +162,10 @@ static void same_states(void)
     size_t la = 0, lb = 0;
     if (dw_engine_export_state(fast_engine, &sa, &la) || dw_engine_export_state(slow_engine, &sb, &lb)) abort();
     if (la != lb || memcmp(sa, sb, la) != 0) { fprintf(stderr, "fuzz_trace: the pair's exported states differ\n"); abort(); }
+    if (dw_engine_history_length(fast_engine) != dw_engine_history_length(whole_engine)) {
+        fprintf(stderr, "fuzz_trace: kept parts and whole records keep different numbers of events\n");
+        abort();
+    }
     dw_free(sa);
     dw_free(sb);
 }
@@ -153,6 +174,7 @@ static void run_jsonl(const char *text, size_t size)
 {
     dw_engine_reset_history(fast_engine);
     dw_engine_reset_history(slow_engine);
+    dw_engine_reset_history(whole_engine);
     int64_t pair_ts = 1748865600LL * 1000000000LL;
     dw_engine_reset_history(box_engine);
     dw_arena a;
