@@ -7,32 +7,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include "runtime/dwd_protocol.h"
-
-static bool same_buf(const dwd_buf *a, const dwd_buf *b) { return a->len == b->len && (!a->len || !memcmp(a->p, b->p, a->len)); }
-
-/* the line parsed with and without the one-pass reader: abort if they differ */
-static void fast_agrees(const char *line, size_t len, unsigned flags)
-{
-    dwd_request a, b;
-    char ea[512] = "", eb[512] = "";
-    int ra = dwd_parse_request(line, len, flags, &a, ea, sizeof ea);
-    int rb = dwd_parse_request(line, len, flags | DWD_REQ_GENERAL_ONLY, &b, eb, sizeof eb);
-    if (ra != rb || (ra && strcmp(ea, eb))) abort();
-    if (!ra) {
-        if (a.op != b.op || strcmp(a.action, b.action) || strcmp(a.category, b.category) ||
-            a.per_tool != b.per_tool || a.has_parent_span != b.has_parent_span || a.has_trace_id != b.has_trace_id) abort();
-        const dwd_buf *x[] = { &a.event, &a.subject, &a.attrs, &a.request_id, &a.jsonrpc_id, &a.artifact, &a.principal };
-        const dwd_buf *y[] = { &b.event, &b.subject, &b.attrs, &b.request_id, &b.jsonrpc_id, &b.artifact, &b.principal };
-        for (int k = 0; k < 7; k++) if (!same_buf(x[k], y[k])) abort();
-    }
-    dwd_request_free(&a);
-    dwd_request_free(&b);
-}
+#include "tests/unit/dwd_request_pair.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    for (unsigned fl = 0; fl < 4; fl++) fast_agrees((const char *)data, size, fl);
+    char why[1200];
+    for (unsigned fl = 0; fl < 4; fl++)
+        if (!dwd_parse_agrees((const char *)data, size, fl, why, sizeof why)) { fprintf(stderr, "fuzz_dwd: %s\n", why); abort(); }
     char err[512];
     for (int allow_time = 0; allow_time < 2; allow_time++) {
         dwd_request rq;

@@ -127,16 +127,14 @@ static void pair_line(const char *line, size_t len, bool decide, int64_t ts)
         memset(&a, 0, sizeof a);
         memset(&b, 0, sizeof b);
         int ra = dw_engine_decide_json(fast_engine, line, len, ts, &a), rb = dw_engine_decide_json(slow_engine, sl, sn, ts, &b);
-        if (ra != rb || a.decided != b.decided || a.allow != b.allow || a.cause != b.cause || a.ndetermining != b.ndetermining ||
-            memcmp(a.determining, b.determining, a.ndetermining * sizeof *a.determining) != 0 || !event_pair_same_message(a.message, b.message)) {
+        if (!event_pair_same_answer(ra, &a, rb, &b) || !event_pair_same_message(a.message, b.message)) {
             fprintf(stderr, "fuzz_trace: one pass (%d, %s) and general path (%d, %s) differ on %.*s\n", ra, a.message, rb, b.message, (int)len, line);
             abort();
         }
         dw_verdict w;
         memset(&w, 0, sizeof w);
         int rw = dw_engine_decide_json(whole_engine, line, len, ts, &w);
-        if (rw != ra || w.decided != a.decided || w.allow != a.allow || w.cause != a.cause || w.ndetermining != a.ndetermining ||
-            memcmp(w.determining, a.determining, a.ndetermining * sizeof *a.determining) != 0 || strcmp(w.message, a.message)) {
+        if (!event_pair_same_answer(ra, &a, rw, &w) || strcmp(w.message, a.message)) {
             fprintf(stderr, "fuzz_trace: kept parts (%d, %s) and whole records (%d, %s) differ on %.*s\n", ra, a.message, rw, w.message, (int)len, line);
             abort();
         }
@@ -198,8 +196,9 @@ static void run_jsonl(const char *text, size_t size)
         bool is_request = kind && kind->kind == DW_JSON_STRING && strcmp(kind->u.str.s, "request") == 0;
         dw_verdict v;
         memset(&v, 0, sizeof v);
-        pair_line(line, ll, is_request || (j && dw_json_get(j, "expect")), pair_ts += 1000000);
-        if (is_request || (j && dw_json_get(j, "expect"))) {
+        bool decide = is_request || (j && dw_json_get(j, "expect"));
+        pair_line(line, ll, decide, pair_ts += 1000000);
+        if (decide) {
             /* dwc explain's account of the decision: its parts, re-run, agree with it */
             dw_explanation x;
             dw_explanation_init(&x);

@@ -7,6 +7,7 @@
 #define DW_TEST_EVENT_PAIR_H
 #include <stdbool.h>
 #include <string.h>
+#include "runtime/dogwood.h"
 
 /* line behind {"zz\u005f":0, in out (cap bytes): its length, or 0 when the
  * line is not an object line (after blanks) or does not fit */
@@ -39,5 +40,14 @@ static inline bool event_pair_same_message(const char *x, const char *y)
         y = strchr(py + 1, ')');
         if (!x || !y) return false;
     }
+}
+
+/* The same answer: rc, decided, verdict, cause and determining rules (the
+ * messages are the caller's to compare, exactly or but for byte offsets). */
+static inline bool event_pair_same_answer(int ra, const dw_verdict *a, int rb, const dw_verdict *b)
+{
+    return ra == rb && a->decided == b->decided && a->allow == b->allow && a->cause == b->cause &&
+           a->ndetermining == b->ndetermining &&
+           memcmp(a->determining, b->determining, a->ndetermining * sizeof *a->determining) == 0;
 }
 #endif

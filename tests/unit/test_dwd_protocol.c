@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <string.h>
 #include "runtime/dwd_protocol.h"
+#include "tests/unit/dwd_request_pair.h"
 #include "stdlib/json_escape.h"
 
 /* dwd_buf_json_string(s) == dw_json_escape(s, REPLACE), appended after a prefix */
@@ -147,35 +148,12 @@ static void test_denial_messages_whole(void **st)
 
 /* ---- the one-pass reader of the common decide line agrees with the general path ---- */
 
-static void same_request(const dwd_request *a, const dwd_request *b)
-{
-    assert_int_equal(a->op, b->op);
-    assert_string_equal(a->action, b->action);
-    assert_string_equal(a->category, b->category);
-    const dwd_buf *x[] = { &a->event, &a->subject, &a->attrs, &a->request_id, &a->jsonrpc_id, &a->artifact, &a->principal };
-    const dwd_buf *y[] = { &b->event, &b->subject, &b->attrs, &b->request_id, &b->jsonrpc_id, &b->artifact, &b->principal };
-    for (int k = 0; k < 7; k++) {
-        assert_int_equal(x[k]->len, y[k]->len);
-        if (x[k]->len) assert_memory_equal(x[k]->p, y[k]->p, x[k]->len);
-    }
-    assert_int_equal(a->per_tool, b->per_tool);
-    assert_int_equal(a->has_parent_span, b->has_parent_span);
-    assert_int_equal(a->has_trace_id, b->has_trace_id);
-}
-
 /* line parsed with and without the one-pass reader: the same result, the same error */
 static void agree(const char *line, size_t len)
 {
-    for (unsigned fl = 0; fl < 4; fl++) {
-        dwd_request a, b;
-        char ea[512] = "", eb[512] = "";
-        int ra = dwd_parse_request(line, len, fl, &a, ea, sizeof ea);
-        int rb = dwd_parse_request(line, len, fl | DWD_REQ_GENERAL_ONLY, &b, eb, sizeof eb);
-        if (ra != rb || (ra && strcmp(ea, eb))) fail_msg("%.*s: %d '%s' vs %d '%s'", (int)len, line, ra, ea, rb, eb);
-        if (!ra) same_request(&a, &b);
-        dwd_request_free(&a);
-        dwd_request_free(&b);
-    }
+    char why[1200];
+    for (unsigned fl = 0; fl < 4; fl++)
+        if (!dwd_parse_agrees(line, len, fl, why, sizeof why)) fail_msg("%.*s: %s", (int)len, line, why);
 }
 
 static const char *const lines[] = {
