@@ -3,7 +3,7 @@
 #   - every libFuzzer target (build/fuzz/fuzz_*) for FUZZ_SECONDS (>= 600),
 #     one after another, each from a corpus seeded as `make test` seeds it;
 #   - DIFF_CASES differential cases against Cedar (tests/diff/run.sh);
-#   - MUTATIONS hostile artifacts (tests/unit/test_artifact.c's corpus
+#   - MUTATIONS hostile artifacts (tests/unit/test_artifact_corpus.c's
 #     campaign, ASan+UBSan build) over DW_MUTATION_FILES corpus tests and
 #     every Box example: byte mutations, and PROGRAM_MUTATIONS mutations of
 #     the loaded programs written back as well-formed files;
@@ -43,9 +43,9 @@ note() { echo "$*" | tee -a "$OUT/summary.txt"; }
 make --no-print-directory deps all >/dev/null || { echo "build failed"; exit 1; }
 if want fuzz || want mutations; then
     make --no-print-directory fuzz build/corpus/.unpacked >/dev/null || { echo "build failed"; exit 1; }
-    make --no-print-directory BUILD=build/asan OPT="$SAN_OPT" build/asan/tests/test_artifact >/dev/null || { echo "asan build failed"; exit 1; }
+    make --no-print-directory BUILD=build/asan OPT="$SAN_OPT" build/asan/tests/test_artifact_corpus >/dev/null || { echo "asan build failed"; exit 1; }
     # copies, so rebuilds during the campaign do not change what runs
-    cp build/fuzz/fuzz_* build/asan/tests/test_artifact "$OUT/bin/"
+    cp build/fuzz/fuzz_* build/asan/tests/test_artifact_corpus "$OUT/bin/"
 fi
 
 # 1. fuzz targets
@@ -78,7 +78,7 @@ fi
 if want mutations; then
 start=$(date +%s)
 DW_MUTATIONS=$MUTATIONS DW_PROGRAM_MUTATIONS=$PROGRAM_MUTATIONS DW_MUTATION_FILES=${DW_MUTATION_FILES:-2000} DW_MUTATION_SEED=$SEED DW_SHARED=$SHARED \
-    nice -n 19 "$OUT/bin/test_artifact" > "$OUT/mutations.log" 2>&1
+    nice -n 19 "$OUT/bin/test_artifact_corpus" > "$OUT/mutations.log" 2>&1
 rc=$?
 note "mutations: $(( $(date +%s) - start )) s: $(grep -E '^(corpus|program) mutations' "$OUT/mutations.log"), exit $rc"
 if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi

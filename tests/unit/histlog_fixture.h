@@ -1,6 +1,7 @@
 /* histlog_fixture.h - what the history store's tests share (test_histlog.c,
- * test_histlog_rotate.c): a mkdtemp root, recovered-record collection,
- * recognisable payloads, whole-directory snapshots.  Include after cmocka.h
+ * test_histlog_append.c, test_histlog_rotate.c): a mkdtemp root,
+ * recovered-record collection, recognisable payloads, whole-directory
+ * snapshots.  Include after cmocka.h
  * and runtime/histlog.h. */
 #ifndef DW_HISTLOG_FIXTURE_H
 #define DW_HISTLOG_FIXTURE_H
