@@ -5,6 +5,7 @@
  * table, the first failures, and `N passed, N failed` (requests). */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,20 +319,38 @@ int main(int argc, char **argv)
     const char *root = NULL;
     bool json = false;
     failure_log fl = { 0, 20 };
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = true;
-        else if (strcmp(argv[i], "--via-artifact") == 0) via_artifact = true;
-        else if (strcmp(argv[i], "--show") == 0 && i + 1 < argc) fl.limit = (size_t)atol(argv[++i]);
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: dw-conformance [--json] [--show N] [--via-artifact] ROOT\n"
+    static const char usage[] = "usage: dw-conformance [--json] [--show N] [--via-artifact] ROOT\n";
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' }, { "via-artifact", no_argument, NULL, 'a' },
+        { "show", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+    };
+    for (int o; (o = getopt_long(argc, argv, "h", longopts, NULL)) != -1;) {
+        switch (o) {
+        case 'j': json = true; break;
+        case 'a': via_artifact = true; break;
+        case 's': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || v < 0) {
+                fprintf(stderr, "dw-conformance: --show wants how many failures to print (0 or more), not `%s`\n", optarg);
+                return 2;
+            }
+            fl.limit = (size_t)v;
+            break;
+        }
+        case 'h':
+            printf("%s"
                    "--via-artifact: write each compiled set to .dwb bytes, load and verify it, run that\n"
                    "Runs ROOT/tests/**/*.json and ROOT/corpus-tests/*.json (Cedar's integration tests)\n"
-                   "and compares decision, reasons and errors per request.\n");
+                   "and compares decision, reasons and errors per request.\n", usage);
             return 0;
-        } else if (!root) root = argv[i];
-        else { fprintf(stderr, "dw-conformance: unexpected argument %s\n", argv[i]); return 2; }
+        default: fputs(usage, stderr); return 2;
+        }
     }
-    if (!root) { fprintf(stderr, "usage: dw-conformance [--json] [--show N] ROOT\n"); return 2; }
+    if (optind + 1 < argc) { fprintf(stderr, "dw-conformance: unexpected argument %s\n", argv[optind + 1]); return 2; }
+    if (optind < argc) root = argv[optind];
+    if (!root) { fputs(usage, stderr); return 2; }
     strlist files = { 0 };
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/tests", root);

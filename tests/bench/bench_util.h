@@ -3,10 +3,29 @@
  * over an array the caller has sorted with bench_cmp_u64 / bench_cmp_u32. */
 #ifndef DW_BENCH_UTIL_H
 #define DW_BENCH_UTIL_H
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+
+/* The value of option --opt as a number in [lo, hi] (whole when integer), or
+ * exit 2 saying what was wanted: a mistyped figure must not run a benchmark
+ * that measures something else. */
+static inline double bench_option_number(const char *prog, const char *opt, const char *s, double lo, double hi, bool integer)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo && v <= hi) || (integer && v != (double)(long long)v)) {
+        fprintf(stderr, "%s: --%s wants %s from %g to %g, not `%s`\n", prog, opt, integer ? "a whole number" : "a number", lo, hi, s);
+        exit(2);
+    }
+    return v;
+}
 
 static inline uint64_t bench_now_ns(void)
 {

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -435,27 +436,38 @@ int main(int argc, char **argv)
     char *extra[16];
     int nreqs = 0, nextra = 0, clients = 8, baseline = 0, echo = 0;
     double seconds = 5, warmup = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--baseline")) { baseline = 1; continue; }
-        if (!strcmp(a, "--echo")) { echo = 1; continue; }
-        if (!v) usage();
-        i++;
-        if (!strcmp(a, "--dwd")) dwd = v;
-        else if (!strcmp(a, "--policy")) policy = v;
-        else if (!strcmp(a, "--durability")) durability = v;
-        else if (!strcmp(a, "--tmp")) tmp = v;
-        else if (!strcmp(a, "--socket")) sock_path = v;
-        else if (!strcmp(a, "--clients")) clients = atoi(v);
-        else if (!strcmp(a, "--seconds")) seconds = atof(v);
-        else if (!strcmp(a, "--warmup")) warmup = atof(v);
-        else if (!strcmp(a, "--pipeline")) pipeline = atoi(v);
-        else if (!strcmp(a, "--op")) op = v;
-        else if (!strcmp(a, "--requests") && nreqs < 16) reqs[nreqs++] = v;
-        else if (!strcmp(a, "--dwd-arg") && nextra < 16) extra[nextra++] = (char *)v;
-        else usage();
+    enum { O_BASELINE = 256, O_ECHO, O_DWD, O_POLICY, O_DURABILITY, O_TMP, O_SOCKET, O_CLIENTS, O_SECONDS, O_WARMUP,
+           O_PIPELINE, O_OP, O_REQUESTS, O_DWD_ARG };
+    static const struct option longopts[] = {
+        { "baseline", no_argument, NULL, O_BASELINE }, { "echo", no_argument, NULL, O_ECHO },
+        { "dwd", required_argument, NULL, O_DWD }, { "policy", required_argument, NULL, O_POLICY },
+        { "durability", required_argument, NULL, O_DURABILITY }, { "tmp", required_argument, NULL, O_TMP },
+        { "socket", required_argument, NULL, O_SOCKET }, { "clients", required_argument, NULL, O_CLIENTS },
+        { "seconds", required_argument, NULL, O_SECONDS }, { "warmup", required_argument, NULL, O_WARMUP },
+        { "pipeline", required_argument, NULL, O_PIPELINE }, { "op", required_argument, NULL, O_OP },
+        { "requests", required_argument, NULL, O_REQUESTS }, { "dwd-arg", required_argument, NULL, O_DWD_ARG },
+        { NULL, 0, NULL, 0 },
+    };
+    for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
+        switch (o) {
+        case O_BASELINE: baseline = 1; break;
+        case O_ECHO: echo = 1; break;
+        case O_DWD: dwd = optarg; break;
+        case O_POLICY: policy = optarg; break;
+        case O_DURABILITY: durability = optarg; break;
+        case O_TMP: tmp = optarg; break;
+        case O_SOCKET: sock_path = optarg; break;
+        case O_CLIENTS: clients = (int)bench_option_number("dwd_load", "clients", optarg, 1, MAX_CLIENTS, true); break;
+        case O_SECONDS: seconds = bench_option_number("dwd_load", "seconds", optarg, 0.01, 86400, false); break;
+        case O_WARMUP: warmup = bench_option_number("dwd_load", "warmup", optarg, 0, 3600, false); break;
+        case O_PIPELINE: pipeline = (int)bench_option_number("dwd_load", "pipeline", optarg, 1, 256, true); break;
+        case O_OP: op = optarg; break;
+        case O_REQUESTS: if (nreqs == 16) die("%s", "at most 16 --requests files"); reqs[nreqs++] = optarg; break;
+        case O_DWD_ARG: if (nextra == 16) die("%s", "at most 16 --dwd-arg words"); extra[nextra++] = optarg; break;
+        default: usage();
+        }
     }
+    if (optind < argc) usage();
     int record = !strcmp(op, "record");
     int spawned = dwd || echo;
     if ((!spawned && !sock_path) || (dwd && !policy) || (dwd && echo) || clients < 1 || clients > MAX_CLIENTS || pipeline < 1 ||

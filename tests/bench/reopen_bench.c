@@ -11,6 +11,7 @@
  * reopening: load the latest checkpoint (the events some window can still
  * reach) and replay the records after it.  Prints the figures; exit 1 if
  * the reopened engine disagrees with the one that logged. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,15 +49,28 @@ int main(int argc, char **argv)
     const char *shared = getenv("DW_SHARED") ? getenv("DW_SHARED") : "/work/shared";
     char policy[512];
     snprintf(policy, sizeof policy, "%s/examples/box/06-http-request-budget/policy.dw", shared);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) n = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--every") && i + 1 < argc) every = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--spacing-ms") && i + 1 < argc) spacing_ms = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--durability") && i + 1 < argc) {
-            const char *d = argv[++i];
-            durability = !strcmp(d, "full") ? 0 : !strcmp(d, "none") ? 2 : 1;
-        } else snprintf(policy, sizeof policy, "%s", argv[i]);
+    static const struct option longopts[] = {
+        { "every", required_argument, NULL, 'k' }, { "spacing-ms", required_argument, NULL, 's' },
+        { "durability", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
+    };
+    for (int o; (o = getopt_long(argc, argv, "n:", longopts, NULL)) != -1;) {
+        switch (o) {
+        case 'n': n = (long)bench_option_number("reopen_bench", "n", optarg, 1, 1e9, true); break;
+        case 'k': every = (long)bench_option_number("reopen_bench", "every", optarg, 0, 1e9, true); break;
+        case 's': spacing_ms = (long)bench_option_number("reopen_bench", "spacing-ms", optarg, 0, 86400000, true); break;
+        case 'd':
+            if (!strcmp(optarg, "full")) durability = 0;
+            else if (!strcmp(optarg, "batch")) durability = 1;
+            else if (!strcmp(optarg, "none")) durability = 2;
+            else { fprintf(stderr, "reopen_bench: --durability wants full, batch or none, not `%s`\n", optarg); return 2; }
+            break;
+        default:
+            fprintf(stderr, "usage: reopen_bench [-n EVENTS] [--every K] [--spacing-ms MS] [--durability batch|none|full] [POLICY]\n");
+            return 2;
+        }
     }
+    if (optind + 1 < argc) { fprintf(stderr, "reopen_bench: one POLICY at most\n"); return 2; }
+    if (optind < argc) snprintf(policy, sizeof policy, "%s", argv[optind]);
     char dir[256];
     snprintf(dir, sizeof dir, "%s/dw-reopen.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }

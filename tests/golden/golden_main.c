@@ -8,6 +8,7 @@
  * depend on where the repository is checked out. */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,10 +200,11 @@ int main(int argc, char **argv)
 {
     bool update = false;
     const char *root = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--update") == 0) update = true;
-        else root = argv[i];
-    }
+    static const struct option longopts[] = { { "update", no_argument, NULL, 'u' }, { NULL, 0, NULL, 0 } };
+    for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;)
+        if (o == 'u') update = true;
+        else { fprintf(stderr, "usage: dw-golden [--update] DIR\n"); return 2; }
+    if (optind + 1 == argc) root = argv[optind];
     if (!root) { fprintf(stderr, "usage: dw-golden [--update] DIR\n"); return 2; }
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd)) return 2;
