@@ -35,7 +35,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
            $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/parser.o $(BUILD)/obj/gen/stdlib_macros.o \
            $(BUILD)/obj/gen/box_actions.o
 
-.PHONY: all deps demo test conformance clean unit fuzz bench difftest formatdiff check-deps check-test-deps
+.PHONY: all deps demo test conformance clean unit fuzz bench difftest formatdiff check-deps check-test-deps print-shared
 all: $(BUILD)/dwc $(BUILD)/dwd $(BUILD)/libdogwood.a $(BUILD)/libdogwood.so $(BUILD)/dw-conformance
 
 # ---- what the build needs, checked before anything runs ----
@@ -213,6 +213,9 @@ CORPUS_DIR ?= $(BUILD)/corpus
 # repository a temporary clone was made from (git clone . $$(mktemp -d))
 CLONED_FROM := $(shell git config --get remote.origin.url 2>/dev/null)
 SHARED ?= $(firstword $(wildcard ../shared) $(wildcard ../../shared) $(if $(CLONED_FROM),$(wildcard $(CLONED_FROM)/../shared)))
+# the shared directory found above, for scripts that need the same one (tests/campaign.sh)
+print-shared:
+	@echo $(SHARED)
 $(CORPUS_DIR)/.unpacked:
 	@test -n "$(SHARED)" || { echo "error: no shared directory (spec, examples, Cedar conformance files) at ../shared; run make SHARED=/path/to/shared ..."; exit 1; }
 	@mkdir -p $(CORPUS_DIR)

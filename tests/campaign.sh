@@ -27,7 +27,9 @@ DIFF_CASES=${3:-1000000}
 MUTATIONS=${4:-100000}
 PROGRAM_MUTATIONS=${5:-1000000}
 CRASH_RELOAD_TRIALS=${CRASH_RELOAD_TRIALS:-200}
-SHARED=${SHARED:-../shared}
+SHARED=${SHARED:-$(make --no-print-directory -s print-shared)}   # as make finds it (also from a clone)
+# without the Box examples every part would run on less than it says
+[ -d "$SHARED/examples/box" ] || { echo "campaign: no shared directory with examples/box (found '$SHARED'); run with SHARED=/path/to/shared" >&2; exit 2; }
 SEED=${SEED:-2026}
 SAN_OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 export ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=99

@@ -43,7 +43,8 @@
  *   DW_MUTATION_FILES   corpus test files used (default 40, evenly spaced)
  *   DW_MUTATION_SEED    (default 1)
  *   DW_CORPUS           unpacked corpus (default build/corpus)
- *   DW_SHARED           shared directory with examples/box (default ../shared) */
+ *   DW_SHARED           shared directory with examples/box (default ../shared)
+ * Without corpus tests or without Box examples the campaign refuses to run. */
 
 static int strcmp_ptr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -279,7 +280,15 @@ static int csetup(void **state)
         for (size_t i = 0; i < nt; i++) free(tests[i]);
         free(tests);
     }
+    size_t ncorpus = C->n;
     add_box_examples(shared);
+    /* a campaign over fewer artifacts than asked would pass for one over all of them */
+    if (!ncorpus || C->n == ncorpus) {
+        fprintf(stderr, "test_artifact_corpus: no %s under %s (set %s)\n", !ncorpus ? "corpus tests" : "Box examples",
+                !ncorpus ? dir : shared, !ncorpus ? "DW_CORPUS to the unpacked corpus: make build/corpus/.unpacked" :
+                                                    "DW_SHARED to the shared directory holding examples/box");
+        return -1;
+    }
     *state = C;
     return 0;
 }
