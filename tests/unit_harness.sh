@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The unit suites cannot pass by running nothing:
+# The suites cannot pass by running nothing:
+#   - tests/suite_lib.sh's account_suite (how run_all.sh counts a suite) counts a suite that
+#     reports "0 passed, 0 failed", or fails with no failed case, as a failure;
 #   - tests/run_unit.sh counts a program whose group setup failed (cmocka runs
 #     none of the group's tests, prints "0 test(s)" passed and exits 1) as a
 #     failure, and a program that prints no summary (a crash) as one;
@@ -37,6 +39,20 @@ line=$(echo "$out" | tail -n 1)
 [ "$rc" -ne 0 ] && ok || bad "run_unit.sh exited 0 with failures"
 echo "$out" | grep -q "test_b_setup_fails: exit status 1 with no failed test counted" && ok || bad "the failed group setup is not named"
 echo "$out" | grep -q "test_c_dies: crashed" && ok || bad "the crash is not named"
+
+# run_all.sh's counting of a suite: its last "N passed, N failed", with a failure for an exit
+# status the line does not show and for a suite that ran no case
+log=$tmp/logs lane=check
+mkdir -p "$log"
+. tests/suite_lib.sh
+printf 'x\n3 passed, 0 failed\n' > "$log/s-ok.log";      account_suite s-ok 0 0 >/dev/null
+printf '0 passed, 0 failed\n' > "$log/s-empty.log";       account_suite s-empty 0 0 >/dev/null
+printf '2 passed, 0 failed\n' > "$log/s-exit.log";        account_suite s-exit 3 0 >/dev/null
+printf 'no summary\n' > "$log/s-none-ok.log";             account_suite s-none-ok 0 0 >/dev/null
+printf 'no summary\n' > "$log/s-none-bad.log";            account_suite s-none-bad 1 0 >/dev/null
+want=$'s-ok 3 0\ns-empty 0 1\ns-exit 2 1\ns-none-ok 1 0\ns-none-bad 0 1'
+got=$(cat "$log/results.check")
+[ "$got" = "$want" ] && ok || bad "account_suite counted: $(echo "$got" | tr '\n' ';') (want $(echo "$want" | tr '\n' ';'))"
 
 # the corpus campaign without its inputs: refused, naming what is missing
 camp=$B/tests/test_artifact_corpus
