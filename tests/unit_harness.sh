@@ -7,7 +7,8 @@
 #     failure, and a program that prints no summary (a crash) as one;
 #   - test_artifact_corpus (the hostile-artifact campaign) refuses to run
 #     without corpus tests or without Box examples, naming what it lacks,
-#     instead of mutating fewer artifacts than it was asked to.
+#     instead of mutating fewer artifacts than it was asked to, and test_artifact_serve fails
+#     (no longer skips) its walk of the Box examples when they are missing.
 # Usage: tests/unit_harness.sh BUILD_DIR
 set -uo pipefail
 B=$1
@@ -65,6 +66,15 @@ if [ -x "$camp" ]; then
     echo "$out" | grep -q "no corpus tests under $tmp/no-corpus/corpus-tests (set DW_CORPUS" && ok || bad "no message naming the missing corpus: $out"
 else
     bad "$camp is not built"
+fi
+# the artifact-serving test's example walk: a missing examples directory fails, never skips
+serve=$B/tests/test_artifact_serve
+if [ -x "$serve" ]; then
+    out=$(DW_SHARED="$tmp/no-shared" "$serve" 2>&1); rc=$?
+    [ "$rc" -ne 0 ] && echo "$out" | grep -q "no Box examples under $tmp/no-shared/examples/box" && ok ||
+        bad "test_artifact_serve did not fail naming the missing examples: $(echo "$out" | tail -n 3)"
+else
+    bad "$serve is not built"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
