@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${1:-../shared}
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
-export DW_SHARED=$SHARED   # test_artifact's mutation campaign reads the Box examples from here
+export DW_SHARED=$SHARED   # test_artifact_corpus's campaign and test_artifact_serve read the Box examples from here
 log=build/test-logs
 mkdir -p "$log"
 # each lane appends "NAME PASSED FAILED" per suite to its own results file; the total is summed from them

@@ -283,10 +283,12 @@ static int csetup(void **state)
     size_t ncorpus = C->n;
     add_box_examples(shared);
     /* a campaign over fewer artifacts than asked would pass for one over all of them */
-    if (!ncorpus || C->n == ncorpus) {
-        fprintf(stderr, "test_artifact_corpus: no %s under %s (set %s)\n", !ncorpus ? "corpus tests" : "Box examples",
-                !ncorpus ? dir : shared, !ncorpus ? "DW_CORPUS to the unpacked corpus: make build/corpus/.unpacked" :
-                                                    "DW_SHARED to the shared directory holding examples/box");
+    if (!ncorpus) {
+        fprintf(stderr, "test_artifact_corpus: no corpus tests under %s (set DW_CORPUS to the unpacked corpus: make build/corpus/.unpacked)\n", dir);
+        return -1;
+    }
+    if (C->n == ncorpus) {
+        fprintf(stderr, "test_artifact_corpus: no Box examples under %s (set DW_SHARED to the shared directory holding examples/box)\n", shared);
         return -1;
     }
     *state = C;

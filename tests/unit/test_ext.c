@@ -14,31 +14,12 @@
 #include <time.h>
 
 #include "stdlib/ext.h"
+#include "tests/unit/ext_check.h"
 
 /* ---- helpers ---- */
 
-#define TEXT(lit) (lit), (sizeof(lit) - 1) /* keeps embedded NULs */
-
-static void check_decimal(const char *s, size_t n, int64_t expected, int line)
-{
-    int64_t v = 12345;
-    if (!dw_decimal_parse(s, n, &v))
-        fail_msg("line %d: decimal(\"%.*s\") rejected", line, (int)n, s);
-    if (v != expected)
-        fail_msg("line %d: decimal(\"%.*s\") = %lld, expected %lld", line, (int)n, s,
-                 (long long)v, (long long)expected);
-}
-
-static void check_decimal_bad(const char *s, size_t n, int line)
-{
-    int64_t v = 12345;
-    if (dw_decimal_parse(s, n, &v))
-        fail_msg("line %d: decimal(\"%.*s\") accepted as %lld", line, (int)n, s, (long long)v);
-    assert_int_equal(v, 12345); /* *out untouched on failure */
-}
-
-#define DEC_OK(lit, expected) check_decimal(TEXT(lit), (expected), __LINE__)
-#define DEC_BAD(lit) check_decimal_bad(TEXT(lit), __LINE__)
+#define DEC_OK(lit, expected) ext_check_ok("decimal", dw_decimal_parse, 12345, TEXT(lit), (expected), __LINE__)
+#define DEC_BAD(lit) ext_check_bad("decimal", dw_decimal_parse, 12345, TEXT(lit), __LINE__)
 
 static dw_ipaddr parse_ip(const char *s)
 {

@@ -14,52 +14,15 @@
 #include <time.h>
 
 #include "stdlib/ext.h"
+#include "tests/unit/ext_check.h"
 
 /* ---- helpers ---- */
 
-#define TEXT(lit) (lit), (sizeof(lit) - 1) /* keeps embedded NULs */
+#define DT_OK(lit, expected) ext_check_ok("datetime", dw_datetime_parse, 777, TEXT(lit), (expected), __LINE__)
+#define DT_BAD(lit) ext_check_bad("datetime", dw_datetime_parse, 777, TEXT(lit), __LINE__)
 
-static void check_datetime(const char *s, size_t n, int64_t expected, int line)
-{
-    int64_t v = 777;
-    if (!dw_datetime_parse(s, n, &v))
-        fail_msg("line %d: datetime(\"%.*s\") rejected", line, (int)n, s);
-    if (v != expected)
-        fail_msg("line %d: datetime(\"%.*s\") = %lld, expected %lld", line, (int)n, s,
-                 (long long)v, (long long)expected);
-}
-
-static void check_datetime_bad(const char *s, size_t n, int line)
-{
-    int64_t v = 777;
-    if (dw_datetime_parse(s, n, &v))
-        fail_msg("line %d: datetime(\"%.*s\") accepted as %lld", line, (int)n, s, (long long)v);
-    assert_int_equal(v, 777);
-}
-
-#define DT_OK(lit, expected) check_datetime(TEXT(lit), (expected), __LINE__)
-#define DT_BAD(lit) check_datetime_bad(TEXT(lit), __LINE__)
-
-static void check_duration(const char *s, size_t n, int64_t expected, int line)
-{
-    int64_t v = 777;
-    if (!dw_duration_parse(s, n, &v))
-        fail_msg("line %d: duration(\"%.*s\") rejected", line, (int)n, s);
-    if (v != expected)
-        fail_msg("line %d: duration(\"%.*s\") = %lld, expected %lld", line, (int)n, s,
-                 (long long)v, (long long)expected);
-}
-
-static void check_duration_bad(const char *s, size_t n, int line)
-{
-    int64_t v = 777;
-    if (dw_duration_parse(s, n, &v))
-        fail_msg("line %d: duration(\"%.*s\") accepted as %lld", line, (int)n, s, (long long)v);
-    assert_int_equal(v, 777);
-}
-
-#define DUR_OK(lit, expected) check_duration(TEXT(lit), (expected), __LINE__)
-#define DUR_BAD(lit) check_duration_bad(TEXT(lit), __LINE__)
+#define DUR_OK(lit, expected) ext_check_ok("duration", dw_duration_parse, 777, TEXT(lit), (expected), __LINE__)
+#define DUR_BAD(lit) ext_check_bad("duration", dw_duration_parse, 777, TEXT(lit), __LINE__)
 
 #define MS_DAY INT64_C(86400000)
 #define MS_HOUR INT64_C(3600000)
